@@ -1,0 +1,144 @@
+"""Canonical JSON: one byte form per value, and a strict, bounded reader.
+
+Canonical text is UTF-8, keys sorted, 2-space indent, LF, a trailing newline, no NaN. The
+reader refuses what an editor or a merge can leave behind (conflict markers, a BOM, duplicate
+keys, NaN, runaway nesting) with an error that names the line and column. No file I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from planning_memory.errors import DecodeError, LimitError
+
+MAX_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 64
+_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+
+
+def dumps(value: Any) -> str:
+    """The canonical text of ``value``."""
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def dump_bytes(value: Any) -> bytes:
+    return dumps(value).encode("utf-8")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, val in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = val
+    return result
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_constant(name: str) -> Any:
+    raise _BadConstant(name)
+
+
+class _BadConstant(Exception):
+    pass
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def decode_text(data: bytes, *, path: str | None = None, max_bytes: int = MAX_BYTES) -> str:
+    """UTF-8 text of ``data`` or a DecodeError naming the byte position."""
+    if len(data) > max_bytes:
+        raise LimitError(
+            f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit", path=path
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise DecodeError(
+            "starts with a UTF-8 byte order mark",
+            path=path,
+            line=1,
+            column=1,
+            hint="save the file as UTF-8 without BOM",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data[: exc.start].decode("utf-8", "replace"), exc.start)
+        raise DecodeError(
+            f"invalid UTF-8 byte 0x{data[exc.start]:02x}",
+            path=path,
+            line=line,
+            column=col,
+            hint="save the file as UTF-8",
+        ) from None
+
+
+def loads(
+    data: bytes | str,
+    *,
+    path: str | None = None,
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """Parse strict JSON; every failure is a DecodeError/LimitError with a position."""
+    text = decode_text(data, path=path, max_bytes=max_bytes) if isinstance(data, bytes) else data
+    if isinstance(data, str) and len(data) > max_bytes:
+        raise LimitError(f"text is over the {max_bytes:,}-byte limit", path=path)
+    if "\x00" in text:
+        line, col = _line_col(text, text.index("\x00"))
+        raise DecodeError("contains a NUL byte", path=path, line=line, column=col)
+    marker = _CONFLICT_RE.search(text)
+    if marker:
+        line, _ = _line_col(text, marker.start())
+        raise DecodeError(
+            "contains git conflict markers",
+            path=path,
+            line=line,
+            column=1,
+            hint="run `pmem resolve` or fix the merge by hand",
+        )
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise DecodeError(
+            f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno
+        ) from None
+    except _DuplicateKey as exc:
+        raise DecodeError(f"duplicate key {exc.key!r}", path=path) from None
+    except _BadConstant as exc:
+        raise DecodeError(f"{exc.args[0]} is not valid JSON", path=path) from None
+    except RecursionError:
+        raise LimitError(f"nesting deeper than {max_depth} levels", path=path) from None
+    if depth(value, max_depth + 1) > max_depth:
+        raise LimitError(f"nesting deeper than {max_depth} levels", path=path)
+    return value
+
+
+def depth(value: Any, stop: int = 1 << 30) -> int:
+    """Nesting depth of containers in ``value`` (a scalar is 0); stops counting at ``stop``."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        level += 1
+        best = max(best, level)
+        if best >= stop:
+            return best
+        stack.extend((child, level) for child in children)
+    return best

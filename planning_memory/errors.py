@@ -1,0 +1,116 @@
+"""The exception tree of planning-memory.
+
+Every error a user can cause is a ``PlanningMemoryError``; the CLI turns one into a single line
+and the exit code given by ``exit_code``. Anything else is a bug.
+
+    PlanningMemoryError
+    ├── ConfigError                     bad memory-config.json or option value   (exit 2)
+    ├── NotInitializedError             no .planning/ tree where one is needed   (exit 3)
+    ├── AlreadyInitializedError         init over an existing tree               (exit 3)
+    ├── InputError(ValueError)          bad data given to us                     (exit 4)
+    │   ├── DecodeError                 unreadable JSON/UTF-8, with line/column
+    │   ├── LimitError                  too large, too deep, text field too long
+    │   ├── SchemaError                 valid JSON that breaks a schema, with json_path
+    │   └── UnsafePathError             an id or path that would escape the root
+    ├── NotFoundError(KeyError)         no record with that id                   (exit 5)
+    ├── ConflictError                   the file changed under us; hand edit vs render (exit 6)
+    ├── LockError(TimeoutError)         the memory lock could not be taken       (exit 7)
+    └── ExternalCommandError            a configured external command failed     (exit 8)
+"""
+
+from __future__ import annotations
+
+
+class PlanningMemoryError(Exception):
+    """Base of every error a user can cause. Fields locate the problem."""
+
+    exit_code = 1
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        json_path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        record_id: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.json_path = json_path
+        self.line = line
+        self.column = column
+        self.record_id = record_id
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.one_line()
+
+    def one_line(self) -> str:
+        """``file:line:col: json-path: message (hint)`` with the parts that are known."""
+        where = ""
+        if self.path is not None:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+        parts = [p for p in (where, self.json_path) if p]
+        text = ": ".join([*parts, self.message])
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class ConfigError(PlanningMemoryError):
+    exit_code = 2
+
+
+class NotInitializedError(PlanningMemoryError):
+    exit_code = 3
+
+
+class AlreadyInitializedError(PlanningMemoryError):
+    exit_code = 3
+
+
+class InputError(PlanningMemoryError, ValueError):
+    exit_code = 4
+
+
+class DecodeError(InputError):
+    pass
+
+
+class LimitError(InputError):
+    pass
+
+
+class SchemaError(InputError):
+    pass
+
+
+class UnsafePathError(InputError):
+    pass
+
+
+class NotFoundError(PlanningMemoryError, KeyError):
+    exit_code = 5
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.one_line()
+
+
+class ConflictError(PlanningMemoryError):
+    exit_code = 6
+
+
+class LockError(PlanningMemoryError, TimeoutError):
+    exit_code = 7
+
+
+class ExternalCommandError(PlanningMemoryError):
+    exit_code = 8
