@@ -1,0 +1,263 @@
+"""The facade: ``Memory(root)`` with the seed's MemoryManager operations.
+
+Library first: the CLI, the MCP server and the hooks call these methods and format results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from planning_memory import privacy, records, schema, transfer
+from planning_memory.errors import (
+    AlreadyInitializedError,
+    ConfigError,
+    NotInitializedError,
+    PlanningMemoryError,
+)
+from planning_memory.layout import Layout, find_repo_root
+from planning_memory.model import DEFAULT_CONFIG, Record, effective_config
+from planning_memory.store import Store
+
+Clock = Callable[[], datetime]
+
+GITIGNORE = """\
+# planning-memory: derived and personal data stay out of git
+/memory/contextual/
+/memory/short-term/
+/.lock
+*.pm-tmp
+"""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Memory:
+    """One memory tree: ``Memory(repo_root)`` or ``Memory.open()`` from the working directory."""
+
+    def __init__(
+        self, root: Path | str, *, personal: bool = False, clock: Clock | None = None
+    ) -> None:
+        root = Path(root)
+        if personal:
+            self.layout = Layout.personal()
+        elif root.name == ".planning" or (root / "memory-config.json").is_file():
+            self.layout = Layout(root)
+        else:
+            self.layout = Layout.for_repo(root)
+        self.store = Store(self.layout, private=personal)
+        self.clock: Clock = clock or _utc_now
+        self._config: dict[str, Any] | None = None
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, start: Path | str | None = None, *, clock: Clock | None = None) -> Memory:
+        """The memory of the repository containing ``start`` (default: the working dir)."""
+        root = find_repo_root(Path(start) if start else None)
+        if root is None or not (root / ".planning").is_dir():
+            raise NotInitializedError(
+                "no .planning/ memory tree here or in any parent folder",
+                hint="run `pmem init` in the repository root",
+            )
+        return cls(root, clock=clock)
+
+    @classmethod
+    def init(cls, root: Path | str, *, clock: Clock | None = None) -> Memory:
+        """Create an empty memory tree under ``root/.planning``; refuse to clobber one."""
+        mem = cls(Path(root) / ".planning", clock=clock)
+        lay = mem.layout
+        if lay.config.exists() or lay.memory.exists():
+            raise AlreadyInitializedError(
+                "a memory tree already exists",
+                path=mem.store.rel(lay.planning),
+                hint="nothing was changed; `pmem show` tells what is in it",
+            )
+        with mem.store.lock():
+            mem.store.write_json(lay.config, DEFAULT_CONFIG)
+            for folder in (*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual):
+                folder.mkdir(parents=True, exist_ok=True)
+            mem.store.write_text(lay.planning / ".gitignore", GITIGNORE)
+        return mem
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    def require(self) -> None:
+        if not self.layout.planning.is_dir():
+            raise NotInitializedError(
+                "no memory tree", path=str(self.layout.planning), hint="run `pmem init`"
+            )
+
+    # -- config ------------------------------------------------------------------------------
+    @property
+    def config(self) -> dict[str, Any]:
+        """The effective settings: ``memory-config.json`` over the defaults."""
+        if self._config is None:
+            given: dict[str, Any] = {}
+            if self.layout.config.is_file():
+                try:
+                    loaded = self.store.read_json(self.layout.config)
+                    schema.check("config", loaded, path=self.store.rel(self.layout.config))
+                except PlanningMemoryError as exc:
+                    raise ConfigError(
+                        exc.message,
+                        path=exc.path,
+                        json_path=exc.json_path,
+                        line=exc.line,
+                        column=exc.column,
+                        hint=exc.hint,
+                    ) from None
+                given = loaded
+            self._config = effective_config(given)
+        return self._config
+
+    def settings(self, section: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.config["memory"][section]
+        return result
+
+    # -- long-term records -------------------------------------------------------------------
+    def records(self, *types: str, deleted: bool = False) -> list[Record]:
+        return records.load_all(self.layout, self.store, types or None, deleted=deleted)
+
+    def get(self, record_id: str) -> Record:
+        value: Record = records.locate(self.layout, self.store, record_id).value
+        return value
+
+    def preferences(self) -> dict[str, Any]:
+        if not self.layout.preferences.is_file():
+            return {}
+        value: dict[str, Any] = self.store.read_json(self.layout.preferences)
+        return value
+
+    # -- overview ----------------------------------------------------------------------------
+    def counts(self) -> dict[str, Any]:
+        """What is in memory, per level."""
+        self.require()
+        live = self.records()
+        all_records = self.records(deleted=True)
+        by_type: dict[str, int] = {}
+        for rec in live:
+            by_type[rec["type"]] = by_type.get(rec["type"], 0) + 1
+        sessions = self.store.list_json(self.layout.short_term)
+        entity_files = (
+            sum(1 for p in self.layout.entity.rglob("*.json"))
+            if (self.layout.entity.is_dir())
+            else 0
+        )
+        return {
+            "root": str(self.layout.planning),
+            "short_term": {"sessions": len(sessions)},
+            "long_term": {
+                "records": len(live),
+                "deleted": len(all_records) - len(live),
+                "by_type": dict(sorted(by_type.items())),
+                "preferences": len(self.preferences()),
+                "pinned": sum(1 for r in live if r.get("pinned")),
+                "established_patterns": sum(1 for r in live if r.get("established")),
+            },
+            "entity": {"files": entity_files},
+            "contextual": {
+                "index_present": (self.layout.contextual / "index.sqlite3").is_file(),
+            },
+        }
+
+    # -- export / import ---------------------------------------------------------------------
+    def sessions_raw(self) -> list[dict[str, Any]]:
+        return [
+            self.store.read_json(p)
+            for p in self.store.list_json(self.layout.short_term)
+            if p.name.startswith("session-")
+        ]
+
+    def entity_raw(self) -> dict[str, Any]:
+        """The entity level merged from its shards: ``{files, functions, components,
+        relationships}``."""
+        result: dict[str, Any] = {}
+        for sub in ("files", "functions", "components"):
+            merged: dict[str, Any] = {}
+            folder = self.layout.entity / sub
+            for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+                value = self.store.read_json(path)
+                if isinstance(value, dict):
+                    merged.update(value.get(sub, value))
+            result[sub] = dict(sorted(merged.items()))
+        rel = self.layout.entity / "relationships.json"
+        result["relationships"] = self.store.read_json(rel) if rel.is_file() else {}
+        return result
+
+    def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
+        """Everything in memory as one document (the seed's combined shape)."""
+        self.require()
+        index = self.layout.contextual / "index.sqlite3"
+        contextual = {
+            "index": {
+                "provider": "local",
+                "path": self.store.rel(index),
+                "present": index.is_file(),
+            },
+        }
+        return transfer.export_document(
+            self.records(deleted=include_deleted),
+            self.preferences(),
+            self.sessions_raw(),
+            self.entity_raw(),
+            contextual,
+            self.now(),
+            seed=seed,
+        )
+
+    def plan_import(self, data: Any, *, name_hint: str | None = None) -> ImportResult:
+        """Convert and validate ``data``; report what applying it would change."""
+        self.require()
+        plan = transfer.plan_import(data, self.now(), name_hint=name_hint)
+        plan.records = [privacy.redact_value(r) for r in plan.records]
+        transfer.check_plan(plan, lambda r: records.check_record(r))
+        existing = {r["id"]: r for r in self.records(deleted=True)}
+        result = ImportResult(plan=plan)
+        for record in plan.records:
+            old = existing.get(record["id"])
+            if old is None:
+                result.created.append(record["id"])
+            elif old != record:
+                result.updated.append(record["id"])
+            else:
+                result.unchanged.append(record["id"])
+        return result
+
+    def apply_import(self, result: ImportResult) -> ImportResult:
+        """Write a checked import plan (under one lock)."""
+        plan = result.plan
+        with self.store.lock():
+            for record in plan.records:
+                records.save(self.layout, self.store, record)
+            if plan.preferences is not None:
+                merged = {**self.preferences(), **plan.preferences}
+                self.store.write_json(self.layout.preferences, merged)
+            for session in plan.sessions:
+                self.store.write_json(self.layout.session_path(session["id"]), session)
+        result.applied = True
+        return result
+
+
+@dataclass
+class ImportResult:
+    plan: transfer.ImportPlan
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    applied: bool = False
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "created": len(self.created),
+            "updated": len(self.updated),
+            "unchanged": len(self.unchanged),
+            "applied": self.applied,
+            "preferences": self.plan.preferences is not None,
+            "sessions": len(self.plan.sessions),
+        }

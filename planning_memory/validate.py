@@ -1,0 +1,161 @@
+"""Whole-tree validation: every file under a memory tree against its schema and its place.
+
+Reports every problem (``file: json-path: message``) instead of stopping at the first, for CI
+and pre-commit. Reads only; writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from planning_memory import codec, schema
+from planning_memory.errors import PlanningMemoryError
+from planning_memory.layout import CONFIG_NAME, LONG_TERM_DIRS, Layout
+from planning_memory.model import SCHEMA_FOR_TYPE
+from planning_memory.store import Store
+
+ENTITY_SCHEMAS = {
+    "files": "entity-files",
+    "functions": "entity-functions",
+    "components": "entity-components",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one file."""
+
+    path: str
+    json_path: str | None
+    message: str
+
+    def line(self) -> str:
+        return ": ".join(p for p in (self.path, self.json_path, self.message) if p)
+
+
+@dataclass(frozen=True)
+class Report:
+    files: int
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def _targets(layout: Layout) -> Iterator[tuple[Path, str | None]]:
+    """(file, schema name or None when the file has no place in the tree)."""
+    yield layout.config, "config"
+    lt = layout.long_term
+    if layout.preferences.exists():
+        yield layout.preferences, "preferences"
+    for folder in sorted(set(LONG_TERM_DIRS.values())):
+        for path in _json_files(lt / folder, recursive=False):
+            yield path, "long-term"
+    for path in _json_files(layout.short_term, recursive=False):
+        yield path, "session" if path.name.startswith("session-") else None
+    if layout.entity.is_dir():
+        rel_json = layout.entity / "relationships.json"
+        if rel_json.exists():
+            yield rel_json, "relationships"
+        for sub, name in ENTITY_SCHEMAS.items():
+            for path in _json_files(layout.entity / sub, recursive=True):
+                yield path, name
+
+
+def _json_files(folder: Path, *, recursive: bool) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    found = folder.rglob("*.json") if recursive else folder.glob("*.json")
+    return sorted(p for p in found if not p.name.startswith("."))
+
+
+def check_file(path: Path, kind: str | None, store: Store) -> list[Finding]:
+    rel = store.rel(path)
+    if kind is None:
+        return [Finding(rel, None, "unexpected file in the memory tree")]
+    try:
+        value = store.read_json(path)
+    except PlanningMemoryError as exc:
+        return [Finding(_where(exc, rel), None, exc.message)]
+    if kind == "long-term":
+        return _check_record(path, value, rel)
+    return [Finding(rel, p.json_path, p.message) for p in schema.problems(kind, value)]
+
+
+def _where(exc: PlanningMemoryError, rel: str) -> str:
+    if exc.line is None:
+        return rel
+    return f"{rel}:{exc.line}" + (f":{exc.column}" if exc.column is not None else "")
+
+
+def _check_record(path: Path, value: object, rel: str) -> list[Finding]:
+    if not isinstance(value, dict):
+        return [Finding(rel, "$", "a record must be a JSON object")]
+    name = SCHEMA_FOR_TYPE.get(str(value.get("type")))
+    if name is None:
+        return [Finding(rel, "$.type", f"unknown record type {value.get('type')!r}")]
+    found = [Finding(rel, p.json_path, p.message) for p in schema.problems(name, value)]
+    if value.get("id") != path.stem:
+        found.append(Finding(rel, "$.id", f"id {value.get('id')!r} does not match the file name"))
+    folder = LONG_TERM_DIRS.get(str(value.get("type")))
+    if folder is not None and path.parent.name != folder:
+        found.append(Finding(rel, "$.type", f"a {value['type']} record belongs in {folder}/"))
+    return found
+
+
+def validate_tree(layout: Layout) -> Report:
+    """Check every file of the tree at ``layout``."""
+    store = Store(layout)
+    findings: list[Finding] = []
+    count = 0
+    if not layout.config.exists():
+        findings.append(Finding(store.rel(layout.config), None, f"missing {CONFIG_NAME}"))
+    for path, kind in _targets(layout):
+        if path == layout.config and not path.exists():
+            continue
+        count += 1
+        findings.extend(check_file(path, kind, store))
+    return Report(count, tuple(findings))
+
+
+def layout_for(path: Path) -> Layout:
+    """The memory tree named by ``path``: a repository root or a ``.planning``-like folder."""
+    if (path / CONFIG_NAME).exists() or (path / "memory").is_dir():
+        return Layout(path)
+    return Layout.for_repo(path)
+
+
+def kind_of(path: Path) -> str | None:
+    """The schema a single file should meet, from where it sits."""
+    parts = path.parts
+    if path.name == CONFIG_NAME:
+        return "config"
+    if path.name == "preferences.json":
+        return "preferences"
+    if path.name == "relationships.json":
+        return "relationships"
+    if path.name.startswith("session-"):
+        return "session"
+    for sub, name in ENTITY_SCHEMAS.items():
+        if "entity" in parts and sub in parts:
+            return name
+    if path.parent.name in set(LONG_TERM_DIRS.values()):
+        return "long-term"
+    return None
+
+
+def validate_file(path: Path) -> list[Finding]:
+    store = Store(Layout(path.parent))
+    kind = kind_of(path)
+    if kind is None:
+        kind = "long-term"
+        try:
+            value = codec.loads(store.read_bytes(path), path=str(path))
+        except PlanningMemoryError as exc:
+            return [Finding(_where(exc, str(path)), None, exc.message)]
+        if isinstance(value, dict) and "memory" in value:
+            kind = "config"
+    return check_file(path, kind, store)

@@ -1,0 +1,47 @@
+"""Test isolation: no test may write to the real $HOME or XDG folders."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / ".planning.example"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    for name, sub in (("HOME", ""), ("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config"),
+                      ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
+        monkeypatch.setenv(name, str(home / sub) if sub else str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
+    yield
+
+
+@pytest.fixture
+def example_repo(tmp_path: Path) -> Path:
+    """A repository folder whose .planning/ is a copy of .planning.example/."""
+    shutil.copytree(EXAMPLE, tmp_path / ".planning")
+    return tmp_path
+
+
+@pytest.fixture
+def empty_repo(tmp_path: Path) -> Path:
+    """A folder with a fresh `pmem init` tree."""
+    from planning_memory.memory import Memory
+
+    Memory.init(tmp_path)
+    return tmp_path
+
+
+def pmem_env() -> dict[str, str]:
+    return dict(os.environ)
