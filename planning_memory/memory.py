@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory import privacy, records, schema, transfer
+from planning_memory import learn, privacy, records, schema, transfer
 from planning_memory.errors import (
     AlreadyInitializedError,
     ConfigError,
@@ -133,6 +133,71 @@ class Memory:
             return {}
         value: dict[str, Any] = self.store.read_json(self.layout.preferences)
         return value
+
+    # -- learning (seed 000 / seed 003 rules) -------------------------------------------------
+    def tree(self) -> learn.Tree:
+        return learn.Tree(self.layout, self.store, self.config)
+
+    def personal(self) -> Memory:
+        """The personal scope's memory (``$XDG_STATE_HOME/planning-memory/personal``)."""
+        return Memory(self.layout.planning, personal=True, clock=self.clock)
+
+    def for_scope(self, scope: str) -> Memory:
+        return self.personal() if scope == "personal" else self
+
+    def learn_pattern(
+        self, name: str, description: str = "", example: str = "", **fields: Any
+    ) -> learn.Outcome:
+        """Learn a pattern; a similar live one is reinforced instead of duplicated."""
+        fields.setdefault("source", "api")
+        scope = fields.get("scope", "project")
+        if scope != "project" and not self.store.private:
+            return self.for_scope(scope).learn_pattern(name, description, example, **fields)
+        return learn.learn_pattern(
+            self.tree(), self.now(), name=name, description=description, example=example, **fields
+        )
+
+    def learn_from_mistake(
+        self, description: str, correction: str = "", severity: str = "medium", **fields: Any
+    ) -> learn.Outcome:
+        """Record a mistake; a similar live one counts one more occurrence instead."""
+        fields.setdefault("source", "api")
+        scope = fields.get("scope", "project")
+        if scope != "project" and not self.store.private:
+            return self.for_scope(scope).learn_from_mistake(
+                description, correction, severity, **fields
+            )
+        return learn.learn_mistake(
+            self.tree(),
+            self.now(),
+            description=description,
+            correction=correction,
+            severity=severity,
+            **fields,
+        )
+
+    def save(self, record_type: str, title: str, **fields: Any) -> learn.Outcome:
+        """Save an observation of any type (seed 003's ``memory_save``)."""
+        fields.setdefault("source", "api")
+        scope = fields.get("scope", "project")
+        if scope != "project" and not self.store.private:
+            return self.for_scope(scope).save(record_type, title, **fields)
+        if record_type == "pattern":
+            fields.setdefault("name", title)
+        record = learn.new_record(record_type, self.now(), title=title, **fields)
+        return learn.remember(self.tree(), record, self.now())
+
+    def praise(self, record_id: str | None = None) -> learn.Outcome:
+        return learn.praise(self.tree(), self.now(), record_id)
+
+    def forget(self, record_id: str, *, hard: bool = False) -> learn.Outcome:
+        return learn.forget(self.tree(), self.now(), record_id, hard=hard)
+
+    def restore(self, record_id: str) -> learn.Outcome:
+        return learn.restore(self.tree(), self.now(), record_id)
+
+    def pin(self, record_id: str, pinned: bool = True) -> learn.Outcome:
+        return learn.pin(self.tree(), self.now(), record_id, pinned=pinned)
 
     # -- overview ----------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory import codec
+from planning_memory import codec, privacy
 from planning_memory.errors import (
     ConflictError,
     InputError,
@@ -180,11 +180,14 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------------
     def write_json(self, path: Path, value: Any, *, expect: str | None = None) -> bool:
-        """Write ``value`` canonically; False if the bytes on disk are already equal."""
-        return self.write_bytes(path, codec.dump_bytes(value), expect=expect)
+        """Write ``value`` canonically, secrets and ``<private>`` text redacted; False if the
+        bytes on disk are already equal."""
+        return self.write_bytes(path, codec.dump_bytes(privacy.redact_value(value)),
+                                expect=expect)
 
     def write_text(self, path: Path, text: str, *, expect: str | None = None) -> bool:
-        return self.write_bytes(path, text.encode("utf-8"), expect=expect)
+        """Write ``text`` (redacted like ``write_json``)."""
+        return self.write_bytes(path, privacy.redact(text).encode("utf-8"), expect=expect)
 
     def write_bytes(self, path: Path, data: bytes, *, expect: str | None = None) -> bool:
         path = self.check_inside(Path(path))

@@ -8,6 +8,7 @@ converted and validated first; only then is anything written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,14 +32,12 @@ class ImportPlan:
     sessions: list[dict[str, Any]] = field(default_factory=list)
 
 
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
 def _snake(key: str) -> str:
-    out = []
-    for ch in key:
-        if ch.isupper():
-            out.append("_" + ch.lower())
-        else:
-            out.append(ch)
-    return "".join(out)
+    """``usageCount`` -> ``usage_count``, ``HTTPTimeout`` -> ``http_timeout``."""
+    return _CAMEL_BOUNDARY.sub("_", key).lower()
 
 
 def _camel(key: str) -> str:
