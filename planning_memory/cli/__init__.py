@@ -1,0 +1,12 @@
+"""The ``pmem`` command line; this package is the only place that imports click.
+
+Each command module registers its commands on the group in ``base``; importing them here
+assembles the CLI.
+"""
+
+from __future__ import annotations
+
+from planning_memory.cli import core, longterm  # noqa: F401  (registers commands)
+from planning_memory.cli.base import EXIT_CODES, cli, main
+
+__all__ = ["EXIT_CODES", "cli", "main"]

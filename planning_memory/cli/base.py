@@ -1,0 +1,109 @@
+"""The ``pmem`` command line: the group, shared helpers and error translation.
+
+The ``planning_memory.cli`` package is the only place that imports click.
+
+Each command parses its options, calls one ``Memory`` method and formats the result. Errors are
+translated once, in ``main``: a ``PlanningMemoryError`` becomes one line on stderr and its exit
+code; anything else is a bug and shows a traceback with a request to report it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planning_memory import __version__
+from planning_memory.errors import InputError, PlanningMemoryError
+from planning_memory.memory import Memory
+
+EXIT_CODES = """\
+Exit codes: 0 ok; 1 problems found (validate, --check); 2 bad usage or config;
+3 no memory tree / already initialised; 4 bad input; 5 not found; 6 conflict;
+7 memory locked; 8 external command failed; 70 internal error (a bug: please report it)."""
+
+INTERNAL_ERROR = 70
+
+
+class Context:
+    """Options shared by every command."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    def memory(self) -> Memory:
+        return Memory.open(self.root)
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+def emit(data: Any, as_json: bool, text: str | None = None) -> None:
+    """Print ``data`` as JSON, or ``text`` for people."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+    elif text is not None:
+        click.echo(text)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=EXIT_CODES,
+)
+@click.version_option(__version__, prog_name="pmem")
+@click.option(
+    "-C",
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Repository to use (default: the one containing the working directory).",
+)
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """planning-memory: git-native memory for AI coding agents.
+
+    Memory lives in .planning/ inside your repository: JSON records are the source of truth,
+    Markdown views are rendered from them, and everything works offline.
+
+    \b
+    Examples:
+      pmem init                 create .planning/ in this repository
+      pmem show                 what is in memory
+      pmem validate             check every file against its schema
+      pmem export -o mem.json   everything as one JSON document
+    """
+    ctx.obj = Context(root)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and translate errors once."""
+    try:
+        cli.main(args=argv, prog_name="pmem", standalone_mode=False)
+    except PlanningMemoryError as exc:
+        click.echo(f"pmem: error: {exc.one_line()}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("pmem: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except OSError as exc:  # the file system said no: permissions, a full disk, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"pmem: error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(InputError.exit_code)
+    except Exception:
+        traceback.print_exc()
+        click.echo(
+            "pmem: internal error: this is a bug; please report it with the trace above.", err=True
+        )
+        sys.exit(INTERNAL_ERROR)
+    sys.exit(0)

@@ -1,0 +1,226 @@
+"""Long-term commands: save, forget, pin, patterns, mistakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.memory import Memory
+
+# -- long-term -------------------------------------------------------------------------------
+RECORD_TYPES = (
+    "pattern",
+    "mistake",
+    "bugfix",
+    "decision",
+    "discovery",
+    "architecture",
+    "config",
+    "preference",
+    "learning",
+)
+scope_option = click.option(
+    "--scope",
+    type=click.Choice(["project", "personal"]),
+    default="project",
+    show_default=True,
+    help="project: this repository's .planning/; personal: your own "
+    "store in $XDG_STATE_HOME, never inside a repository.",
+)
+
+
+def outcome_text(summary: dict[str, Any]) -> str:
+    text = f"{summary['action']}: {summary['id']} ({summary['type']}) {summary['title']}"
+    for note in summary.get("notes", []):
+        text += f"\n  {note}"
+    for archived in summary.get("archived", []):
+        text += f"\n  archived {archived} (over the cap: least used, not established/pinned)"
+    return text
+
+
+def _scoped(ctx: Context, scope: str) -> Memory:
+    return (
+        Memory.open(ctx.root).for_scope(scope)
+        if scope == "project"
+        else (Memory(Path.cwd(), personal=True))
+    )
+
+
+@cli.command()
+@click.argument("title")
+@click.option(
+    "-t",
+    "--type",
+    "record_type",
+    type=click.Choice(RECORD_TYPES),
+    default="learning",
+    show_default=True,
+    help="Kind of observation.",
+)
+@click.option("--what", default="", help="What happened or what it is.")
+@click.option("--why", default="", help="Why it matters.")
+@click.option("--where", default="", help="Where in the code it applies.")
+@click.option("--learned", default="", help="What to do next time.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option(
+    "--topic",
+    "topic_key",
+    default=None,
+    help="family/kebab-case key: saving the same topic again updates that record.",
+)
+@click.option("--description", default="", help="pattern/mistake: description.")
+@click.option("--example", default="", help="pattern: an example.")
+@click.option("--correction", default="", help="mistake: the correction.")
+@click.option(
+    "--severity",
+    type=click.Choice(["low", "medium", "high", "critical"]),
+    default="medium",
+    show_default=True,
+    help="mistake: severity.",
+)
+@click.option("--pin", "pinned", is_flag=True, help="Pin it: always included in context.")
+@scope_option
+@json_option
+@pass_ctx
+def save(
+    ctx: Context,
+    title: str,
+    record_type: str,
+    what: str,
+    why: str,
+    where: str,
+    learned: str,
+    tags: tuple[str, ...],
+    topic_key: str | None,
+    description: str,
+    example: str,
+    correction: str,
+    severity: str,
+    pinned: bool,
+    scope: str,
+    as_json: bool,
+) -> None:
+    """Save an observation (seed 003's memory_save) with What / Why / Where / Learned.
+
+    A similar pattern is reinforced and a similar mistake counted again instead of duplicated;
+    the same --topic in the same scope updates the earlier record; the same text again within
+    15 minutes only bumps its duplicate count.
+
+    \b
+    Examples:
+      pmem save "Use zod for request validation" -t pattern --tag typescript
+      pmem save "JWT sessions, not DB sessions" -t decision --why "edge runtime" \\
+          --topic auth/session-strategy
+      pmem save "Do not use any" -t mistake --correction "use unknown" --severity high
+    """
+    fields: dict[str, Any] = {
+        "body": {"what": what, "why": why, "where": where, "learned": learned},
+        "tags": list(tags),
+        "topic_key": topic_key,
+        "pinned": pinned,
+        "scope": scope,
+        "source": "cli",
+    }
+    if record_type == "pattern":
+        fields |= {"description": description or what, "example": example}
+    elif record_type == "mistake":
+        fields |= {
+            "description": description or what or title,
+            "correction": correction,
+            "severity": severity,
+        }
+    elif learned:
+        fields["learned"] = learned
+    outcome = _scoped(ctx, scope).save(record_type, title, **fields)
+    emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--hard", is_flag=True, help="Remove the file instead of a soft delete.")
+@scope_option
+@json_option
+@pass_ctx
+def forget(ctx: Context, record_id: str, hard: bool, scope: str, as_json: bool) -> None:
+    """Forget a record: soft delete (kept, hidden) unless --hard.
+
+    \b
+    Examples:
+      pmem forget pat_01HMKP5GC0QR5G41H5MY08Y01C
+      pmem forget mis_01HMKP5GC0QR5G41H5MY08Y01C --hard
+    """
+    outcome = _scoped(ctx, scope).forget(record_id, hard=hard)
+    emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--off", is_flag=True, help="Unpin instead.")
+@scope_option
+@json_option
+@pass_ctx
+def pin(ctx: Context, record_id: str, off: bool, scope: str, as_json: bool) -> None:
+    """Pin a record (always included in context), or unpin it with --off.
+
+    \b
+    Example:
+      pmem pin pat_01HMKP5GC0QR5G41H5MY08Y01C
+    """
+    outcome = _scoped(ctx, scope).pin(record_id, pinned=not off)
+    emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
+
+
+def _list_records(mem: Memory, record_type: str, deleted: bool) -> list[dict[str, Any]]:
+    found = mem.records(record_type, deleted=deleted)
+    if record_type == "pattern":
+        found.sort(key=lambda r: (not r["established"], -r["usage_count"], r["id"]))
+    else:
+        order = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+        found.sort(key=lambda r: (order[r["severity"]], -r["occurrences"], r["id"]))
+    return found
+
+
+@cli.command()
+@click.option("--deleted", is_flag=True, help="Include soft-deleted records.")
+@scope_option
+@json_option
+@pass_ctx
+def patterns(ctx: Context, deleted: bool, scope: str, as_json: bool) -> None:
+    """List learned patterns, established first.
+
+    \b
+    Example:
+      pmem patterns --json
+    """
+    found = _list_records(_scoped(ctx, scope), "pattern", deleted)
+    lines = [
+        f"{'*' if r['established'] else ' '} {r['id']}  {r['name']}  "
+        f"(used {r['usage_count']}x{', pinned' if r['pinned'] else ''})"
+        for r in found
+    ]
+    emit(found, as_json, "\n".join(lines) or "No patterns yet.")
+
+
+@cli.command()
+@click.option("--deleted", is_flag=True, help="Include soft-deleted records.")
+@scope_option
+@json_option
+@pass_ctx
+def mistakes(ctx: Context, deleted: bool, scope: str, as_json: bool) -> None:
+    """List mistakes to avoid, most severe first.
+
+    \b
+    Example:
+      pmem mistakes --json
+    """
+    found = _list_records(_scoped(ctx, scope), "mistake", deleted)
+    lines = [
+        f"[{r['severity']}] {r['id']}  {r['description']}"
+        + (f" -> {r['correction']}" if r["correction"] else "")
+        + f"  ({r['occurrences']}x)"
+        for r in found
+    ]
+    emit(found, as_json, "\n".join(lines) or "No mistakes recorded.")
