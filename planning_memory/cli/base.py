@@ -54,7 +54,11 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 
 
 @click.group(
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "max_content_width": 100,
+        "terminal_width": 100,
+    },
     epilog=EXIT_CODES,
 )
 @click.version_option(__version__, prog_name="pmem")
