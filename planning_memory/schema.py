@@ -71,8 +71,18 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(get(name), registry=_registry())
 
 
+MAX_SHOWN = 80  # characters of an offending value quoted in a message
+
+
 def _problem(error: ValidationError) -> Problem:
-    return Problem(error.json_path, error.message)
+    """The error as a Problem; a long offending value (a 60,000-character string) is cut short
+    so that the message stays one readable line."""
+    message = error.message
+    shown = repr(error.instance)
+    if len(shown) > MAX_SHOWN and shown in message:
+        short = f"{shown[:MAX_SHOWN]}... ({len(shown):,} characters)"
+        message = message.replace(shown, short)
+    return Problem(error.json_path, message)
 
 
 def problems(name: str, value: Any) -> list[Problem]:

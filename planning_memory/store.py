@@ -230,10 +230,16 @@ class Store:
             )
 
     def _mkdirs(self, folder: Path) -> None:
-        mode = 0o700 if self.private else 0o777
-        folder.mkdir(parents=True, exist_ok=True, mode=mode)
-        if self.private:
-            os.chmod(folder, 0o700)
+        if not self.private:
+            folder.mkdir(parents=True, exist_ok=True)
+            return
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        root = self.layout.planning  # mkdir gives missing parents the default mode: fix them
+        for here in (folder, *folder.parents):
+            if here != root and root not in here.parents:
+                break
+            if stat.S_IMODE(os.stat(here).st_mode) != 0o700:
+                os.chmod(here, 0o700)
 
     def _atomic_write(self, path: Path, data: bytes) -> None:
         folder = path.parent

@@ -54,10 +54,16 @@ def camelize(value: Any) -> Any:
     return value
 
 
-def _guess_kind(item: Mapping[str, Any], hint: str | None) -> str:
+def _guess_kind(item: Mapping[str, Any], hint: str | None, where: str) -> str:
     kind = item.get("type")
     if isinstance(kind, str) and kind in (*LEARNING_TYPES, "pattern", "mistake"):
         return kind
+    if kind is not None:
+        raise SchemaError(
+            f"unknown record type {kind!r}; expected one of "
+            + ", ".join(sorted((*LEARNING_TYPES, "pattern", "mistake"))),
+            json_path=f"{where}.type",
+        )
     if hint:
         return hint
     if "correction" in item or "severity" in item:
@@ -81,7 +87,7 @@ def convert_record(item: Any, hint: str | None, now: datetime, where: str) -> Re
     if not isinstance(item, dict):
         raise SchemaError("each record must be a JSON object", json_path=where)
     fields = {_snake(k): v for k, v in item.items()}
-    kind = _guess_kind(item, hint)
+    kind = _guess_kind(item, hint, where)
     if "context" in fields and "tags" not in fields:
         fields["tags"] = fields.pop("context")
     if kind not in ("pattern", "mistake") and "type" not in fields:
@@ -100,7 +106,32 @@ def convert_record(item: Any, hint: str | None, now: datetime, where: str) -> Re
         record["updated_at"] = record["created_at"]
     if kind == "mistake" and "last_occurrence" not in fields and "created_at" in fields:
         record["last_occurrence"] = record["created_at"]
-    return normalize(record)
+    return _normalized(record)
+
+
+def _normalized(record: Record) -> Record:
+    """``normalize(record)`` when the fields it sorts are well typed; otherwise the record as
+    given, so that the schema check reports the bad field with its JSON path."""
+    if not isinstance(record.get("tags"), list) or not isinstance(record.get("anchors"), list):
+        return record
+    try:
+        return normalize(record)
+    except (TypeError, AttributeError):
+        return record
+
+
+def _preferences_from(prefs: Any, now: datetime, where: str) -> dict[str, Any]:
+    """The seed's camelCase preferences (``codeStyle.maxLineLength``) in snake_case, with
+    ``updated_at`` filled in when missing."""
+    if not isinstance(prefs, dict):
+        raise SchemaError("preferences must be an object", json_path=where)
+    result: dict[str, Any] = {}
+    for key, section in prefs.items():
+        if isinstance(section, dict):
+            section = {_snake(k): v for k, v in section.items()}
+        result[_snake(key)] = section
+    result.setdefault("updated_at", timestamp(now))
+    return result
 
 
 def _records_from(value: Any, hint: str | None, now: datetime, where: str) -> list[Record]:
@@ -129,10 +160,7 @@ def plan_import(data: Any, now: datetime, *, name_hint: str | None = None) -> Im
             plan.records += _records_from(long_term[key], hint, now, f"{where}.{key}")
     if "preferences" in long_term:
         found = True
-        prefs = long_term["preferences"]
-        if not isinstance(prefs, dict):
-            raise SchemaError("preferences must be an object", json_path=f"{where}.preferences")
-        plan.preferences = {_snake(k): v for k, v in prefs.items()}
+        plan.preferences = _preferences_from(long_term["preferences"], now, f"{where}.preferences")
     short = data.get("shortTerm")
     if isinstance(short, dict):
         found = True
@@ -140,7 +168,7 @@ def plan_import(data: Any, now: datetime, *, name_hint: str | None = None) -> Im
         if isinstance(sessions, list):
             plan.sessions = [s for s in sessions if isinstance(s, dict)]
     if not found and (name_hint or "").removesuffix(".json") == "preferences":
-        plan.preferences = {_snake(k): v for k, v in data.items()}
+        plan.preferences = _preferences_from(data, now, "$")
         found = True
     if not found:
         raise InputError(

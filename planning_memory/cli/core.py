@@ -10,7 +10,7 @@ import click
 
 from planning_memory import codec
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-from planning_memory.errors import InputError
+from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.memory import Memory
 
 
@@ -137,7 +137,7 @@ def export(ctx: Context, output: Path | None, seed_format: bool, include_deleted
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))  # _read_input reports a folder
 @click.option("--dry-run", is_flag=True, help="Check and report; write nothing.")
 @json_option
 @pass_ctx
@@ -156,7 +156,11 @@ def import_(ctx: Context, file: Path, dry_run: bool, as_json: bool) -> None:
     """
     mem = ctx.memory()
     data = _read_input(file)
-    result = mem.plan_import(data, name_hint=file.name)
+    try:
+        result = mem.plan_import(data, name_hint=file.name)
+    except PlanningMemoryError as exc:  # name the file the bad item came from
+        exc.path = exc.path or str(file)
+        raise
     if not dry_run:
         mem.apply_import(result)
     summary = result.summary()

@@ -1,0 +1,196 @@
+"""Tests for planning_memory.codec: canonical bytes and the strict, bounded reader."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planning_memory import codec
+from planning_memory.errors import DecodeError, InputError, LimitError
+
+# -- canonical form --------------------------------------------------------------------------
+
+
+def test_dumps_sorts_keys_indents_two_and_ends_with_newline() -> None:
+    text = codec.dumps({"b": 1, "a": {"d": [1, 2], "c": "x"}})
+    expected = '{\n  "a": {\n    "c": "x",\n    "d": [\n      1,\n      2\n    ]\n  },\n'
+    assert text == expected + '  "b": 1\n}\n'
+
+
+def test_dumps_keeps_unicode_unescaped_and_uses_lf_only() -> None:
+    data = codec.dump_bytes({"title": "canción — 日本"})
+    assert "canción — 日本".encode() in data
+    assert b"\r" not in data
+    assert data.endswith(b"}\n") and not data.endswith(b"\n\n")
+
+
+def test_key_order_of_the_input_does_not_change_the_bytes() -> None:
+    one = {"z": 1, "a": 2, "m": {"y": 1, "b": 2}}
+    two = {"m": {"b": 2, "y": 1}, "a": 2, "z": 1}
+    assert codec.dump_bytes(one) == codec.dump_bytes(two)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_dumps_refuses_nan_and_infinity(bad: float) -> None:
+    with pytest.raises(ValueError):
+        codec.dumps({"x": bad})
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values)
+def test_round_trip_is_identity_and_canonical_is_a_fixed_point(value: Any) -> None:
+    data = codec.dump_bytes(value)
+    back = codec.loads(data)
+    assert back == value
+    assert codec.dump_bytes(back) == data
+
+
+# -- the strict reader -----------------------------------------------------------------------
+
+
+def test_loads_accepts_bytes_and_str() -> None:
+    assert codec.loads(b'{"a": [1, 2]}') == {"a": [1, 2]}
+    assert codec.loads('{"a": null}') == {"a": None}
+
+
+def test_invalid_json_reports_line_and_column_and_path() -> None:
+    with pytest.raises(DecodeError) as info:
+        codec.loads(b'{\n  "a": 1,\n  "b": }\n', path="x/pat_1.json")
+    err = info.value
+    assert (err.line, err.column) == (3, 8)
+    assert err.path == "x/pat_1.json"
+    assert err.one_line().startswith("x/pat_1.json:3:8: invalid JSON")
+
+
+def test_truncated_json_is_a_decode_error() -> None:
+    with pytest.raises(DecodeError, match="invalid JSON") as info:
+        codec.loads(b'{"a": [1, 2')
+    assert info.value.line == 1
+
+
+def test_empty_input_is_a_decode_error() -> None:
+    with pytest.raises(DecodeError):
+        codec.loads(b"")
+
+
+def test_bom_is_refused_at_line_1_column_1() -> None:
+    with pytest.raises(DecodeError, match="byte order mark") as info:
+        codec.loads(b'\xef\xbb\xbf{"a": 1}', path="f.json")
+    assert (info.value.line, info.value.column) == (1, 1)
+    assert info.value.hint
+
+
+def test_invalid_utf8_names_the_byte_and_position() -> None:
+    with pytest.raises(DecodeError, match="0xff") as info:
+        codec.loads(b'{\n  "a": "\xff"\n}')
+    assert (info.value.line, info.value.column) == (2, 9)
+
+
+def test_nul_byte_is_refused_with_position() -> None:
+    with pytest.raises(DecodeError, match="NUL") as info:
+        codec.loads(b'{"a":\n "b\x00"}')
+    assert (info.value.line, info.value.column) == (2, 4)
+
+
+def test_escaped_nul_inside_a_string_is_plain_json() -> None:
+    assert codec.loads(b'{"a": "\\u0000"}') == {"a": "\x00"}
+
+
+def test_duplicate_keys_are_refused_and_named() -> None:
+    with pytest.raises(DecodeError, match="duplicate key 'id'"):
+        codec.loads(b'{"id": "pat_1", "title": "t", "id": "pat_2"}')
+
+
+def test_duplicate_keys_in_nested_objects_are_refused() -> None:
+    with pytest.raises(DecodeError, match="duplicate key 'x'"):
+        codec.loads(b'{"a": [{"x": 1, "x": 1}]}')
+
+
+def test_same_key_in_sibling_objects_is_fine() -> None:
+    assert codec.loads(b'[{"x": 1}, {"x": 2}]') == [{"x": 1}, {"x": 2}]
+
+
+@pytest.mark.parametrize("word", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_refused(word: str) -> None:
+    with pytest.raises(DecodeError, match="not valid JSON"):
+        codec.loads(f'{{"confidence": {word}}}'.encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n<<<<<<< HEAD\n  "a": 1\n=======\n  "a": 2\n>>>>>>> branch\n}\n',
+        '{\n  "a": 1\n=======\n}\n',
+        '>>>>>>> theirs\n{"a": 1}\n',
+    ],
+)
+def test_git_conflict_markers_are_refused_with_their_line(text: str) -> None:
+    with pytest.raises(DecodeError, match="conflict markers") as info:
+        codec.loads(text.encode())
+    expected_line = next(
+        i for i, line in enumerate(text.splitlines(), 1) if line[:7] in ("<" * 7, "=" * 7, ">" * 7)
+    )
+    assert (info.value.line, info.value.column) == (expected_line, 1)
+
+
+def test_marker_like_text_inside_a_string_value_is_fine() -> None:
+    assert codec.loads(b'{"a": "<<<<<<< not at line start"}') == {"a": "<<<<<<< not at line start"}
+
+
+@pytest.mark.parametrize("opener", ["[", '{"a":'])
+def test_runaway_nesting_is_a_limit_error(opener: str) -> None:
+    closer = "]" if opener == "[" else "}"
+    text = opener * 100_000 + "1" + closer * 100_000
+    with pytest.raises(LimitError, match="nesting deeper than"):
+        codec.loads(text.encode())
+
+
+def test_nesting_just_over_the_limit_is_refused_and_at_the_limit_accepted() -> None:
+    at_limit = "[" * codec.MAX_DEPTH + "]" * codec.MAX_DEPTH
+    assert codec.depth(codec.loads(at_limit)) == codec.MAX_DEPTH
+    over = "[" * (codec.MAX_DEPTH + 1) + "]" * (codec.MAX_DEPTH + 1)
+    with pytest.raises(LimitError):
+        codec.loads(over)
+
+
+def test_size_limit_is_checked_before_parsing() -> None:
+    with pytest.raises(LimitError, match="over the 10-byte limit"):
+        codec.loads(b'{"a": "0123456789"}', max_bytes=10)
+    with pytest.raises(LimitError):
+        codec.loads('{"a": "0123456789"}', max_bytes=10)
+
+
+def test_every_reader_error_is_an_input_error() -> None:
+    for bad in (b"", b"\xff", b"\xef\xbb\xbf{}", b'{"a":1,"a":2}', b"[NaN]", b"\x00"):
+        with pytest.raises(InputError):
+            codec.loads(bad)
+
+
+def test_depth_counts_containers() -> None:
+    assert codec.depth(1) == 0
+    assert codec.depth([]) == 1
+    assert codec.depth({"a": [{"b": []}]}) == 4
+    assert codec.depth([[[[[]]]]], stop=2) == 2
+
+
+def test_loads_matches_json_for_plain_documents() -> None:
+    doc = '{"a": [1, 2.5, "x", true, false, null], "b": {"c": "é"}}'
+    assert codec.loads(doc.encode()) == json.loads(doc)

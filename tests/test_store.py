@@ -1,0 +1,378 @@
+"""Tests for planning_memory.store: round-trips, no-op rewrites, optimistic checks, safety."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planning_memory import codec
+from planning_memory.errors import (
+    ConflictError,
+    DecodeError,
+    InputError,
+    LimitError,
+    LockError,
+    NotFoundError,
+    UnsafePathError,
+)
+from planning_memory.layout import Layout
+from planning_memory.store import ABSENT, TEMP_SUFFIX, Store, digest
+
+RECORD: dict[str, Any] = {
+    "id": "pat_001",
+    "title": "Repository pattern",
+    "tags": ["prisma", "typescript"],
+    "nested": {"b": [1, 2, 3], "a": None, "ok": True, "ratio": 0.5},
+    "text": "canción ✓ 日本",
+}
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Layout:
+    return Layout.for_repo(tmp_path)
+
+
+@pytest.fixture
+def store(layout: Layout) -> Store:
+    return Store(layout, lock_timeout=5)
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def target(layout: Layout, name: str = "pat_001") -> Path:
+    return layout.record_path("pattern", name)
+
+
+# -- round trips -----------------------------------------------------------------------------
+
+
+def test_write_then_read_round_trips_and_is_canonical(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    assert store.write_json(path, RECORD) is True
+    assert store.read_json(path) == RECORD
+    assert path.read_bytes() == codec.dump_bytes(RECORD)
+
+
+def test_load_returns_the_digest_of_the_bytes_on_disk(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    loaded = store.load(path)
+    assert loaded.value == RECORD
+    assert loaded.digest == digest(path.read_bytes()) == store.current_digest(path)
+    assert store.current_digest(layout.long_term / "nothing.json") == ABSENT
+
+
+def test_write_text_and_bytes_round_trip(store: Store, layout: Layout) -> None:
+    md = layout.patterns_md
+    assert store.write_text(md, "# Patterns\n\n- one\n") is True
+    assert md.read_text("utf-8") == "# Patterns\n\n- one\n"
+    raw = layout.planning / "blob.bin"
+    assert store.write_bytes(raw, b"\x00\x01\x02") is True
+    assert raw.read_bytes() == b"\x00\x01\x02"
+
+
+def test_many_records_round_trip(store: Store, layout: Layout) -> None:
+    written = {}
+    for i in range(50):
+        value = {**RECORD, "id": f"pat_{i:03d}", "n": i}
+        store.write_json(target(layout, f"pat_{i:03d}"), value)
+        written[f"pat_{i:03d}"] = value
+    files = store.list_json(layout.record_dir("pattern"))
+    assert [p.stem for p in files] == sorted(written)
+    assert {p.stem: store.read_json(p) for p in files} == written
+
+
+def test_list_json_skips_hidden_and_non_json_and_missing_folders(
+    store: Store, layout: Layout
+) -> None:
+    folder = layout.record_dir("pattern")
+    folder.mkdir(parents=True)
+    (folder / "pat_1.json").write_text("{}")
+    (folder / ".pat_2.json.x.pm-tmp").write_text("{}")
+    (folder / ".hidden.json").write_text("{}")
+    (folder / "notes.txt").write_text("x")
+    assert [p.name for p in store.list_json(folder)] == ["pat_1.json"]
+    assert store.list_json(layout.long_term / "missing") == []
+
+
+# -- never rewrite unchanged bytes -----------------------------------------------------------
+
+
+def test_rewriting_identical_data_leaves_the_file_untouched(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    past = time.time_ns() - 10_000_000_000
+    os.utime(path, ns=(past, past))
+    before = os.stat(path)
+    reordered = dict(reversed(list(RECORD.items())))
+    assert store.write_json(path, reordered) is False
+    after = os.stat(path)
+    assert after.st_mtime_ns == before.st_mtime_ns == past
+    assert after.st_ino == before.st_ino
+    assert not list(path.parent.glob(f"*{TEMP_SUFFIX}"))
+
+
+def test_rewriting_changed_data_replaces_the_file(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    past = time.time_ns() - 10_000_000_000
+    os.utime(path, ns=(past, past))
+    assert store.write_json(path, {**RECORD, "title": "Changed"}) is True
+    assert os.stat(path).st_mtime_ns != past
+    assert store.read_json(path)["title"] == "Changed"
+
+
+# -- optimistic check ------------------------------------------------------------------------
+
+
+def test_update_with_the_digest_read_succeeds(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    loaded = store.load(path)
+    assert store.write_json(path, {**RECORD, "title": "v2"}, expect=loaded.digest) is True
+    assert store.read_json(path)["title"] == "v2"
+
+
+def test_update_after_an_outside_edit_is_a_conflict_and_keeps_the_edit(
+    store: Store, layout: Layout
+) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    loaded = store.load(path)
+    hand_edit = codec.dump_bytes({**RECORD, "title": "edited in vim"})
+    path.write_bytes(hand_edit)
+    with pytest.raises(ConflictError) as info:
+        store.write_json(path, {**RECORD, "title": "ours"}, expect=loaded.digest)
+    assert info.value.path is not None and "pat_001.json" in info.value.path
+    assert path.read_bytes() == hand_edit
+
+
+def test_update_of_a_file_deleted_since_read_is_a_conflict(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    loaded = store.load(path)
+    path.unlink()
+    with pytest.raises(ConflictError):
+        store.write_json(path, RECORD, expect=loaded.digest)
+    assert not path.exists()
+
+
+def test_create_expecting_absent_refuses_an_existing_file(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    assert store.write_json(path, RECORD, expect=ABSENT) is True
+    with pytest.raises(ConflictError):
+        store.write_json(path, {**RECORD, "title": "other"}, expect=ABSENT)
+    assert store.read_json(path) == RECORD
+
+
+def test_delete_checks_the_digest_too(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    stale = store.load(path).digest
+    path.write_bytes(codec.dump_bytes({**RECORD, "title": "edited"}))
+    with pytest.raises(ConflictError):
+        store.delete(path, expect=stale)
+    assert path.exists()
+    assert store.delete(path, expect=store.current_digest(path)) is True
+    assert not path.exists()
+    assert store.delete(path) is False
+
+
+# -- reading broken files --------------------------------------------------------------------
+
+
+def test_reading_a_broken_file_names_it_and_its_position(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{\n  "id": "pat_001",\n  "title": \n}\n')
+    with pytest.raises(DecodeError) as info:
+        store.load(path)
+    err = info.value
+    assert err.path == ".planning/memory/long-term/patterns/pat_001.json"
+    assert err.line == 4
+    assert path.read_bytes() == b'{\n  "id": "pat_001",\n  "title": \n}\n'
+
+
+def test_reading_errors(store: Store, layout: Layout, tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError):
+        store.read_json(target(layout))
+    folder = target(layout, "pat_dir")
+    folder.mkdir(parents=True)
+    with pytest.raises(InputError, match="is a directory"):
+        store.read_json(folder)
+    big = target(layout, "pat_big")
+    with open(big, "wb") as fh:
+        fh.truncate(codec.MAX_BYTES + 1)
+    with pytest.raises(LimitError, match="over the"):
+        store.read_json(big)
+
+
+def test_writing_over_a_directory_is_an_input_error(store: Store, layout: Layout) -> None:
+    folder = target(layout)
+    folder.mkdir(parents=True)
+    with pytest.raises(InputError, match="is a directory"):
+        store.write_json(folder, RECORD)
+    assert folder.is_dir()
+
+
+# -- paths stay inside -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "relative",
+    ["../outside.json", "memory/../../outside.json", "memory/long-term/../../../x.json"],
+)
+def test_check_inside_refuses_dot_dot(store: Store, layout: Layout, relative: str) -> None:
+    with pytest.raises(UnsafePathError):
+        store.check_inside(layout.planning / relative)
+    with pytest.raises(UnsafePathError):
+        store.write_json(layout.planning / relative, RECORD)
+    assert not (layout.repo_root / "outside.json").exists()
+
+
+def test_check_inside_refuses_absolute_paths_elsewhere(store: Store, tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError):
+        store.write_json(tmp_path.parent / "elsewhere.json", RECORD)
+
+
+def test_check_inside_accepts_paths_in_the_tree(store: Store, layout: Layout) -> None:
+    inside = layout.planning / "memory" / ".." / "memory" / "x.json"
+    assert store.check_inside(inside) == inside
+    assert store.check_inside(layout.planning) == layout.planning
+
+
+def test_symlinked_folder_pointing_out_is_refused(
+    store: Store, layout: Layout, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    layout.long_term.mkdir(parents=True)
+    os.symlink(outside, layout.long_term / "patterns")
+    with pytest.raises(UnsafePathError):
+        store.write_json(target(layout), RECORD)
+    assert list(outside.iterdir()) == []
+
+
+def test_symlinked_file_pointing_out_is_refused(
+    store: Store, layout: Layout, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    path = target(layout)
+    path.parent.mkdir(parents=True)
+    os.symlink(victim, path)
+    with pytest.raises(UnsafePathError):
+        store.write_json(path, RECORD)
+    assert victim.read_text() == "precious"
+
+
+def test_symlinked_root_is_allowed(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / ".planning").mkdir(parents=True)
+    os.symlink(real, tmp_path / "link")
+    layout = Layout.for_repo(tmp_path / "link")
+    store = Store(layout)
+    assert store.write_json(layout.record_path("pattern", "pat_001"), RECORD) is True
+    assert (real / ".planning/memory/long-term/patterns/pat_001.json").is_file()
+
+
+# -- modes -----------------------------------------------------------------------------------
+
+
+def test_personal_store_files_are_0600_and_folders_0700(tmp_path: Path) -> None:
+    layout = Layout.personal({"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)})
+    store = Store(layout, private=True)
+    store.write_json(layout.record_path("pattern", "pat_001"), RECORD)
+    store.write_json(layout.session_path("ses_001"), {"id": "ses_001"})
+    store.write_json(layout.preferences, {"testing": {}})
+    dirs, files = [], []
+    for folder, subdirs, names in os.walk(layout.planning):
+        dirs += [Path(folder) / d for d in subdirs]
+        files += [Path(folder) / n for n in names]
+    assert len(files) >= 4  # three records and the lock file
+    assert {str(p): oct(mode_of(p)) for p in files} == {str(p): "0o600" for p in files}
+    all_dirs = [layout.planning, *dirs]
+    assert {str(p): oct(mode_of(p)) for p in all_dirs} == {str(p): "0o700" for p in all_dirs}
+
+
+def test_project_store_files_follow_the_umask(store: Store, layout: Layout) -> None:
+    old = os.umask(0o022)
+    try:
+        path = target(layout, "pat_umask")
+        Store(layout).write_json(path, RECORD)
+    finally:
+        os.umask(old)
+    assert mode_of(path) in (0o644, 0o666 & ~old)
+
+
+@pytest.mark.parametrize("private", [False, True])
+def test_rewrite_keeps_the_old_files_mode(layout: Layout, private: bool) -> None:
+    store = Store(layout, private=private)
+    path = target(layout)
+    store.write_json(path, RECORD)
+    os.chmod(path, 0o640)
+    assert store.write_json(path, {**RECORD, "title": "v2"}) is True
+    assert mode_of(path) == 0o640
+    os.chmod(path, 0o755)
+    assert store.write_json(path, {**RECORD, "title": "v3"}) is True
+    assert mode_of(path) == 0o755
+
+
+# -- lock and temp files ---------------------------------------------------------------------
+
+
+def test_lock_is_reentrant_and_lives_in_its_own_file(store: Store, layout: Layout) -> None:
+    with store.lock(), store.lock():
+        store.write_json(target(layout), RECORD)
+    assert layout.lock_file.is_file()
+    assert layout.lock_file != target(layout)
+
+
+def test_first_lock_sweeps_temp_files_left_by_a_dead_writer(layout: Layout) -> None:
+    folder = layout.record_dir("pattern")
+    folder.mkdir(parents=True)
+    leftover = folder / f".pat_001.json.abc123{TEMP_SUFFIX}"
+    leftover.write_bytes(b'{"half": ')
+    keep = folder / "pat_002.json"
+    keep.write_bytes(codec.dump_bytes(RECORD))
+    store = Store(layout)
+    with store.lock():
+        pass
+    assert not leftover.exists()
+    assert keep.read_bytes() == codec.dump_bytes(RECORD)
+
+
+def _hold_lock(planning: str, ready: Any, release: Any) -> None:
+    store = Store(Layout(Path(planning)))
+    with store.lock():
+        ready.set()
+        release.wait(30)
+
+
+def test_lock_held_by_another_process_times_out_with_lock_error(layout: Layout) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_hold_lock, args=(str(layout.planning), ready, release))
+    child.start()
+    try:
+        assert ready.wait(30)
+        store = Store(layout, lock_timeout=0.2)
+        start = time.monotonic()
+        with pytest.raises(LockError) as info:
+            store.write_json(target(layout), RECORD)
+        assert 0.2 <= time.monotonic() - start < 2
+        assert info.value.exit_code == 7
+        assert not target(layout).exists()
+    finally:
+        release.set()
+        child.join(30)
+    with Store(layout, lock_timeout=5).lock():
+        pass
