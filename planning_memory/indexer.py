@@ -1,0 +1,313 @@
+"""Keeping the search index current: rebuild, sync from files, and per-write updates.
+
+Three ways in, all idempotent:
+
+- ``rebuild`` empties the index and indexes every source (records, sessions, entity shards and,
+  for a repository, its code and Markdown). It runs in one transaction: readers keep seeing the
+  old index until it commits.
+- ``sync`` compares what is on disk with what the index last saw (folder mtimes, then each
+  file's mtime and size, then a content hash) and re-indexes only what changed. Search and the
+  context packer call it first, so an index left behind by ``git pull`` or a hand edit catches
+  up by itself. A stat seen less than ``RACY_NS`` after a write is not trusted (file systems
+  stamp times coarsely), so such a file is looked at again next time.
+- ``index_record`` / ``remove_record`` / ``index_session`` / ``remove_session`` /
+  ``index_files`` are what a writer calls right after it wrote, so the next read is current
+  without a folder scan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planning_memory import sources
+from planning_memory.index import Index
+from planning_memory.layout import Layout
+from planning_memory.model import effective_config, timestamp
+from planning_memory.sources import Doc
+from planning_memory.store import Store
+
+RACY_NS = 2_000_000_000  # stats younger than this (2 s) are re-checked on the next sync
+RECORDS_PREFIX = "memory/long-term/"
+SESSIONS_PREFIX = "memory/short-term/"
+ENTITY_PREFIX = "memory/entity/"
+CODE_PREFIX = "file:"
+
+Reader = Callable[[Path], list[Doc]]
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one sync or rebuild did."""
+
+    changed: int = 0
+    removed: int = 0
+    seen: int = 0
+
+    def __add__(self, other: SyncReport) -> SyncReport:
+        return SyncReport(
+            self.changed + other.changed, self.removed + other.removed, self.seen + other.seen
+        )
+
+
+def _rel(layout: Layout, path: Path) -> str:
+    return Path(path).relative_to(layout.planning).as_posix()
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    """(mtime_ns, size) of ``path``; mtime 0 when too recent to trust, (0, -1) if absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0, -1
+    mtime = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else 0
+    return mtime, st.st_size
+
+
+def _settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    memory = effective_config(config)["memory"]
+    return {
+        "size": int(memory["contextual"]["chunkSize"]),
+        "overlap": int(memory["contextual"]["chunkOverlap"]),
+        "exclude": list(memory["entity"]["excludePatterns"]),
+        "max_bytes": int(memory["entity"].get("maxFileBytes", 1 << 20)),
+    }
+
+
+# -- per-write updates --------------------------------------------------------------------------
+def index_record(index: Index, layout: Layout, record: Mapping[str, Any]) -> bool:
+    """Index (or, when soft-deleted, drop) one long-term record; False if nothing changed."""
+    path = layout.record_path(str(record["type"]), str(record["id"]))
+    doc = sources.record_doc(record)
+    docs = [doc] if doc else []
+    mtime, size = _stat(path)
+    return index.replace_group(_rel(layout, path), docs, sources.content_hash(docs), mtime, size)
+
+
+def remove_record(index: Index, layout: Layout, record_id: str) -> int:
+    """Forget a (hard-deleted) record; the number of documents removed."""
+    row = index.by_key(f"record:{record_id}")
+    if row is None:
+        return 0
+    return index.remove_group(row.group)
+
+
+def index_session(index: Index, layout: Layout, session: Mapping[str, Any]) -> bool:
+    """Index a session's messages, decisions and summaries (replacing what was there)."""
+    path = layout.session_path(str(session["id"]))
+    docs = sources.session_docs(session)
+    mtime, size = _stat(path)
+    return index.replace_group(_rel(layout, path), docs, sources.content_hash(docs), mtime, size)
+
+
+def remove_session(index: Index, layout: Layout, session_id: str) -> int:
+    """Forget everything indexed from a deleted session."""
+    return index.remove_group(_rel(layout, layout.session_path(session_id)))
+
+
+def index_entity_files(
+    index: Index, layout: Layout, store: Store, paths: Iterable[Path] | None = None
+) -> SyncReport:
+    """Re-index entity shards (all of them when ``paths`` is None)."""
+    if paths is None:
+        return _sync_entities(index, layout, store)
+    report = SyncReport()
+    for path in paths:
+        report += SyncReport(seen=1) + _sync_one(
+            index, _rel(layout, path), path, lambda p: sources.read_entity_file(layout, store, p)
+        )
+    return report
+
+
+def index_files(
+    index: Index, root: Path, paths: Iterable[str], config: Mapping[str, Any] | None = None
+) -> SyncReport:
+    """Re-index repository files (relative paths) after they changed or were deleted."""
+    opts = _settings(config)
+    names = list(paths)
+    report = SyncReport(seen=len(names))
+    with index.write():
+        for rel in names:
+            if sources.is_excluded(rel, opts["exclude"]) or not sources.language_of(rel):
+                report += SyncReport(removed=index.remove_group(CODE_PREFIX + rel))
+                continue
+            report += _sync_one(index, CODE_PREFIX + rel, root / rel, _code_reader(root, rel, opts))
+    return report
+
+
+def _code_reader(root: Path, rel: str, opts: Mapping[str, Any]) -> Reader:
+    def read(_path: Path) -> list[Doc]:
+        got = sources.read_source_text(root, rel, opts["max_bytes"])
+        if got is None:
+            return []
+        return sources.file_docs(rel, got[0], got[1], opts["size"], opts["overlap"])
+
+    return read
+
+
+def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> SyncReport:
+    mtime, size = _stat(path)
+    if size < 0:
+        return SyncReport(removed=index.remove_group(group))
+    docs = reader(path)
+    changed = index.replace_group(group, docs, sources.content_hash(docs), mtime, size)
+    return SyncReport(changed=int(changed))
+
+
+# -- sync from files ----------------------------------------------------------------------------
+def _sync_paths(
+    index: Index, layout: Layout, prefix: str, paths: Sequence[Path], reader: Reader
+) -> SyncReport:
+    """Bring the groups under ``prefix`` in line with ``paths`` (mtime+size, then hash)."""
+    known = index.group_state(prefix)
+    report = SyncReport(seen=len(paths))
+    with index.write():
+        for path in paths:
+            group = _rel(layout, path)
+            mtime, size = _stat(path)
+            state = known.pop(group, None)
+            if state is not None and state[1] == mtime and mtime and state[2] == size:
+                continue
+            docs = reader(path)
+            if index.replace_group(group, docs, sources.content_hash(docs), mtime, size):
+                report += SyncReport(changed=1)
+        for group in known:
+            report += SyncReport(removed=index.remove_group(group))
+    return report
+
+
+def _folder_stamp(folders: Iterable[Path]) -> str:
+    """The folders' mtimes as one string; "" when one is too recent to trust."""
+    stamps = []
+    for folder in folders:
+        mtime, size = _stat(folder)
+        if size >= 0 and not mtime:
+            return ""
+        stamps.append(mtime if size >= 0 else -1)
+    return json.dumps(stamps)
+
+
+def _sync_folders(
+    index: Index,
+    layout: Layout,
+    prefix: str,
+    folders: list[Path],
+    list_files: Callable[[], list[Path]],
+    reader: Reader,
+    *,
+    force: bool,
+) -> SyncReport:
+    """Sync when a folder's mtime moved since the last sync (or when forced)."""
+    key = f"folders:{prefix}"
+    stamp = _folder_stamp(folders)
+    if not force and stamp and index.get_meta(key) == stamp:
+        return SyncReport()
+    report = _sync_paths(index, layout, prefix, list_files(), reader)
+    index.set_meta(key, stamp)
+    return report
+
+
+def _sync_entities(index: Index, layout: Layout, store: Store) -> SyncReport:
+    return _sync_paths(
+        index,
+        layout,
+        ENTITY_PREFIX,
+        sources.entity_files(layout),
+        lambda p: sources.read_entity_file(layout, store, p),
+    )
+
+
+def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> SyncReport:
+    """Re-index the records, sessions and entity shards that changed on disk."""
+    folders = [layout.long_term / d for d in ("patterns", "mistakes", "learnings")]
+    report = _sync_folders(
+        index,
+        layout,
+        RECORDS_PREFIX,
+        [layout.long_term, *folders],
+        lambda: sources.long_term_files(layout, store),
+        lambda p: sources.read_record_file(store, p),
+        force=force,
+    )
+    report += _sync_folders(
+        index,
+        layout,
+        SESSIONS_PREFIX,
+        [layout.short_term, layout.short_term / "archive"],
+        lambda: [*sources.session_files(layout, store), *sources.archive_files(layout, store)],
+        lambda p: _read_session_file(store, p),
+        force=force,
+    )
+    return report + _sync_entities(index, layout, store)
+
+
+def _read_session_file(store: Store, path: Path) -> list[Doc]:
+    if path.parent.name == "archive":
+        return sources.read_archive(store, path)
+    session = sources.read_session(store, path)
+    return sources.session_docs(session) if session else []
+
+
+# -- code ---------------------------------------------------------------------------------------
+def reindex_codebase(
+    index: Index, layout: Layout, config: Mapping[str, Any] | None = None
+) -> SyncReport:
+    """Index the repository's code and Markdown: new and changed files, and forget files that
+    are gone or now ignored."""
+    opts = _settings(config)
+    root = layout.repo_root
+    names = sources.repo_files(root, opts["exclude"])
+    known = index.group_state(CODE_PREFIX)
+    report = SyncReport(seen=len(names))
+    with index.write():
+        for rel in names:
+            group = CODE_PREFIX + rel
+            mtime, size = _stat(root / rel)
+            state = known.pop(group, None)
+            if state is not None and mtime and state[1] == mtime and state[2] == size:
+                continue
+            report += _sync_one(index, group, root / rel, _code_reader(root, rel, opts))
+        for group in known:
+            report += SyncReport(removed=index.remove_group(group))
+        index.set_meta("code_indexed_at", timestamp_now())
+    return report
+
+
+def timestamp_now() -> str:
+    from datetime import UTC, datetime
+
+    return timestamp(datetime.now(UTC))
+
+
+# -- rebuild ------------------------------------------------------------------------------------
+def rebuild(
+    index: Index,
+    layout: Layout,
+    store: Store,
+    config: Mapping[str, Any] | None = None,
+    *,
+    code: bool = True,
+) -> SyncReport:
+    """Empty the index and index every source again, in one transaction."""
+    with index.write():
+        index.clear()
+        report = sync(index, layout, store, force=True)
+        if code and layout.planning.name == ".planning":
+            report += reindex_codebase(index, layout, config)
+        index.set_meta("built_at", timestamp_now())
+    index.optimize()
+    return report
+
+
+def ensure_ready(
+    index: Index, layout: Layout, store: Store, config: Mapping[str, Any] | None = None
+) -> SyncReport:
+    """Rebuild a new (or deleted) index; otherwise sync what changed on disk."""
+    if not index.built:
+        return rebuild(index, layout, store, config)
+    return sync(index, layout, store)

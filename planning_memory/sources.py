@@ -1,0 +1,549 @@
+"""What the search index indexes: each memory source turned into ``Doc`` values.
+
+One small adapter per source reads that source's files (long-term records, session files,
+entity shards, the repository's code and Markdown) and yields documents; the index stores and
+searches them. Reading goes through ``Store`` (never writing); nothing here imports sqlite3.
+The entity adapter is deliberately tolerant: it accepts a shard that maps names to entities, a
+list of entities, or an object grouping them under ``files`` / ``functions`` / ``components``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from planning_memory import codec
+from planning_memory.chunks import chunk_file
+from planning_memory.errors import PlanningMemoryError
+from planning_memory.layout import LONG_TERM_DIRS, Layout
+from planning_memory.store import Store
+
+SOURCES = ("record", "entity", "code", "doc", "message", "decision", "session")
+SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+MAX_INDEXED_CHARS = 20_000  # per document; the rest of a long text is not searchable
+
+LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".rb": "ruby",
+    ".php": "php",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".cs": "csharp",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".sh": "shell",
+    ".sql": "sql",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+}
+DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
+SKIP_DIRS = frozenset(
+    {"node_modules", "vendor", "dist", "build", "target", "__pycache__", "site-packages", "venv"}
+)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One searchable document; ``key`` is unique across the index."""
+
+    key: str
+    source: str
+    type: str
+    title: str
+    body: str
+    path: str = ""
+    ref_id: str = ""
+    session_id: str = ""
+    scope: str = "project"
+    tags: tuple[str, ...] = ()
+    created_at: str = ""
+    updated_at: str = ""
+    pinned: bool = False
+    severity: int = -1
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def content_hash(docs: Iterable[Doc]) -> str:
+    """A digest of the documents, to skip re-indexing what did not change."""
+    h = hashlib.sha1(usedforsecurity=False)
+    for doc in docs:
+        h.update(codec.dumps(_doc_tuple(doc)).encode())
+    return h.hexdigest()
+
+
+def _doc_tuple(doc: Doc) -> list[Any]:
+    return [
+        doc.key,
+        doc.source,
+        doc.type,
+        doc.title,
+        doc.body,
+        doc.path,
+        doc.ref_id,
+        doc.session_id,
+        doc.scope,
+        list(doc.tags),
+        doc.created_at,
+        doc.updated_at,
+        doc.pinned,
+        doc.severity,
+        dict(doc.meta),
+    ]
+
+
+def _text(*parts: Any) -> str:
+    out = [p.strip() for p in parts if isinstance(p, str) and p.strip()]
+    return "\n".join(out)[:MAX_INDEXED_CHARS]
+
+
+def _mtime_stamp(mtime: float) -> str:
+    return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# -- long-term records --------------------------------------------------------------------------
+RECORD_META = (
+    "name",
+    "description",
+    "correction",
+    "severity",
+    "occurrences",
+    "usage_count",
+    "established",
+    "learned",
+    "topic_key",
+    "needs_review",
+    "confidence",
+)
+
+
+def record_doc(record: Mapping[str, Any]) -> Doc | None:
+    """The document of a long-term record; None for a soft-deleted or shapeless one."""
+    rid, rtype = record.get("id"), record.get("type")
+    if not isinstance(rid, str) or not isinstance(rtype, str) or record.get("deleted_at"):
+        return None
+    raw_body = record.get("body")
+    body: Mapping[str, Any] = raw_body if isinstance(raw_body, Mapping) else {}
+    anchors = [
+        f"{a.get('path', '')} {a.get('symbol') or ''}"
+        for a in record.get("anchors") or []
+        if isinstance(a, Mapping)
+    ]
+    text = _text(
+        record.get("name"),
+        record.get("description"),
+        record.get("correction"),
+        record.get("example"),
+        record.get("trigger"),
+        record.get("original"),
+        record.get("learned"),
+        *(body.get(k) for k in ("what", "why", "where", "learned")),
+        record.get("topic_key"),
+        *anchors,
+    )
+    tags = tuple(t for t in record.get("tags") or [] if isinstance(t, str))
+    first_anchor = anchors[0].split(" ")[0] if anchors else ""
+    return Doc(
+        key=f"record:{rid}",
+        source="record",
+        type=rtype,
+        title=str(record.get("title") or record.get("name") or rid),
+        body=text,
+        path=first_anchor,
+        ref_id=rid,
+        scope=str(record.get("scope") or "project"),
+        tags=tags,
+        created_at=str(record.get("created_at") or ""),
+        updated_at=str(record.get("updated_at") or record.get("created_at") or ""),
+        pinned=bool(record.get("pinned")),
+        severity=SEVERITY_RANK.get(str(record.get("severity")), -1),
+        meta={k: record[k] for k in RECORD_META if record.get(k) not in (None, "")},
+    )
+
+
+def long_term_files(layout: Layout, store: Store) -> list[Path]:
+    """Every long-term record file (not ``preferences.json``)."""
+    folders = sorted(set(LONG_TERM_DIRS.values()))
+    return [p for f in folders for p in store.list_json(layout.long_term / f)]
+
+
+def read_record_file(store: Store, path: Path) -> list[Doc]:
+    """Adapter: the documents of one record file (none if unreadable or deleted)."""
+    try:
+        value = store.read_json(path)
+    except PlanningMemoryError:
+        return []
+    doc = record_doc(value) if isinstance(value, Mapping) else None
+    return [doc] if doc else []
+
+
+# -- sessions -----------------------------------------------------------------------------------
+def session_files(layout: Layout, store: Store) -> list[Path]:
+    return [p for p in store.list_json(layout.short_term) if p.name.startswith("session-")]
+
+
+def archive_files(layout: Layout, store: Store) -> list[Path]:
+    """Archive chunks of long sessions: ``short-term/archive/<session id>.<start>.json``."""
+    return store.list_json(layout.short_term / "archive")
+
+
+def read_archive(store: Store, path: Path) -> list[Doc]:
+    """Adapter: the message documents of one archive chunk (``{"messages": [...]}``)."""
+    try:
+        value = store.read_json(path)
+    except PlanningMemoryError:
+        return []
+    if not isinstance(value, Mapping):
+        return []
+    sid = path.name.split(".", 1)[0]
+    messages = value.get("messages") if isinstance(value.get("messages"), list) else []
+    return [d for d in session_docs({"id": sid, "messages": messages}) if d.source == "message"]
+
+
+def read_session(store: Store, path: Path) -> dict[str, Any] | None:
+    """Adapter: a session file's JSON object, or None when unreadable."""
+    try:
+        value = store.read_json(path)
+    except PlanningMemoryError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("id"), str) else None
+
+
+def session_docs(session: Mapping[str, Any]) -> list[Doc]:
+    """Documents of a session: its messages, decisions and summaries."""
+    sid = str(session.get("id"))
+    docs: list[Doc] = []
+    for msg in session.get("messages") or []:
+        if not isinstance(msg, Mapping) or not isinstance(msg.get("id"), str):
+            continue
+        content = str(msg.get("content") or "")
+        at = str(msg.get("at") or "")
+        role = str(msg.get("role") or "user")
+        docs.append(
+            Doc(
+                key=f"message:{msg['id']}",
+                source="message",
+                type=role,
+                title=content.splitlines()[0][:120] if content.strip() else role,
+                body=_text(content),
+                ref_id=msg["id"],
+                session_id=sid,
+                created_at=at,
+                updated_at=at,
+                meta={"role": role},
+            )
+        )
+    for dec in session.get("decisions") or []:
+        if not isinstance(dec, Mapping) or not isinstance(dec.get("id"), str):
+            continue
+        at = str(dec.get("decided_at") or "")
+        alternatives = [a for a in dec.get("alternatives") or [] if isinstance(a, str)]
+        docs.append(
+            Doc(
+                key=f"decision:{dec['id']}",
+                source="decision",
+                type="decision",
+                title=str(dec.get("question") or dec.get("decision") or dec["id"])[:200],
+                body=_text(dec.get("decision"), dec.get("reasoning"), " ".join(alternatives)),
+                ref_id=dec["id"],
+                session_id=sid,
+                created_at=at,
+                updated_at=at,
+                meta={
+                    "decision": dec.get("decision") or "",
+                    "reasoning": dec.get("reasoning") or "",
+                },
+            )
+        )
+    summary = _session_summary_text(session)
+    if summary:
+        at = str(session.get("updated_at") or session.get("started_at") or "")
+        docs.append(
+            Doc(
+                key=f"session:{sid}",
+                source="session",
+                type="summary",
+                title=str(session.get("goal") or f"session {sid}")[:200],
+                body=summary,
+                ref_id=sid,
+                session_id=sid,
+                created_at=str(session.get("started_at") or at),
+                updated_at=at,
+            )
+        )
+    return docs
+
+
+def _session_summary_text(session: Mapping[str, Any]) -> str:
+    rolling = session.get("rolling_summary")
+    rolling = rolling if isinstance(rolling, Mapping) else {}
+    end = session.get("end_summary")
+    end = end if isinstance(end, Mapping) else {}
+    lists = [
+        " ".join(x for x in value if isinstance(x, str))
+        for value in (
+            rolling.get("key_facts"),
+            *(end.get(k) for k in ("instructions", "discoveries", "accomplished", "next_steps")),
+        )
+        if isinstance(value, list)
+    ]
+    return _text(rolling.get("summary"), end.get("goal"), *lists)
+
+
+# -- entities -----------------------------------------------------------------------------------
+ENTITY_KINDS = {"files": "file", "functions": "function", "components": "component"}
+_ENTITY_TEXT_FIELDS = (
+    "purpose",
+    "summary",
+    "docstring",
+    "description",
+    "signature",
+    "language",
+    "exports",
+    "imports",
+    "dependencies",
+    "calls",
+    "called_by",
+    "calledBy",
+    "props",
+    "state",
+    "hooks",
+    "children",
+    "notes",
+    "components",
+    "services",
+    "files",
+    "entry",
+    "database",
+)
+
+
+def entity_files(layout: Layout) -> list[Path]:
+    """Every JSON file under the entity folder (shards and ``relationships.json``)."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(layout.entity):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(folder) / n for n in sorted(files) if n.endswith(".json"))
+    return found
+
+
+def read_entity_file(layout: Layout, store: Store, path: Path) -> list[Doc]:
+    """Adapter: the entity documents of one shard (tolerant of the shard's exact shape)."""
+    try:
+        value = store.read_json(path)
+    except PlanningMemoryError:
+        return []
+    rel = path.relative_to(layout.entity).as_posix()
+    top = rel.split("/", 1)[0]
+    kind = "area" if path.name == "relationships.json" else ENTITY_KINDS.get(top, "")
+    return [
+        doc
+        for name, item, item_kind in _entity_items(value, kind)
+        if (doc := entity_doc(name, item, item_kind or "file")) is not None
+    ]
+
+
+def _entity_items(value: Any, kind: str, depth: int = 0) -> Iterator[tuple[str, Any, str]]:
+    if depth > 3:
+        return
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, Mapping):
+                yield _entity_name(item, ""), item, kind or str(item.get("type") or "")
+        return
+    if not isinstance(value, Mapping):
+        return
+    for key, sub_kind in (*ENTITY_KINDS.items(), ("entities", kind), ("areas", "area")):
+        if isinstance(value.get(key), (Mapping, list)):
+            yield from _entity_items(value[key], sub_kind, depth + 1)
+            return
+    if _entity_name(value, ""):
+        yield _entity_name(value, ""), value, kind
+        return
+    for key, item in value.items():
+        if isinstance(item, Mapping) and not str(key).startswith("_"):
+            yield _entity_name(item, str(key)), item, kind
+
+
+def _entity_name(item: Mapping[str, Any], default: str) -> str:
+    for key in ("qualified_name", "qualname", "path", "name"):
+        if isinstance(item.get(key), str) and item[key]:
+            return str(item[key])
+    return default
+
+
+def entity_doc(name: str, item: Mapping[str, Any], kind: str) -> Doc | None:
+    """The document of one entity (file, function, component or area)."""
+    if not name:
+        return None
+    parts: list[str] = []
+    for key in _ENTITY_TEXT_FIELDS:
+        value = item.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.append(" ".join(_flat(v) for v in value))
+        elif isinstance(value, Mapping):
+            parts.append(" ".join(f"{k} {_flat(v)}" for k, v in value.items()))
+    path = str(item.get("path") or item.get("file") or (name if kind == "file" else ""))
+    purpose = next((str(item[k]) for k in ("purpose", "summary", "docstring") if item.get(k)), "")
+    meta = {"purpose": purpose[:500], "signature": str(item.get("signature") or "")[:300]}
+    modified = item.get("last_modified") or item.get("lastModified") or ""
+    return Doc(
+        key=f"entity:{kind}:{name}",
+        source="entity",
+        type=kind,
+        title=name,
+        body=_text(*parts),
+        path=path,
+        created_at=str(modified),
+        updated_at=str(modified),
+        meta={k: v for k, v in meta.items() if v},
+    )
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return " ".join(f"{k} {_flat(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(_flat(v) for v in value)
+    return "" if value is None else str(value)
+
+
+# -- code and docs ------------------------------------------------------------------------------
+def language_of(path: str) -> str:
+    return LANGUAGES.get(os.path.splitext(path)[1].lower(), "")
+
+
+def is_excluded(path: str, patterns: Iterable[str]) -> bool:
+    """True when ``path`` matches one of the config's exclude globs (``dir/**`` at any depth)."""
+    for pattern in patterns:
+        if pattern.endswith("/**"):
+            prefix = pattern[:-3]
+            if path.startswith(prefix + "/") or f"/{prefix}/" in f"/{path}":
+                return True
+        elif fnmatch.fnmatch(path, pattern):
+            return True
+    return False
+
+
+def repo_files(root: Path, exclude: Iterable[str] = ()) -> list[str]:
+    """Indexable text files of the repository (relative, ``/``-separated), honouring
+    ``.gitignore`` through ``git ls-files`` when in a git work tree, else a plain walk that
+    skips hidden and vendor folders. ``.planning/`` is never included."""
+    names = _git_files(root)
+    if names is None:
+        names = _walk_files(root)
+    patterns = list(exclude)
+    return sorted(
+        n
+        for n in names
+        if language_of(n)
+        and not n.startswith(".planning/")
+        and not any(part.startswith(".") for part in n.split("/")[:-1])
+        and not is_excluded(n, patterns)
+    )
+
+
+def _git_files(root: Path) -> list[str] | None:
+    import subprocess  # only the reindex path needs it
+
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+            timeout=120,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [n for n in out.decode("utf-8", "replace").split("\0") if n]
+
+
+def _walk_files(root: Path) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        found.extend(prefix + n for n in files)
+    return found
+
+
+def read_source_text(root: Path, rel: str, max_bytes: int) -> tuple[str, float] | None:
+    """Adapter: (text, mtime) of a repository file, or None if missing, too big, binary,
+    a symlink out of the repository, or not UTF-8."""
+    path = root / rel
+    try:
+        real = os.path.realpath(path)
+        if not real.startswith(os.path.realpath(root) + os.sep):
+            return None
+        st = os.stat(path)
+        if st.st_size > max_bytes:
+            return None
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8"), st.st_mtime
+    except UnicodeDecodeError:
+        return None
+
+
+def file_docs(rel: str, text: str, mtime: float, size: int = 500, overlap: int = 50) -> list[Doc]:
+    """The chunk documents of one repository file (code or Markdown)."""
+    lang = language_of(rel)
+    source = "doc" if lang in DOC_LANGUAGES else "code"
+    stamp = _mtime_stamp(mtime)
+    docs = []
+    for chunk in chunk_file(rel, text, size, overlap):
+        title = f"{rel}:{chunk.start_line}-{chunk.end_line}"
+        if chunk.heading:
+            title = f"{rel} § {chunk.heading}"
+        docs.append(
+            Doc(
+                key=f"{source}:{rel}#{chunk.index}",
+                source=source,
+                type=lang,
+                title=title,
+                body=chunk.text[:MAX_INDEXED_CHARS],
+                path=rel,
+                created_at=stamp,
+                updated_at=stamp,
+                meta={"start_line": chunk.start_line, "end_line": chunk.end_line},
+            )
+        )
+    return docs

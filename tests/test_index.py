@@ -1,0 +1,347 @@
+"""The FTS5 index: rebuild, incremental updates, sync from files, safety, concurrency."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planning_memory import indexer, sources
+from planning_memory.index import SCHEMA_VERSION, Filters, Index, index_path, split_identifiers
+from planning_memory.layout import Layout
+from planning_memory.model import new_long_term
+from planning_memory.store import Store
+
+NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def add_record(layout: Layout, store: Store, rtype: str, rid: str, **fields: Any) -> dict[str, Any]:
+    title = fields.pop("title", rid)
+    record = new_long_term(rtype, rid, NOW, title=title, **fields)
+    store.write_json(layout.record_path(rtype, rid), record)
+    return record
+
+
+def session(sid: str, messages: list[tuple[str, str]], **extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": sid,
+        "channel": "cli",
+        "status": "active",
+        "goal": None,
+        "started_at": "2026-01-10T10:00:00Z",
+        "updated_at": "2026-01-10T10:30:00Z",
+        "ended_at": None,
+        "messages": [
+            {
+                "id": mid,
+                "role": "user",
+                "content": text,
+                "at": f"2026-01-10T10:{n:02d}:00Z",
+                "tool_results": [],
+            }
+            for n, (mid, text) in enumerate(messages)
+        ],
+        "decisions": [],
+        "files_accessed": [],
+        "steps": [],
+        "current_context": {"active_task": None, "active_phase": None, "focus_area": None},
+        "rolling_summary": {
+            "summary": "",
+            "key_facts": [],
+            "last_summarized_msg_id": None,
+            "message_count": 0,
+        },
+        "end_summary": None,
+        "checkpoint": None,
+    }
+    base.update(extra)
+    return base
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> tuple[Layout, Store]:
+    layout = Layout.for_repo(tmp_path)
+    return layout, Store(layout)
+
+
+def keys(index: Index, query: str) -> set[str]:
+    return {r.doc.key for r in index.match(query, Filters(), 1000)}
+
+
+def test_rebuild_indexes_every_source(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    root = layout.repo_root
+    add_record(layout, store, "pattern", "pat_1", description="wrap fetch in try catch")
+    add_record(layout, store, "decision", "lrn_1", learned="we chose postgres")
+    store.write_json(layout.session_path("ses_1"), session("ses_1", [("msg_1", "hello kafka")]))
+    store.write_json(
+        layout.entity / "files" / "src.json",
+        {"src/auth.py": {"purpose": "login handling", "exports": ["login"]}},
+    )
+    (root / "src").mkdir()
+    (root / "src" / "auth.py").write_text("def login(user):\n    return bcrypt_check(user)\n")
+    (root / "README.md").write_text("# Project\n\nUses zeromq.\n")
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        stats = index.stats()
+        assert stats["per_source"] == {"record": 2, "message": 1, "entity": 1, "code": 1, "doc": 1}
+        assert keys(index, '"fetch"') == {"record:pat_1"}
+        assert keys(index, '"kafka"') == {"message:msg_1"}
+        assert keys(index, '"zeromq"') == {"doc:README.md#0"}
+        assert "entity:file:src/auth.py" in keys(index, '"login"')
+        assert "code:src/auth.py#0" in keys(index, '"bcrypt_check"')
+        assert index.built
+
+
+def test_soft_deleted_records_are_never_indexed(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    rec = add_record(layout, store, "pattern", "pat_1", description="quokka")
+    add_record(
+        layout, store, "pattern", "pat_2", description="quokka", deleted_at="2026-01-09T00:00:00Z"
+    )
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        assert keys(index, '"quokka"') == {"record:pat_1"}
+        rec["deleted_at"] = "2026-01-10T00:00:00Z"
+        indexer.index_record(index, layout, rec)
+        assert keys(index, '"quokka"') == set()
+
+
+def test_incremental_calls_update_and_remove(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        rec = new_long_term("mistake", "mis_1", NOW, title="t", description="walrus")
+        assert indexer.index_record(index, layout, rec)
+        assert not indexer.index_record(index, layout, rec), "same content: no write"
+        assert keys(index, '"walrus"') == {"record:mis_1"}
+        rec["description"] = "narwhal"
+        indexer.index_record(index, layout, rec)
+        assert keys(index, '"walrus"') == set() and keys(index, '"narwhal"') == {"record:mis_1"}
+        assert indexer.remove_record(index, layout, "mis_1") == 1
+        assert keys(index, '"narwhal"') == set()
+        s = session("ses_9", [("msg_a", "ocelot"), ("msg_b", "ocelot again")])
+        indexer.index_session(index, layout, s)
+        assert keys(index, '"ocelot"') == {"message:msg_a", "message:msg_b"}
+        indexer.remove_session(index, layout, "ses_9")
+        assert keys(index, '"ocelot"') == set()
+
+
+def test_sync_catches_files_written_behind_its_back(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="first")
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        add_record(layout, store, "pattern", "pat_2", description="pangolin")
+        store.write_json(layout.session_path("ses_2"), session("ses_2", [("msg_z", "pangolin")]))
+        report = indexer.sync(index, layout, store)
+        assert report.changed == 2
+        assert keys(index, '"pangolin"') == {"record:pat_2", "message:msg_z"}
+        store.delete(layout.record_path("pattern", "pat_2"))
+        indexer.sync(index, layout, store)
+        assert keys(index, '"pangolin"') == {"message:msg_z"}
+
+
+def test_sync_skips_unchanged_folders(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="first")
+    old = time.time() - 60
+    for folder in (
+        layout.long_term,
+        layout.long_term / "patterns",
+        layout.record_path("pattern", "pat_1"),
+    ):
+        os.utime(folder, (old, old))
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        assert indexer.sync(index, layout, store).seen == 0  # folder stamps equal: no listing
+        add_record(layout, store, "pattern", "pat_2", description="second")
+        assert indexer.sync(index, layout, store).changed == 1
+
+
+def test_deleted_index_is_rebuilt_on_next_use(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="aardvark")
+    with Index.open(layout) as index:
+        indexer.ensure_ready(index, layout, store)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index_path(layout)}{suffix}").unlink(missing_ok=True)
+    with Index.open(layout) as index:
+        assert not index.built
+        indexer.ensure_ready(index, layout, store)
+        assert keys(index, '"aardvark"') == {"record:pat_1"}
+
+
+def test_garbage_index_file_is_replaced(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="aardvark")
+    path = index_path(layout)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"this is not a database" * 100)
+    with Index.open(layout) as index:
+        indexer.ensure_ready(index, layout, store)
+        assert keys(index, '"aardvark"') == {"record:pat_1"}
+
+
+def test_other_schema_version_is_dropped(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        index.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with Index.open(layout) as index:
+        assert not index.built
+
+
+def test_access_counts_live_in_the_index_and_survive_rebuild(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="aardvark")
+    before = sorted(p.read_bytes() for p in layout.long_term.rglob("*.json"))
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        index.touch(["record:pat_1"], "2026-01-10T00:00:00Z")
+        index.touch(["record:pat_1"], "2026-01-10T00:00:01Z")
+        indexer.rebuild(index, layout, store)
+        row = index.by_key("record:pat_1")
+        assert row is not None and row.access_count == 2
+    assert sorted(p.read_bytes() for p in layout.long_term.rglob("*.json")) == before
+
+
+@pytest.mark.parametrize(
+    "shard",
+    [
+        {"src/a.py": {"purpose": "tapir handling"}},
+        {"files": {"src/a.py": {"purpose": "tapir handling"}}},
+        [{"path": "src/a.py", "purpose": "tapir handling"}],
+        {"path": "src/a.py", "purpose": "tapir handling"},
+    ],
+)
+def test_entity_adapter_tolerates_shard_shapes(mem: tuple[Layout, Store], shard: Any) -> None:
+    layout, store = mem
+    store.write_json(layout.entity / "files" / "src.json", shard)
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store, code=False)
+        assert keys(index, '"tapir"') == {"entity:file:src/a.py"}
+
+
+def test_entity_functions_components_and_areas(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    store.write_json(
+        layout.entity / "functions" / "src.json",
+        {
+            "validateCredentials": {
+                "file": "src/v.ts",
+                "signature": "(email) => User",
+                "purpose": "checks llama",
+            }
+        },
+    )
+    store.write_json(
+        layout.entity / "components" / "src.json",
+        {"LoginForm": {"file": "src/L.tsx", "props": ["onSuccess"], "hooks": ["useLlama"]}},
+    )
+    store.write_json(
+        layout.entity / "relationships.json",
+        {"authentication": {"components": ["LoginForm"], "entry": "llama.ts"}},
+    )
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store, code=False)
+        found = keys(index, '"llama"')
+        assert found == {
+            "entity:function:validateCredentials",
+            "entity:component:LoginForm",
+            "entity:area:authentication",
+        }
+        # camelCase identifiers are split into words as well
+        assert "entity:function:validateCredentials" in keys(index, '"credentials"')
+
+
+def test_split_identifiers() -> None:
+    assert split_identifiers("getFullContext and HTTPServer x_y") == "get full context http server"
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_code_index_honours_gitignore_and_follows_changes(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    root = layout.repo_root
+    _git(root, "init", "-q")
+    (root / ".gitignore").write_text("ignored/\n")
+    (root / "ignored").mkdir()
+    (root / "ignored" / "x.py").write_text("capybara = 1\n")
+    (root / "kept.py").write_text("capybara = 2\n")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "dep.js").write_text("capybara()\n")
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        assert keys(index, '"capybara"') == {"code:kept.py#0"}
+        (root / "kept.py").write_text("emu = 3\n")
+        indexer.index_files(index, root, ["kept.py"])
+        assert keys(index, '"capybara"') == set() and keys(index, '"emu"') == {"code:kept.py#0"}
+        (root / "kept.py").unlink()
+        indexer.reindex_codebase(index, layout)
+        assert keys(index, '"emu"') == set()
+
+
+WRITER = """
+import sys
+from planning_memory.index import Filters, Index
+from planning_memory.layout import Layout
+from planning_memory.sources import Doc
+from pathlib import Path
+layout = Layout.for_repo(Path(sys.argv[1]))
+tag = sys.argv[2]
+with Index.open(layout) as index:
+    for i in range(40):
+        title = f"beaver {tag} {i}"
+        doc = Doc(key=f"k:{tag}:{i}", source="record", type="pattern", title=title, body="x")
+        index.replace_group(f"g:{tag}:{i}", [doc], f"h{i}")
+        index.match('"beaver"', Filters(), 5)
+"""
+
+
+def test_parallel_writer_processes_lose_nothing(mem: tuple[Layout, Store]) -> None:
+    layout, _store = mem
+    with Index.open(layout):
+        pass
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(layout.repo_root), tag], env=env)
+        for tag in ("a", "b", "c")
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    with Index.open(layout) as index:
+        assert len(keys(index, '"beaver"')) == 120
+        assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        index.conn.execute("INSERT INTO fts(fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_only_index_imports_sqlite3() -> None:
+    package = REPO / "planning_memory"
+    users = []
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(n.split(".")[0] == "sqlite3" for n in names):
+                users.append(path.relative_to(package).as_posix())
+    assert users == ["index.py"]
+
+
+def test_doc_hash_changes_with_content() -> None:
+    a = sources.Doc(key="k", source="record", type="pattern", title="t", body="b")
+    b = sources.Doc(key="k", source="record", type="pattern", title="t", body="c")
+    assert sources.content_hash([a]) != sources.content_hash([b])
