@@ -193,12 +193,14 @@ def _memory_items(index: Index, task: Task, now: datetime, session_id: str) -> l
         include_pinned=False,
     )
     matched = {h.key for h in hits}
+    terms = search.query_terms(query)
     severe = index.where("d.severity >= 2 AND d.type = 'mistake'", [], records, 200)
     for row in sorted(severe, key=lambda r: (-r.doc.severity, r.doc.key)):
         critical = row.doc.severity >= 3
-        if critical or row.doc.key in matched:
+        relevant = row.doc.key in matched or bool(search.matched_terms(row, terms))
+        if critical or relevant:
             sev = "critical" if critical else "high-severity"
-            why = f"{sev} mistake" + (" matching the task" if row.doc.key in matched else "")
+            why = f"{sev} mistake" + (" matching the task" if relevant else "")
             items.append(_record_item(row, 2, -row.doc.severity, why))
         else:
             items.append(_record_item(row, 5, 0, "high-severity mistake"))

@@ -1,0 +1,145 @@
+"""Search: query building, AND-then-OR, ranking boosts, filters, pinned and deleted records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planning_memory import indexer, search
+from planning_memory.index import Index
+from planning_memory.layout import Layout
+from planning_memory.model import new_long_term
+from planning_memory.store import Store
+
+NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> tuple[Layout, Store, Index]:
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    index = Index.open(layout)
+    indexer.rebuild(index, layout, store)
+    yield layout, store, index  # type: ignore[misc]
+    index.close()
+
+
+def put(env: tuple[Layout, Store, Index], rtype: str, rid: str, **fields: Any) -> None:
+    layout, _store, index = env
+    title = fields.pop("title", rid)
+    created = fields.pop("now", NOW)
+    indexer.index_record(index, layout, new_long_term(rtype, rid, created, title=title, **fields))
+
+
+def ids(hits: list[search.Hit]) -> list[str]:
+    return [h.ref_id or h.key for h in hits]
+
+
+def test_query_terms_drop_stopwords_and_duplicates() -> None:
+    assert search.query_terms("How do we handle the Auth errors, auth?") == [
+        "handle",
+        "auth",
+        "errors",
+    ]
+    assert search.query_terms("¿Cómo manejamos la autenticación?") == ["manejamos", "autenticación"]
+
+
+def test_fts_operators_in_queries_are_inert(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_1", description="NOT near AND")
+    for text in ['NOT OR AND "(', "near(a b)", "*", "col:umn", '"""']:
+        search.search(env[2], text, now=NOW)  # no exception
+
+
+def test_all_terms_first_then_any(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_both", description="retry with exponential backoff")
+    put(env, "pattern", "pat_one", description="exponential growth of the cache")
+    index = env[2]
+    assert ids(search.search(index, "exponential backoff", now=NOW, limit=1)) == ["pat_both"]
+    hits = search.search(index, "exponential backoff", now=NOW, limit=5)
+    assert ids(hits) == ["pat_both", "pat_one"]
+    assert [h.match for h in hits] == ["all", "any"]
+    assert ids(search.search(index, "exponential backoff", now=NOW, match="all")) == ["pat_both"]
+
+
+def test_scores_are_normalised_and_threshold_filters(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_a", title="zebra zebra zebra", description="zebra crossing")
+    put(env, "learning", "lrn_b", description="a long text " * 30 + "zebra")
+    hits = search.search(env[2], "zebra", now=NOW)
+    assert hits[0].score == 1.0 and 0 < hits[1].score < 1.0
+    assert ids(search.search(env[2], "zebra", now=NOW, threshold=0.99)) == ["pat_a"]
+
+
+def test_filters(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_1", description="heron", tags=["python"], scope="project")
+    put(env, "mistake", "mis_1", description="heron", tags=["js"], scope="personal")
+    put(env, "decision", "lrn_1", description="heron", tags=["python", "db"])
+    index = env[2]
+    assert set(ids(search.search(index, "heron", now=NOW, types=["mistake"]))) == {"mis_1"}
+    assert set(ids(search.search(index, "heron", now=NOW, scope="personal"))) == {"mis_1"}
+    assert set(ids(search.search(index, "heron", now=NOW, tags=["python"]))) == {"pat_1", "lrn_1"}
+    assert set(ids(search.search(index, "heron", now=NOW, tags=["python", "db"]))) == {"lrn_1"}
+    assert search.search(index, "heron", now=NOW, sources=["code"]) == []
+    assert len(search.search(index, "heron", now=NOW, limit=2)) == 2
+
+
+def test_recency_breaks_ties_but_stays_bounded(env: tuple[Layout, Store, Index]) -> None:
+    old = datetime(2024, 1, 1, tzinfo=UTC)
+    put(env, "pattern", "pat_old", description="marmot burrow", now=old)
+    put(env, "pattern", "pat_new", description="marmot burrow", now=NOW)
+    assert ids(search.search(env[2], "marmot", now=NOW))[:2] == ["pat_new", "pat_old"]
+    # a much better (older) match still beats a weak recent one
+    put(env, "pattern", "pat_good", title="gecko", description="gecko gecko gecko", now=old)
+    put(env, "learning", "lrn_weak", description="word " * 200 + "gecko", now=NOW)
+    assert ids(search.search(env[2], "gecko", now=NOW))[0] == "pat_good"
+    assert search.recency_boost("2026-01-10T12:00:00Z", NOW) == pytest.approx(0.15)
+    assert search.recency_boost("2025-12-11T12:00:00Z", NOW) == pytest.approx(0.075)
+
+
+def test_access_counts_break_ties(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_a", description="lynx")
+    put(env, "pattern", "pat_b", description="lynx")
+    index = env[2]
+    first = ids(search.search(index, "lynx", now=NOW))[0]
+    other = {"pat_a", "pat_b"} - {first}
+    index.touch([f"record:{other.pop()}"] * 1, "2026-01-10T00:00:00Z")
+    assert ids(search.search(index, "lynx", now=NOW))[0] != first
+    assert search.access_boost(10**6) == pytest.approx(search.ACCESS_WEIGHT)
+
+
+def test_pinned_always_included_deleted_never(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_pin", description="unrelated", pinned=True)
+    put(env, "pattern", "pat_del", description="ibis", deleted_at="2026-01-01T00:00:00Z")
+    put(env, "pattern", "pat_live", description="ibis")
+    hits = search.search(env[2], "ibis", now=NOW)
+    assert ids(hits) == ["pat_live", "pat_pin"]
+    assert hits[1].match == "pinned" and "pinned" in hits[1].reason
+    assert ids(search.search(env[2], "ibis", now=NOW, include_pinned=False)) == ["pat_live"]
+    assert search.search(env[2], "ibis", now=NOW, sources=["code"]) == []
+
+
+def test_reason_names_the_matched_terms(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_1", description="jaguar habitat")
+    hit = search.search(env[2], "jaguar lemur", now=NOW)[0]
+    assert hit.reason.startswith("matches jaguar")
+    assert "lemur" not in hit.reason
+
+
+def test_rrf_fuse() -> None:
+    assert search.rrf_fuse([["a", "b"], ["b", "c"]]) == ["b", "a", "c"]
+    assert search.rrf_fuse([["a"], []]) == ["a"]
+
+
+def test_fuse_with_a_ranker(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_a", title="koala koala", description="koala")
+    put(env, "pattern", "pat_b", description="koala")
+
+    class Reverse:
+        def rank(self, query: str, candidates: Any) -> list[str]:
+            return [h.key for h in reversed(candidates)]
+
+    hits = search.search(env[2], "koala", now=NOW, include_pinned=False)
+    fused = search.fuse(hits, Reverse(), "koala")
+    assert {h.key for h in fused} == {h.key for h in hits}
