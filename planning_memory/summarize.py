@@ -139,7 +139,10 @@ _NEXT = re.compile(
     r"|falta|pendiente|siguiente|próximo|después|luego|mañana)\b",
     re.IGNORECASE,
 )
-_MEMORIZE = re.compile(r"\[(?:MEMORIZE|MEMORIZAR)\s*:\s*([^\]\n]+?)\s*\]", re.IGNORECASE)
+_MEMORIZE = re.compile(
+    r"\[(?:MEMORIZE|MEMORIZAR)\s*:\s*((?:[^\[\]\n]|\[[^\[\]\n]*\])+?)\s*\]", re.IGNORECASE
+)  # the fact may hold one level of brackets, e.g. a ``[REDACTED]`` left by privacy
+_REDACTED = re.compile(r"\[REDACTED(?::[^\]]*)?\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -166,8 +169,10 @@ def unique(items: Iterable[str]) -> list[str]:
 
 
 def memorize_markers(text: str) -> list[str]:
-    """The facts of ``[MEMORIZE: ...]`` / ``[MEMORIZAR: ...]`` markers in ``text``."""
-    return [m.group(1).strip() for m in _MEMORIZE.finditer(text) if m.group(1).strip()]
+    """The facts of ``[MEMORIZE: ...]`` / ``[MEMORIZAR: ...]`` markers in ``text`` (a fact
+    that is nothing but redacted text is dropped)."""
+    found = (m.group(1).strip() for m in _MEMORIZE.finditer(text))
+    return [f for f in found if _REDACTED.sub("", f).strip(" \t.,;:-")]
 
 
 def message_facts(message: Message) -> list[str]:

@@ -152,6 +152,9 @@ def test_memorize_markers_both_languages() -> None:
     text = "ok [MEMORIZE: likes tea] and [MEMORIZAR: prefiere reportes cortos] [memorizar:  x ]"
     assert summarize.memorize_markers(text) == ["likes tea", "prefiere reportes cortos", "x"]
     assert summarize.memorize_markers("[MEMORIZE: ]  [MEMORIZE no colon]") == []
+    assert summarize.memorize_markers("[MEMORIZE: [REDACTED]] [MEMORIZE: a [REDACTED:jwt] b]") == [
+        "a [REDACTED:jwt] b"
+    ]
 
 
 # -- external command --------------------------------------------------------------------------
