@@ -28,7 +28,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from planning_memory import context_render, indexer, search, sources, temporal
-from planning_memory.chunks import estimate_tokens
+from planning_memory.chunks import CHARS_PER_TOKEN, estimate_tokens
 from planning_memory.errors import InputError
 from planning_memory.index import Filters, Index, Row
 from planning_memory.layout import Layout
@@ -43,6 +43,8 @@ SEARCH_LIMIT = 25
 RELATED_THRESHOLD = 0.1
 TEXT_CAP = 300  # characters of one item's text (a message, a description)
 SESSION_SCAN = 20  # newest session files looked at to find the current one
+MAX_SEVERE = 100  # high/critical mistakes considered (the most recently updated)
+MAX_UNMATCHED_SEVERE = 10  # high-severity mistakes shown without matching the task
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,8 @@ def _memory_items(index: Index, task: Task, now: datetime, session_id: str) -> l
     )
     matched = {h.key for h in hits}
     terms = search.query_terms(query)
-    severe = index.where("d.severity >= 2 AND d.type = 'mistake'", [], records, 200)
+    severe = index.where("d.severity >= 2 AND d.type = 'mistake'", [], records, MAX_SEVERE)
+    unmatched = 0
     for row in sorted(severe, key=lambda r: (-r.doc.severity, r.doc.key)):
         critical = row.doc.severity >= 3
         relevant = row.doc.key in matched or bool(search.matched_terms(row, terms))
@@ -202,7 +205,8 @@ def _memory_items(index: Index, task: Task, now: datetime, session_id: str) -> l
             sev = "critical" if critical else "high-severity"
             why = f"{sev} mistake" + (" matching the task" if relevant else "")
             items.append(_record_item(row, 2, -row.doc.severity, why))
-        else:
+        elif unmatched < MAX_UNMATCHED_SEVERE:
+            unmatched += 1
             items.append(_record_item(row, 5, 0, "high-severity mistake"))
     for n, hit in enumerate(hits):
         if hit.session_id and hit.session_id == session_id:
@@ -343,7 +347,11 @@ def pack(items: Sequence[Item], budget: int, fmt: str, task: Task) -> ContextPac
     kept: list[Item] = []
     dropped = 0
     text = render(kept, task, budget)
+    limit = budget * CHARS_PER_TOKEN
     for item in items:
+        if len(text) + len(item.text) > limit:  # cannot fit: skip the trial render
+            dropped += 1
+            continue
         trial = render([*kept, item], task, budget)
         if estimate_tokens(trial) <= budget:
             kept.append(item)

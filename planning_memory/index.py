@@ -31,7 +31,7 @@ from planning_memory.layout import Layout
 from planning_memory.sources import Doc
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
@@ -41,10 +41,10 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS docs(
       id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, grp TEXT NOT NULL,
       source TEXT NOT NULL, type TEXT NOT NULL, scope TEXT NOT NULL, tags TEXT NOT NULL,
-      title TEXT NOT NULL, body TEXT NOT NULL, path TEXT NOT NULL, terms TEXT NOT NULL,
       ref_id TEXT NOT NULL, session_id TEXT NOT NULL, created_at TEXT NOT NULL,
       updated_at TEXT NOT NULL, pinned INTEGER NOT NULL, severity INTEGER NOT NULL,
-      meta TEXT NOT NULL)""",
+      path TEXT NOT NULL, title TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,
+      terms TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS docs_grp ON docs(grp)",
     "CREATE INDEX IF NOT EXISTS docs_ref ON docs(ref_id)",
     "CREATE INDEX IF NOT EXISTS docs_created ON docs(source, created_at, ref_id)",
@@ -79,12 +79,15 @@ _COLUMNS = (
     "updated_at, pinned, severity, meta"
 )
 _CAMEL_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b")
+_CAMEL_HINT_RE = re.compile(r"[a-z0-9][A-Z]")
 _CAMEL_SPLIT_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def split_identifiers(text: str) -> str:
     """The words of every camelCase / PascalCase identifier in ``text``, space-separated."""
     seen: dict[str, None] = {}
+    if not _CAMEL_HINT_RE.search(text):
+        return ""
     for ident in _CAMEL_RE.findall(text):
         for word in _CAMEL_SPLIT_RE.findall(ident):
             seen.setdefault(word.lower(), None)
@@ -280,18 +283,46 @@ class Index:
         """Documents matching an FTS5 ``expression``, best BM25 first, at most ``limit``."""
         where, args = filters.sql()
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        sql = (
-            f"SELECT {_select()}, bm25(fts, {weights}) AS score FROM fts "
-            "JOIN docs d ON d.id = fts.rowid LEFT JOIN access a ON a.key = d.key "
-            f"WHERE fts MATCH ?{where} ORDER BY score LIMIT ?"
-        )
+        # Two steps: rank ids (small columns only; big ones are last in the row and are never
+        # read for rows that do not make the cut), then fetch the winners' rows.
+        if where:
+            sql = (
+                f"SELECT m.rowid, m.score FROM (SELECT rowid, bm25(fts, {weights}) AS score "
+                f"FROM fts WHERE fts MATCH ?) m JOIN docs d ON d.id = m.rowid WHERE 1 = 1{where} "
+                "ORDER BY m.score LIMIT ?"
+            )
+        else:
+            sql = (
+                f"SELECT rowid, bm25(fts, {weights}) AS score FROM fts WHERE fts MATCH ? "
+                "ORDER BY score LIMIT ?"
+            )
         try:
-            rows = self.conn.execute(sql, [expression, *args, limit]).fetchall()
+            ranked = self.conn.execute(sql, [expression, *args, limit]).fetchall()
         except sqlite3.OperationalError as exc:
             if "fts5" in str(exc) or "syntax" in str(exc):
                 return []
             raise
-        return [_row(r) for r in rows]
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        rows = self.conn.execute(
+            f"SELECT {_select()}, d.id FROM docs d LEFT JOIN access a ON a.key = d.key "
+            f"WHERE d.id IN ({marks})",
+            [rowid for rowid, _score in ranked],
+        ).fetchall()
+        by_id = {r[-1]: r for r in rows}
+        return [_row((*by_id[rowid][:-1], score)) for rowid, score in ranked if rowid in by_id]
+
+    def count_capped(self, expression: str, cap: int) -> int:
+        """How many documents match ``expression``, counting no further than ``cap``."""
+        try:
+            row = self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
+                (expression, cap),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0])
 
     def where(self, condition: str, args: Sequence[Any], filters: Filters, limit: int) -> list[Row]:
         """Documents satisfying a SQL ``condition`` on ``d`` (e.g. ``d.pinned = 1``)."""

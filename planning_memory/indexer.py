@@ -32,7 +32,7 @@ from planning_memory.model import effective_config, timestamp
 from planning_memory.sources import Doc
 from planning_memory.store import Store
 
-RACY_NS = 2_000_000_000  # stats younger than this (2 s) are re-checked on the next sync
+RACY_NS = 100_000_000  # stats younger than this (0.1 s) are re-checked on the next sync
 RECORDS_PREFIX = "memory/long-term/"
 SESSIONS_PREFIX = "memory/short-term/"
 ENTITY_PREFIX = "memory/entity/"
@@ -56,6 +56,11 @@ class SyncReport:
 
 
 def _rel(layout: Layout, path: Path) -> str:
+    """``path`` relative to the memory folder, ``/``-separated (the group name)."""
+    base = str(layout.planning) + os.sep
+    text = str(path)
+    if text.startswith(base):
+        return text[len(base) :].replace(os.sep, "/")
     return Path(path).relative_to(layout.planning).as_posix()
 
 

@@ -21,6 +21,7 @@ rankings by reciprocal rank fusion, for an optional semantic ranker.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,6 +40,7 @@ ACCESS_SATURATION = 50
 POOL_FACTOR = 3
 MIN_POOL = 30
 RRF_K = 60
+COMMON_DF = 1500  # documents; more common terms are left out of the OR step
 SOURCE_PRIOR = {
     "record": 1.2,
     "decision": 1.1,
@@ -139,10 +141,17 @@ def recency_boost(updated_at: str, now: datetime) -> float:
     if not updated_at:
         return 0.0
     try:
-        age = (now - parse_timestamp(updated_at)).total_seconds() / 86400.0
-    except ValueError:
+        age = (now - _parse_time(updated_at)).total_seconds() / 86400.0
+    except (ValueError, TypeError):
         return 0.0
     return float(RECENCY_WEIGHT * 0.5 ** (max(age, 0.0) / RECENCY_HALF_LIFE_DAYS))
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_time(value: str) -> datetime:
+    """An RFC 3339 ``...Z`` timestamp (fast path of ``model.parse_timestamp``)."""
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parse_timestamp(value)
 
 
 def access_boost(count: int) -> float:
@@ -159,14 +168,16 @@ def final_score(row: Row, now: datetime) -> float:
 
 def snippet(body: str, terms: Sequence[str], width: int = 160) -> str:
     """About ``width`` characters of ``body`` around the first query term found."""
-    flat = _SPACE_RE.sub(" ", body).strip()
-    if len(flat) <= width:
-        return flat
-    lower = flat.lower()
+    lower = body.lower()
     hits = [p for t in terms if (p := lower.find(t[: max(4, len(t) - 2)])) >= 0]
-    start = max(0, min(hits) - width // 4) if hits else 0
-    piece = flat[start : start + width].strip()
-    return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
+    first = min(hits) if hits else 0
+    start = max(0, first - width)
+    window = _SPACE_RE.sub(" ", body[start : first + 3 * width]).strip()
+    offset = max(0, window.lower().find(lower[first : first + 4]) - width // 4) if hits else 0
+    piece = window[offset : offset + width].strip()
+    before = start > 0 or offset > 0
+    after = start + len(body[start : first + 3 * width]) < len(body) or offset + width < len(window)
+    return ("…" if before else "") + piece + ("…" if after else "")
 
 
 def _hit(row: Row, score: float, match: str, reason: str, terms: Sequence[str]) -> Hit:
@@ -213,6 +224,15 @@ def _ranked(rows: Iterable[Row], now: datetime) -> list[tuple[float, Row]]:
     return scored
 
 
+def _or_terms(index: Index, terms: Sequence[str]) -> list[str]:
+    """The terms worth an OR query: found somewhere, and in fewer than ``COMMON_DF`` documents
+    (a term in more would make the OR step read most of the index and adds little rank)."""
+    if len(terms) < 2:
+        return []
+    counts = {t: index.count_capped(match_expression([t], "any"), COMMON_DF) for t in terms}
+    return [t for t in terms if 0 < counts[t] < COMMON_DF]
+
+
 def search(
     index: Index,
     text: str,
@@ -238,9 +258,10 @@ def search(
         first = "any" if match == "any" else "all"
         rows = index.match(match_expression(terms, first), filters, pool)
         scored = [(s, r, first) for s, r in _ranked(rows, now)]
-        if match == "auto" and len(rows) < limit and len(terms) > 1:
+        wider = _or_terms(index, terms) if match == "auto" and len(rows) < limit else []
+        if wider:
             seen = {r.doc.key for r in rows}
-            extra = index.match(match_expression(terms, "any"), filters, pool)
+            extra = index.match(match_expression(wider, "any"), filters, pool)
             scored += [(s, r, "any") for s, r in _ranked(extra, now) if r.doc.key not in seen]
     best = max((s for s, _r, _m in scored), default=1.0)
     hits = []

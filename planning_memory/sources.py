@@ -95,7 +95,7 @@ def content_hash(docs: Iterable[Doc]) -> str:
     """A digest of the documents, to skip re-indexing what did not change."""
     h = hashlib.sha1(usedforsecurity=False)
     for doc in docs:
-        h.update(codec.dumps(_doc_tuple(doc)).encode())
+        h.update(repr(_doc_tuple(doc)).encode())
     return h.hexdigest()
 
 
@@ -190,14 +190,21 @@ def record_doc(record: Mapping[str, Any]) -> Doc | None:
 
 def long_term_files(layout: Layout, store: Store) -> list[Path]:
     """Every long-term record file (not ``preferences.json``)."""
-    folders = sorted(set(LONG_TERM_DIRS.values()))
-    return [p for f in folders for p in store.list_json(layout.long_term / f)]
+    found: list[Path] = []
+    for folder in sorted(set(LONG_TERM_DIRS.values())):
+        base = os.path.join(layout.long_term, folder)
+        try:
+            names = sorted(os.listdir(base))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        found.extend(Path(base, n) for n in names if n.endswith(".json") and n[0] != ".")
+    return found
 
 
 def read_record_file(store: Store, path: Path) -> list[Doc]:
     """Adapter: the documents of one record file (none if unreadable or deleted)."""
     try:
-        value = store.read_json(path)
+        value = codec.loads(store.read_bytes(path), path=str(path))
     except PlanningMemoryError:
         return []
     doc = record_doc(value) if isinstance(value, Mapping) else None
@@ -217,7 +224,7 @@ def archive_files(layout: Layout, store: Store) -> list[Path]:
 def read_archive(store: Store, path: Path) -> list[Doc]:
     """Adapter: the message documents of one archive chunk (``{"messages": [...]}``)."""
     try:
-        value = store.read_json(path)
+        value = codec.loads(store.read_bytes(path), path=str(path))
     except PlanningMemoryError:
         return []
     if not isinstance(value, Mapping):
@@ -230,7 +237,7 @@ def read_archive(store: Store, path: Path) -> list[Doc]:
 def read_session(store: Store, path: Path) -> dict[str, Any] | None:
     """Adapter: a session file's JSON object, or None when unreadable."""
     try:
-        value = store.read_json(path)
+        value = codec.loads(store.read_bytes(path), path=str(path))
     except PlanningMemoryError:
         return None
     return value if isinstance(value, dict) and isinstance(value.get("id"), str) else None
@@ -357,7 +364,7 @@ def entity_files(layout: Layout) -> list[Path]:
 def read_entity_file(layout: Layout, store: Store, path: Path) -> list[Doc]:
     """Adapter: the entity documents of one shard (tolerant of the shard's exact shape)."""
     try:
-        value = store.read_json(path)
+        value = codec.loads(store.read_bytes(path), path=str(path))
     except PlanningMemoryError:
         return []
     rel = path.relative_to(layout.entity).as_posix()

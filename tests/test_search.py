@@ -143,3 +143,39 @@ def test_fuse_with_a_ranker(env: tuple[Layout, Store, Index]) -> None:
     hits = search.search(env[2], "koala", now=NOW, include_pinned=False)
     fused = search.fuse(hits, Reverse(), "koala")
     assert {h.key for h in fused} == {h.key for h in hits}
+
+
+def _eval_module() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "eval_retrieval.py"
+    spec = importlib.util.spec_from_file_location("eval_retrieval", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_labelled_set_is_large_and_well_formed() -> None:
+    import json
+
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "retrieval"
+    queries = json.loads((fixtures / "queries.json").read_text())
+    records = {r["id"] for r in json.loads((fixtures / "records.json").read_text())}
+    assert len(queries) >= 100
+    for q in queries:
+        assert q["q"] and q["relevant"]
+        for target in q["relevant"]:
+            kind, _, name = target.partition(":")
+            assert kind in ("record", "file", "decision", "message")
+            if kind == "record":
+                assert name in records
+
+
+def test_search_beats_substring_baseline_on_a_labelled_subset() -> None:
+    results = _eval_module().evaluate(every=3)["all"]
+    ours, naive = results["bm25+boosts"], results["substring"]
+    assert ours["queries"] >= 40
+    assert ours["recall@5"] > naive["recall@5"]
+    assert ours["mrr"] > naive["mrr"]
+    assert ours["recall@5"] >= 0.8
