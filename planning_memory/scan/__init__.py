@@ -1,0 +1,33 @@
+"""Entity memory: a multi-language code map kept current by an incremental, sharded scan.
+
+Public API (see docs/entity.md): ``scan``, ``ScanReport``, ``get_file``, ``get_function``,
+``get_component``, ``get_area``, ``get_relationships``, ``update_file_annotations``,
+``current_anchor_hash``, ``changed_anchors``, ``mark_stale_anchors``.
+"""
+
+from __future__ import annotations
+
+from planning_memory.scan.anchors import changed_anchors, current_anchor_hash, mark_stale_anchors
+from planning_memory.scan.query import (
+    get_area,
+    get_component,
+    get_file,
+    get_function,
+    get_relationships,
+    update_file_annotations,
+)
+from planning_memory.scan.scanner import ScanReport, scan
+
+__all__ = [
+    "ScanReport",
+    "changed_anchors",
+    "current_anchor_hash",
+    "get_area",
+    "get_component",
+    "get_file",
+    "get_function",
+    "get_relationships",
+    "mark_stale_anchors",
+    "scan",
+    "update_file_annotations",
+]

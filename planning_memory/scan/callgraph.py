@@ -1,0 +1,247 @@
+"""``called_by``: which functions call a function, resolved across files by name.
+
+A call ``x.y.name(...)`` or ``name(...)`` made in file X can reach a function called ``name``
+defined in a file X *sees*: X itself, the files X imports (resolved to repository paths), the
+files those re-export (``export ... from``, or any import of a barrel file: ``index.*``,
+``__init__.py``, ``mod.rs``, ``lib.rs``), the files of an imported Go package or Java package
+folder, and the other files of X's own Go/Java package. A bare call (``name()``) reaches only
+plain functions (and, in Java, methods of the same file); ``self.name``/``this.name`` reaches
+methods of the same file; a dotted call reaches functions and methods. ``new X`` calls are not
+linked. Entries are the caller's entity key: ``<path>::<qualified name>``.
+
+Incremental: only files whose calls or visible files changed (the *delta*: parsed, removed,
+imports changed, plus importers of changed barrels and members of changed Go/Java packages)
+contribute anew; every other caller's entries are kept. A function that did not exist before
+gets its callers searched in all files that can see its file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Protocol
+
+from planning_memory.scan.languages import FAMILY
+from planning_memory.scan.shards import file_of
+from planning_memory.scan.syntax import last_segment
+
+Entity = dict[str, Any]
+BARRELS = frozenset(
+    {
+        "index.ts",
+        "index.tsx",
+        "index.js",
+        "index.jsx",
+        "index.mjs",
+        "__init__.py",
+        "mod.rs",
+        "lib.rs",
+    }
+)
+PACKAGE_FAMILIES = frozenset({"go", "java"})
+_REEXPORT_DEPTH = 4
+
+
+class Functions(Protocol):
+    def of(self, path: str) -> dict[str, Entity]: ...
+
+    def touch(self, path: str) -> None: ...
+
+
+class Graph:
+    """Who sees whom, from the file entities' resolved imports."""
+
+    def __init__(self, files: dict[str, Entity]) -> None:
+        self.files = files
+        self._package: dict[tuple[str, str], list[str]] | None = None
+        self._visible: dict[str, frozenset[str]] = {}
+        self._callers: dict[str, set[str]] | None = None
+
+    def family(self, path: str) -> str:
+        return FAMILY.get(str(self.files.get(path, {}).get("language")), "")
+
+    def package(self, folder: str, family: str) -> list[str]:
+        if self._package is None:
+            index: dict[tuple[str, str], list[str]] = {}
+            for path in self.files:
+                fam = self.family(path)
+                if fam in PACKAGE_FAMILIES:
+                    index.setdefault((posixpath.dirname(path), fam), []).append(path)
+            self._package = index
+        return self._package.get((folder, family), [])
+
+    def direct(self, path: str) -> list[str]:
+        """Files ``path`` imports (a package folder stands for its files)."""
+        entity = self.files.get(path)
+        if not entity:
+            return []
+        targets: list[str] = []
+        family = self.family(path)
+        for item in entity.get("imports", []):
+            target = item.get("path")
+            if not target:
+                continue
+            if target in self.files:
+                targets.append(target)
+            else:
+                targets.extend(self.package(target, family))
+        return targets
+
+    def reexports(self, path: str) -> list[str]:
+        entity = self.files.get(path)
+        if not entity:
+            return []
+        if posixpath.basename(path) in BARRELS:
+            return self.direct(path)
+        return [
+            i["path"]
+            for i in entity.get("imports", [])
+            if i.get("reexport") and i.get("path") and i["path"] in self.files
+        ]
+
+    def is_barrel(self, path: str) -> bool:
+        entity = self.files.get(path) or {}
+        return posixpath.basename(path) in BARRELS or any(
+            i.get("reexport") for i in entity.get("imports", [])
+        )
+
+    def visible(self, path: str) -> frozenset[str]:
+        known = self._visible.get(path)
+        if known is not None:
+            return known
+        seen = {path} if path in self.files else set()
+        family = self.family(path)
+        if family in PACKAGE_FAMILIES:
+            seen.update(self.package(posixpath.dirname(path), family))
+        frontier = self.direct(path)
+        for _depth in range(_REEXPORT_DEPTH + 1):
+            fresh = [t for t in frontier if t not in seen]
+            seen.update(fresh)
+            frontier = [r for t in fresh for r in self.reexports(t)]
+            if not frontier:
+                break
+        result = frozenset(seen)
+        self._visible[path] = result
+        return result
+
+    def callers(self, target: str) -> set[str]:
+        """Files that see ``target``."""
+        if self._callers is None:
+            index: dict[str, set[str]] = {}
+            for path in self.files:
+                for seen in self.visible(path):
+                    index.setdefault(seen, set()).add(path)
+            self._callers = index
+        return self._callers.get(target, set())
+
+    def importers(self, target: str) -> set[str]:
+        """Files that import ``target`` (directly or through a package folder)."""
+        return {c for c in self.callers(target) if c != target}
+
+
+def delta(old: Graph, new: Graph, changed: set[str]) -> set[str]:
+    """Files whose own calls or visible set may have changed."""
+    result = set(changed)
+    for path, entity in new.files.items():
+        before = old.files.get(path)
+        if before is not None and before.get("imports") != entity.get("imports"):
+            result.add(path)
+    queue = list(result)
+    membership = {p for p in changed if (p in old.files) != (p in new.files)}
+    for path in membership:
+        for graph in (old, new):
+            family = graph.family(path)
+            if family in PACKAGE_FAMILIES:
+                queue.extend(graph.package(posixpath.dirname(path), family))
+                queue.extend(graph.importers(path))
+    while queue:
+        path = queue.pop()
+        result.add(path)
+        if old.is_barrel(path) or new.is_barrel(path):
+            for graph in (old, new):
+                queue.extend(p for p in graph.importers(path) if p not in result)
+    return result
+
+
+def update(
+    old: Graph, new: Graph, functions: Functions, changed_files: set[str], fresh: set[str]
+) -> None:
+    """Recompute ``called_by`` where the files in ``changed_files`` can have changed it.
+
+    ``fresh`` holds the keys of functions that did not exist before this scan.
+    """
+    moved = delta(old, new, changed_files)
+    affected: set[str] = set()
+    for path in moved:
+        affected |= old.visible(path) if path in old.files else frozenset()
+        affected |= new.visible(path) if path in new.files else frozenset()
+    affected = {p for p in affected if p in new.files}
+    linker = _Linker(new, functions)
+    for target in sorted(affected):
+        for key, entity in functions.of(target).items():
+            keep = () if key in fresh else entity.get("called_by", [])
+            linker.result[key] = {e for e in keep if file_of(e) not in moved}
+    for caller in sorted(p for p in moved if p in new.files):
+        linker.contribute(caller, None)
+    wanted: dict[str, set[str]] = {}
+    for target in affected:
+        names = {e["name"] for k, e in functions.of(target).items() if k in fresh}
+        if names:
+            wanted[target] = names
+    if wanted:
+        callers: set[str] = set()
+        for target in wanted:
+            callers |= new.callers(target) - moved
+        for caller in sorted(callers):
+            linker.contribute(caller, wanted)
+    for target in affected:
+        for key, entity in functions.of(target).items():
+            value = sorted(linker.result.get(key, ()))
+            if entity.get("called_by") != value:
+                entity["called_by"] = value
+                functions.touch(target)
+
+
+class _Linker:
+    """Matches calls to definitions; keeps a per-file index of functions by name."""
+
+    def __init__(self, graph: Graph, functions: Functions) -> None:
+        self.graph = graph
+        self.functions = functions
+        self.result: dict[str, set[str]] = {}
+        self._names: dict[str, dict[str, list[tuple[str, Entity]]]] = {}
+
+    def named(self, path: str) -> dict[str, list[tuple[str, Entity]]]:
+        index = self._names.get(path)
+        if index is None:
+            index = {}
+            for key, entity in self.functions.of(path).items():
+                index.setdefault(str(entity.get("name")), []).append((key, entity))
+            self._names[path] = index
+        return index
+
+    def contribute(self, caller: str, only: dict[str, set[str]] | None) -> None:
+        """Add ``caller``'s calls to the result (restricted to ``only``'s names per file)."""
+        visible = self.graph.visible(caller)
+        java = self.graph.family(caller) == "java"
+        for caller_key, entity in self.functions.of(caller).items():
+            for call in entity.get("calls", []):
+                if call.startswith("new "):
+                    continue
+                name = last_segment(call)
+                own = call.startswith(("self.", "this."))
+                bare = call == name
+                for target in (caller,) if own else visible:
+                    if only is not None and name not in only.get(target, ()):
+                        continue
+                    for key, fn in self.named(target).get(name, ()):
+                        if _compatible(fn, own, bare, java and target == caller):
+                            self.result.setdefault(key, set()).add(caller_key)
+
+
+def _compatible(fn: Entity, own: bool, bare: bool, same_java_file: bool) -> bool:
+    kind = fn.get("kind")
+    if own:
+        return kind in ("method", "constructor")
+    if bare:
+        return kind == "function" or same_java_file
+    return True

@@ -1,0 +1,60 @@
+"""The language registry: file extensions to language names, and language names to extractors.
+
+Adding a language is one module with an ``extract(source: bytes) -> FileFacts`` function and
+two lines here. Registries are plain dicts behind the ``Extractor`` protocol.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from planning_memory.scan import go, java, javascript, python, rust
+from planning_memory.scan.facts import FileFacts
+
+
+class Extractor(Protocol):
+    def __call__(self, source: bytes, /) -> FileFacts: ...
+
+
+EXTRACTORS: dict[str, Extractor] = {
+    "python": python.extract,
+    "javascript": javascript.extract_javascript,
+    "typescript": javascript.extract_typescript,
+    "tsx": javascript.extract_tsx,
+    "go": go.extract,
+    "rust": rust.extract,
+    "java": java.extract,
+}
+
+EXTENSIONS: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+
+# which languages share one module system (for import resolution and call visibility)
+FAMILY: dict[str, str] = {
+    "python": "python",
+    "javascript": "js",
+    "typescript": "js",
+    "tsx": "js",
+    "go": "go",
+    "rust": "rust",
+    "java": "java",
+}
+
+
+def language_for(path: str) -> str | None:
+    """The language of ``path`` from its extension, or None if we do not scan it."""
+    return EXTENSIONS.get(os.path.splitext(path)[1].lower())

@@ -1,0 +1,110 @@
+"""One unit of scanner work, run in a worker process: read a file, hash it, extract its facts.
+
+A job names a repository path and its absolute location. The file is opened without following
+symbolic links; one larger than ``max_bytes`` is not read (``large``), one with a NUL byte in
+its first 8 KB is not parsed (``binary``). The content hash is git's blob id (SHA-1 of
+``blob <size>\\0<content>``), so a hash from ``git ls-files -s`` and one computed here agree.
+When the hash equals ``known`` the file is reported ``same`` and not parsed.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from typing import NotRequired, TypedDict
+
+from planning_memory.scan import sideeffects
+from planning_memory.scan.facts import FileFacts
+from planning_memory.scan.languages import EXTRACTORS
+
+BINARY_PROBE = 8192
+
+
+class Job(TypedDict):
+    path: str
+    location: str
+    language: str
+    git_hash: str | None  # blob id vouched for by git, if any
+    known: str | None  # hash stored by the last scan
+    max_bytes: int
+
+
+class Parsed(TypedDict):
+    path: str
+    status: str  # ok | same | binary | large | gone | error
+    hash: NotRequired[str]
+    lines: NotRequired[int]
+    utf8: NotRequired[bool]
+    facts: NotRequired[FileFacts]
+    side_effects: NotRequired[list[list[str]]]  # per function, same order as facts
+    error: NotRequired[str]
+
+
+def blob_id(data: bytes) -> str:
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def read_source(location: str, max_bytes: int) -> tuple[str, bytes]:
+    """``(status, data)``: ``ok`` with the bytes, or ``large``/``gone`` with none."""
+    try:
+        fd = os.open(location, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        return ("gone" if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else "error"), b""
+    try:
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            return "large", b""
+        chunks = []
+        while True:
+            chunk = os.read(fd, max(size, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if sum(len(c) for c in chunks) > max_bytes:
+                return "large", b""
+        return "ok", b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def run(job: Job) -> Parsed:
+    """Do ``job``; never raises for a bad file (the status says what happened)."""
+    path = job["path"]
+    status, data = read_source(job["location"], job["max_bytes"])
+    if status != "ok":
+        return {"path": path, "status": status}
+    if b"\0" in data[:BINARY_PROBE]:
+        return {"path": path, "status": "binary"}
+    digest = job["git_hash"] or blob_id(data)
+    if digest == job["known"]:
+        return {"path": path, "status": "same", "hash": digest}
+    try:
+        facts = EXTRACTORS[job["language"]](data)
+    except Exception as exc:  # a grammar bug must not stop a scan of 100k files
+        return {"path": path, "status": "error", "hash": digest, "error": repr(exc)[:200]}
+    return {
+        "path": path,
+        "status": "ok",
+        "hash": digest,
+        "lines": data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0),
+        "utf8": _is_utf8(data),
+        "facts": facts,
+        "side_effects": [sideeffects.classify(f["calls"]) for f in facts["functions"]],
+    }
+
+
+def run_batch(jobs: list[Job]) -> list[Parsed]:
+    return [run(job) for job in jobs]
+
+
+def _is_utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

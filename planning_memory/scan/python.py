@@ -1,0 +1,176 @@
+"""Python extractor: functions, methods, classes, imports, calls and docstrings. Pure."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter_python
+from tree_sitter import Node
+
+from planning_memory.scan.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.scan.syntax import (
+    Grammar,
+    Scope,
+    assign_calls,
+    callee,
+    count_branches,
+    field_text,
+    last_segment,
+    leading_comment,
+    lines,
+    nest,
+    short_hash,
+    squash,
+    string_value,
+    summary,
+    text,
+    unique,
+)
+
+QUERY = """
+(function_definition) @function
+(class_definition) @class
+(call function: (_) @call)
+(import_statement) @import
+(import_from_statement) @import
+[(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)
+ (boolean_operator) (conditional_expression) (case_clause) (for_in_clause) (if_clause)] @branch
+"""
+_COMMENT = frozenset({"comment"})
+_HEADER = frozenset({"import_statement", "import_from_statement", "future_import_statement"})
+_MODEL_BASES = frozenset({"Model", "Base", "DeclarativeBase", "Document"})
+
+
+@cache
+def grammar() -> Grammar:
+    return Grammar(tree_sitter_python.language(), QUERY)
+
+
+def extract(source: bytes) -> FileFacts:
+    """The facts of one Python module."""
+    root, caps = grammar().captures(source)
+    scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
+    classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
+    ordered = nest(scopes + classes)
+    for scope in ordered:
+        if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
+            scope.kind = "constructor" if scope.name == "__init__" else "method"
+    assign_calls(ordered, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    branches = count_branches(ordered, caps.get("branch", []))
+    exports = _exports(root, ordered)
+    public = set(exports)
+    return {
+        "purpose": summary(_module_docstring(root)),
+        "imports": _imports(caps.get("import", [])),
+        "exports": exports,
+        "classes": [s.qualified for s in ordered if s.kind == "class"],
+        "functions": [_function(s, source, public) for s in ordered if s.is_function],
+        "components": [],
+        "complexity": 1 + branches,
+        "parse_errors": root.has_error,
+        "models": _models(ordered),
+    }
+
+
+def _function(scope: Scope, source: bytes, public: set[str]) -> FunctionFact:
+    node = scope.node
+    signature = field_text(node, "parameters")
+    returns = node.child_by_field_name("return_type")
+    if returns is not None:
+        signature += " -> " + text(returns)
+    return {
+        "name": scope.name,
+        "qualified_name": scope.qualified,
+        "kind": scope.kind,
+        "lines": lines(node),
+        "signature": squash(signature),
+        "purpose": summary(_docstring(node.child_by_field_name("body"))),
+        "calls": unique(scope.calls),
+        "exported": _is_exported(scope, public),
+        "complexity": 1 + scope.branches,
+        "hash": short_hash(source[scope.start : scope.end]),
+    }
+
+
+def _is_exported(scope: Scope, public: set[str]) -> bool:
+    top = scope
+    while top.parent is not None:
+        if top.parent.kind != "class":
+            return False
+        top = top.parent
+    private = scope.name.startswith("_") and not scope.name.endswith("__")
+    return top.name in public and not private
+
+
+def _docstring(body: Node | None) -> str | None:
+    if body is None:
+        return None
+    first = next((c for c in body.named_children if c.type != "comment"), None)
+    if first is not None and first.type == "expression_statement" and first.named_child_count == 1:
+        value = first.named_children[0]
+        if value.type == "string":
+            return string_value(text(value))
+    return None
+
+
+def _module_docstring(root: Node) -> str | None:
+    doc = _docstring(root)
+    if doc is not None:
+        return doc
+    return leading_comment(root, _COMMENT, frozenset(), _HEADER)
+
+
+def _exports(root: Node, scopes: list[Scope]) -> list[str]:
+    declared = _dunder_all(root)
+    if declared is not None:
+        return declared
+    names = [s.name for s in scopes if s.parent is None and not s.name.startswith("_")]
+    return unique(names)
+
+
+def _dunder_all(root: Node) -> list[str] | None:
+    for stmt in root.named_children:
+        if stmt.type != "expression_statement" or stmt.named_child_count != 1:
+            continue
+        assign = stmt.named_children[0]
+        if assign.type != "assignment" or field_text(assign, "left") != "__all__":
+            continue
+        right = assign.child_by_field_name("right")
+        if right is None or right.type not in ("list", "tuple"):
+            return None
+        return [string_value(text(i)) for i in right.named_children if i.type == "string"]
+    return None
+
+
+def _imports(nodes: list[Node]) -> list[ImportFact]:
+    found: list[ImportFact] = []
+    for node in nodes:
+        if node.type == "import_statement":
+            for child in node.named_children:
+                target = (
+                    child.child_by_field_name("name") if child.type == "aliased_import" else child
+                )
+                found.append({"module": text(target)})
+            continue
+        module = field_text(node, "module_name")
+        if module.strip(".") or not module:
+            found.append({"module": module})
+            continue
+        for child in node.children_by_field_name("name"):
+            target = child.child_by_field_name("name") if child.type == "aliased_import" else child
+            found.append({"module": module + text(target)})
+    seen: dict[str, ImportFact] = {}
+    for item in found:
+        seen.setdefault(item["module"], item)
+    return list(seen.values())
+
+
+def _models(scopes: list[Scope]) -> list[str]:
+    models = []
+    for scope in scopes:
+        if scope.kind != "class":
+            continue
+        bases = field_text(scope.node, "superclasses").strip("()").split(",")
+        if any(last_segment(base.strip()) in _MODEL_BASES for base in bases):
+            models.append(scope.name)
+    return models
