@@ -1,0 +1,111 @@
+"""Git commands: git install, merge-driver (hidden), resolve, secrets scan."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from planning_memory import gitint
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+
+
+@cli.group("git")
+def git_group() -> None:
+    """Share memory through git: ignores, a merge driver and a pre-commit hook."""
+
+
+@git_group.command("install")
+@click.option(
+    "--hook/--no-hook",
+    default=True,
+    show_default=True,
+    help="Install the pre-commit hook (validate, render --check, secret scan).",
+)
+@json_option
+@pass_ctx
+def git_install(ctx: Context, hook: bool, as_json: bool) -> None:
+    """Set up this repository so memory travels well through git.
+
+    Adds .gitignore entries (search index, sessions, personal data, lock and temp files),
+    .gitattributes lines that send memory JSON to the record-level merge driver, registers the
+    driver in .git/config and installs a pre-commit hook. An existing pre-commit hook is kept
+    and run first. Running it again changes nothing.
+
+    \b
+    Example:
+      pmem git install && git add .gitignore .gitattributes && git commit -m "Memory in git"
+    """
+    report = gitint.install(ctx.root or Path.cwd(), hook=hook)
+    lines = [f"changed: {p}" for p in report.changed] or ["already set up: nothing changed"]
+    lines.append(f"pre-commit hook: {report.hook}")
+    lines += [f"note: {n}" for n in report.notes]
+    emit(asdict(report), as_json, "\n".join(lines))
+
+
+@cli.command("merge-driver", hidden=True)
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("ours", type=click.Path(path_type=Path))
+@click.argument("theirs", type=click.Path(path_type=Path))
+@click.argument("path", required=False, default="")
+def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> None:
+    """Git merge driver: merge BASE, OURS and THEIRS into OURS (exit 1 on a real conflict)."""
+    sys.exit(gitint.merge_driver(base, ours, theirs, path))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@json_option
+@pass_ctx
+def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Repair memory JSON files left with conflict markers by a merge without the driver.
+
+    With no PATHS, every conflicted file under .planning/. The sides come from git (the
+    index, MERGE_HEAD or the merge commit) when it still has them, else from the markers;
+    the result is what the merge driver gives. A real conflict stays marked; exits 1.
+
+    \b
+    Example:
+      git merge feature; pmem resolve && git add .planning
+    """
+    done = gitint.resolve([p.resolve() for p in paths] or None, cwd=ctx.root)
+    lines = [
+        f"{r.status}: {r.path}"
+        + (f" ({r.source})" if r.source else "")
+        + "".join(f"\n  conflict at {c}" for c in r.conflicts)
+        + (f"\n  {r.message}" if r.message else "")
+        for r in done
+    ] or ["no conflicted memory files"]
+    emit([asdict(r) for r in done], as_json, "\n".join(lines))
+    if any(r.status in ("conflict", "error") for r in done):
+        sys.exit(1)
+
+
+@cli.group()
+def secrets() -> None:
+    """Find secrets before they reach git."""
+
+
+@secrets.command("scan")
+@click.option("--staged", is_flag=True, help="Scan the staged content of memory files.")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@json_option
+@pass_ctx
+def secrets_scan(ctx: Context, staged: bool, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Report secrets and unredacted <private> blocks in PATHS (files or folders; default
+    .planning/, CLAUDE.md and AGENTS.md) or, with --staged, in the staged content of those
+    files. Never prints the secret itself; exits 1 if any is found.
+
+    \b
+    Examples:
+      pmem secrets scan --staged
+      pmem secrets scan .planning
+    """
+    given = [p.resolve() for p in paths] or None
+    hits = gitint.scan_secrets(given, staged=staged, cwd=ctx.root)
+    lines = [h.line() for h in hits] + [f"{len(hits)} secrets found"]
+    emit([asdict(h) for h in hits], as_json, "\n".join(lines))
+    if hits:
+        sys.exit(1)
