@@ -13,7 +13,8 @@ concurrent processes lose nothing and an editor's change is never overwritten.
   summarised *and* older than the window move to append-only archive chunks,
   ``short-term/archive/<id>.<start:08d>.json`` (``start`` = index of the first message in the
   whole conversation); ``archived_count`` says how many. Nothing is ever dropped.
-- Decisions past ``maxDecisions`` fold (oldest first) into the summary's ``key_facts``.
+- Decisions past ``maxDecisions`` fold (oldest first) into the summary's ``key_facts``, which
+  keeps the newest ``MAX_KEY_FACTS`` (200) facts.
 - Pause writes a checkpoint (``persistOnPause``); resume restores it. End writes seed 003's
   end summary. Delete removes the session file, its archive chunks and its queue marker.
 """
@@ -55,6 +56,7 @@ STATUSES = ("active", "paused", "ended")
 STEP_RESULT_CHARS = 200  # seed 002: resultado[:200]
 SUMMARY_BATCH = 200  # messages per summariser call
 MAX_DRAIN_ROUNDS = 50
+MAX_KEY_FACTS = 200  # the rolling summary keeps the newest; the messages stay in the archive
 CHECKPOINT_KEYS = (
     "goal",
     "name",
@@ -560,10 +562,16 @@ def record_decision(
         if excess > 0:
             folded = [decision_fact(d) for d in session["decisions"][:excess]]
             del session["decisions"][:excess]
-            session["rolling_summary"]["key_facts"].extend(folded)
+            facts = session["rolling_summary"]["key_facts"]
+            session["rolling_summary"]["key_facts"] = _cap_facts([*facts, *folded])
 
     _mutate(layout, store, session_id, add, now=now)
     return item
+
+
+def _cap_facts(facts: Sequence[str]) -> list[str]:
+    """Key facts without repeats, at most ``MAX_KEY_FACTS`` (the newest)."""
+    return summarize.unique(facts)[-MAX_KEY_FACTS:]
 
 
 def decision_fact(decision: Mapping[str, Any]) -> str:
@@ -805,7 +813,8 @@ def delete(layout: Layout, store: Store, session_id: str) -> Deleted:
 @dataclass(frozen=True)
 class SummaryOutcome:
     """What one session's summary run did. ``status``: ``done`` (summarised and/or archived),
-    ``nothing`` (nothing was due), ``skipped`` (paused; stays queued), ``failed`` (the
+    ``nothing`` (nothing was due), ``skipped`` (paused; stays queued), ``waiting`` (fewer
+    messages due than ``min_batch``; stays queued), ``failed`` (the
     summariser failed: ``error`` says why; the session is unchanged and stays queued),
     ``gone`` (the session was deleted)."""
 
@@ -832,10 +841,16 @@ def drain_summary_queue(
     now: datetime,
     *,
     session_ids: Sequence[str] | None = None,
+    min_batch: int = 1,
 ) -> list[SummaryOutcome]:
-    """Summarise every queued session (or just ``session_ids``, queued or not)."""
+    """Summarise every queued session (or just ``session_ids``, queued or not). A session
+    with fewer than ``min_batch`` messages due stays queued (``waiting``): a daemon using an
+    LLM command can pass e.g. 10 so that it does not call the model for every message."""
     ids = list(session_ids) if session_ids is not None else queued(layout, store)
-    return [summarize_session(layout, store, config, summarizer, sid, now=now) for sid in ids]
+    return [
+        summarize_session(layout, store, config, summarizer, sid, now=now, min_batch=min_batch)
+        for sid in ids
+    ]
 
 
 def summarize_session(
@@ -846,6 +861,7 @@ def summarize_session(
     session_id: str,
     *,
     now: datetime,
+    min_batch: int = 1,
 ) -> SummaryOutcome:
     """Fold what is older than the window into the rolling summary, a batch per summariser
     call (run outside the lock), then archive past ``maxConversationLength``."""
@@ -861,6 +877,8 @@ def summarize_session(
             if session["status"] == "paused":
                 return SummaryOutcome(session_id, "skipped", done, archived)
             batch = _batch(session, settings)
+            if batch and not done and len(batch) < min_batch:
+                return SummaryOutcome(session_id, "waiting")
             if not batch:
                 archived += _apply(layout, store, session_id, settings, None, (), now)
                 _dequeue(layout, store, session_id)
@@ -916,7 +934,7 @@ def _apply(
         rolling = session["rolling_summary"]
         facts = [privacy.redact(f) for f in result.key_facts]
         rolling["summary"] = privacy.truncate_field(privacy.redact(result.summary))
-        rolling["key_facts"] = summarize.unique([*rolling["key_facts"], *facts])
+        rolling["key_facts"] = _cap_facts([*rolling["key_facts"], *facts])
         rolling["last_summarized_msg_id"] = batch[-1]["id"]
         rolling["message_count"] = int(rolling["message_count"]) + len(batch)
         _check_part("rolling_summary", rolling)

@@ -311,6 +311,20 @@ def test_summary_boundary_nothing_twice_nothing_skipped(tmp_path: Path) -> None:
     assert env.raw(sid) == before
 
 
+def test_min_batch_waits_for_enough_messages(tmp_path: Path) -> None:
+    env = Env(tmp_path, cfg(contextWindow=2))
+    sid = env.start()
+    for i in range(5):
+        env.log(sid, f"m{i}")
+    rec = Recorder()
+    drain = S.drain_summary_queue
+    assert drain(env.layout, env.store, env.config, rec, T0, min_batch=4)[0].status == "waiting"
+    assert rec.batches == [] and S.queued(env.layout, env.store) == [sid]
+    env.log(sid, "m5")
+    assert drain(env.layout, env.store, env.config, rec, T0, min_batch=4)[0].summarized == 4
+    assert S.queued(env.layout, env.store) == []
+
+
 def test_large_backlog_is_summarised_in_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -495,6 +509,27 @@ def test_decisions_past_the_maximum_fold_into_key_facts(tmp_path: Path) -> None:
     ]
     assert session["decisions"][0]["alternatives"] == ["a", "b"]
     assert session["decisions"][0]["id"].startswith("dec_")
+
+
+def test_key_facts_keep_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(S, "MAX_KEY_FACTS", 3)
+    env = Env(tmp_path, cfg(maxDecisions=1, contextWindow=1))
+    sid = env.start()
+    for i in range(5):
+        S.record_decision(env.layout, env.store, env.config, sid, f"q{i}", f"d{i}", now=T0)
+    assert env.get(sid)["rolling_summary"]["key_facts"] == [
+        "Decision: q1 -> d1",
+        "Decision: q2 -> d2",
+        "Decision: q3 -> d3",
+    ]
+    env.log(sid, "The server runs on 10.0.0.1.")
+    env.log(sid, "ok")
+    env.drain()
+    assert env.get(sid)["rolling_summary"]["key_facts"] == [
+        "Decision: q2 -> d2",
+        "Decision: q3 -> d3",
+        "The server runs on 10.0.0.1.",
+    ]
 
 
 def test_file_access(env: Env) -> None:
@@ -706,7 +741,7 @@ def test_drain_drops_the_marker_of_a_deleted_session(env: Env) -> None:
 # -- real parallel writers ---------------------------------------------------------------------
 def _writer(root: str, config: dict[str, Any], sid: str, worker: int, count: int, go: Any) -> None:
     layout = Layout.for_repo(Path(root))
-    store = Store(layout)
+    store = Store(layout, lock_timeout=300)  # this test is about lost writes, not lock fairness
     go.wait()
     for i in range(count):
         now = datetime.now(UTC)
@@ -715,7 +750,7 @@ def _writer(root: str, config: dict[str, Any], sid: str, worker: int, count: int
 
 def _drainer(root: str, config: dict[str, Any], go: Any, stop: Any) -> None:
     layout = Layout.for_repo(Path(root))
-    store = Store(layout)
+    store = Store(layout, lock_timeout=300)
     go.wait()
     while not stop.is_set():
         S.drain_summary_queue(
