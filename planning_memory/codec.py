@@ -8,6 +8,7 @@ keys, NaN, runaway nesting) with an error that names the line and column. No fil
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -15,7 +16,9 @@ from planning_memory.errors import DecodeError, LimitError
 
 MAX_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
+MAX_DIGITS = 4300  # Python's own int() limit; a longer number is refused, not a crash
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def dumps(value: Any) -> str:
@@ -28,11 +31,13 @@ def dump_bytes(value: Any) -> bytes:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, val in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = val
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return result
 
 
@@ -43,7 +48,24 @@ class _DuplicateKey(Exception):
 
 
 def _no_constant(name: str) -> Any:
-    raise _BadConstant(name)
+    raise _BadConstant(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise _BadConstant(f"number {_clip(text)} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_DIGITS:
+        raise _BadConstant(f"integer with {len(text):,} digits is too large")
+    return int(text)
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class _BadConstant(Exception):
@@ -97,7 +119,7 @@ def loads(
     if "\x00" in text:
         line, col = _line_col(text, text.index("\x00"))
         raise DecodeError("contains a NUL byte", path=path, line=line, column=col)
-    marker = _CONFLICT_RE.search(text)
+    marker = _has_marker_run(text) and _CONFLICT_RE.search(text)
     if marker:
         line, _ = _line_col(text, marker.start())
         raise DecodeError(
@@ -108,20 +130,54 @@ def loads(
             hint="run `pmem resolve` or fix the merge by hand",
         )
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
     except json.JSONDecodeError as exc:
         raise DecodeError(
             f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno
         ) from None
     except _DuplicateKey as exc:
-        raise DecodeError(f"duplicate key {exc.key!r}", path=path) from None
+        raise DecodeError(f"duplicate key {_clip(repr(exc.key))}", path=path) from None
     except _BadConstant as exc:
-        raise DecodeError(f"{exc.args[0]} is not valid JSON", path=path) from None
+        raise DecodeError(str(exc.args[0]), path=path) from None
     except RecursionError:
         raise LimitError(f"nesting deeper than {max_depth} levels", path=path) from None
-    if depth(value, max_depth + 1) > max_depth:
+    # a cheap bound first: fewer brackets than the limit cannot nest deeper than it
+    if text.count("{") + text.count("[") > max_depth and depth(value, max_depth + 1) > max_depth:
         raise LimitError(f"nesting deeper than {max_depth} levels", path=path)
+    if _SURROGATE_ESCAPE_RE.search(text):
+        _check_encodable(value, path)
     return value
+
+
+def _has_marker_run(text: str) -> bool:
+    return "<<<<<<<" in text or "=======" in text or ">>>>>>>" in text
+
+
+def _check_encodable(value: Any, path: str | None) -> None:
+    """Refuse an unpaired surrogate escape (``"\\ud800"``): valid to Python's reader, but
+    the text could never be written back as UTF-8."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                code = ord(item[exc.start])
+                raise DecodeError(
+                    f"unpaired surrogate \\u{code:04x} in a string", path=path
+                ) from None
 
 
 def depth(value: Any, stop: int = 1 << 30) -> int:

@@ -62,6 +62,7 @@ class Store:
         self._fd: int | None = None
         self._swept = False
         self._root_real: str | None = None
+        self._safe_folders: set[str] = set()
 
     # -- paths -------------------------------------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -141,8 +142,14 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------------
     def read_bytes(self, path: Path, *, max_bytes: int = codec.MAX_BYTES) -> bytes:
+        """The bytes of ``path``, which must be a file inside the tree (a symlink that leads
+        out is refused, so nothing outside is read) and at most ``max_bytes`` long."""
+        self._check_folder(os.path.dirname(path))
         try:
-            st = os.stat(path)
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                self.check_inside(path)
+                st = os.stat(path)
         except FileNotFoundError:
             raise NotFoundError("no such file", path=self.rel(path)) from None
         if stat.S_ISDIR(st.st_mode):
@@ -153,12 +160,23 @@ class Store:
                 path=self.rel(path),
             )
         with open(path, "rb") as fh:
-            return fh.read(max_bytes + 1)
+            data = fh.read(st.st_size + 1)  # not read(max_bytes): that allocates max_bytes
+            if len(data) > st.st_size:  # it grew since the stat
+                data += fh.read(max_bytes + 1 - len(data))
+        if len(data) > max_bytes:
+            raise LimitError(f"file is over the {max_bytes:,}-byte limit", path=self.rel(path))
+        return data
+
+    def _check_folder(self, folder: str) -> None:
+        """``check_inside`` once per folder (a realpath per file read costs too much)."""
+        if folder not in self._safe_folders:
+            self.check_inside(Path(folder))
+            self._safe_folders.add(folder)
 
     def load(self, path: Path) -> Loaded:
         data = self.read_bytes(path)
         value = codec.loads(data, path=self.rel(path))
-        return Loaded(Path(path), value, digest(data))
+        return Loaded(path if isinstance(path, Path) else Path(path), value, digest(data))
 
     def read_json(self, path: Path) -> Any:
         return self.load(path).value
@@ -182,8 +200,7 @@ class Store:
     def write_json(self, path: Path, value: Any, *, expect: str | None = None) -> bool:
         """Write ``value`` canonically, secrets and ``<private>`` text redacted; False if the
         bytes on disk are already equal."""
-        return self.write_bytes(path, codec.dump_bytes(privacy.redact_value(value)),
-                                expect=expect)
+        return self.write_bytes(path, codec.dump_bytes(privacy.redact_value(value)), expect=expect)
 
     def write_text(self, path: Path, text: str, *, expect: str | None = None) -> bool:
         """Write ``text`` (redacted like ``write_json``)."""

@@ -194,3 +194,43 @@ def test_depth_counts_containers() -> None:
 def test_loads_matches_json_for_plain_documents() -> None:
     doc = '{"a": [1, 2.5, "x", true, false, null], "b": {"c": "é"}}'
     assert codec.loads(doc.encode()) == json.loads(doc)
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "1.5E+999"])
+def test_numbers_that_overflow_to_infinity_are_refused(number: str) -> None:
+    with pytest.raises(DecodeError, match="out of range"):
+        codec.loads(f'{{"confidence": {number}}}'.encode())
+
+
+def test_large_finite_numbers_are_fine() -> None:
+    assert codec.loads(b"[1.5e300, -2e-300, 123456789012345678901234567890]") == [
+        1.5e300,
+        -2e-300,
+        123456789012345678901234567890,
+    ]
+
+
+def test_an_integer_too_long_for_python_is_a_decode_error_not_a_crash() -> None:
+    with pytest.raises(DecodeError, match="5,000 digits is too large"):
+        codec.loads(b"[" + b"9" * 5000 + b"]")
+    assert codec.loads(b"[" + b"9" * codec.MAX_DIGITS + b"]")[0] > 0
+
+
+def test_an_unpaired_surrogate_escape_is_refused() -> None:
+    with pytest.raises(DecodeError, match=r"unpaired surrogate \\ud800"):
+        codec.loads(b'{"title": "a\\ud800b"}')
+    with pytest.raises(DecodeError, match="unpaired surrogate"):
+        codec.loads(b'{"\\udfff": 1}')
+
+
+def test_a_paired_surrogate_escape_is_a_normal_character() -> None:
+    value = codec.loads(b'{"title": "\\ud83d\\ude00", "path": "C:\\\\ud800"}')
+    assert value == {"title": "\U0001f600", "path": "C:\\ud800"}
+    assert codec.loads(codec.dump_bytes(value)) == value
+
+
+def test_a_duplicate_key_message_stays_short() -> None:
+    key = "k" * 10_000
+    with pytest.raises(DecodeError) as info:
+        codec.loads(f'{{"{key}": 1, "{key}": 2}}'.encode())
+    assert len(info.value.one_line()) < 100

@@ -274,6 +274,39 @@ def test_symlinked_file_pointing_out_is_refused(
     assert victim.read_text() == "precious"
 
 
+def test_reading_through_a_symlink_that_leads_out_is_refused(
+    store: Store, layout: Layout, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "sk-very-secret"}')
+    path = target(layout)
+    path.parent.mkdir(parents=True)
+    os.symlink(secret, path)
+    with pytest.raises(UnsafePathError) as info:
+        store.read_json(path)
+    assert "sk-very-secret" not in info.value.one_line()
+
+
+def test_reading_in_a_symlinked_folder_that_leads_out_is_refused(
+    store: Store, layout: Layout, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pat_001.json").write_bytes(codec.dump_bytes(RECORD))
+    layout.long_term.mkdir(parents=True)
+    os.symlink(outside, layout.long_term / "patterns")
+    with pytest.raises(UnsafePathError):
+        store.read_json(target(layout))
+
+
+def test_reading_through_a_symlink_inside_the_tree_is_fine(store: Store, layout: Layout) -> None:
+    path = target(layout)
+    store.write_json(path, RECORD)
+    link = target(layout, "pat_link")
+    os.symlink(path, link)
+    assert store.read_json(link) == RECORD
+
+
 def test_symlinked_root_is_allowed(tmp_path: Path) -> None:
     real = tmp_path / "real"
     (real / ".planning").mkdir(parents=True)
