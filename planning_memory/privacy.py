@@ -1,0 +1,503 @@
+"""Redaction of ``<private>`` blocks and secrets, and text-field limits (pure: no I/O).
+
+``redact`` is applied to every string before it reaches disk, a rendered file or a log:
+
+- ``<private>...</private>`` (any case, across lines, nested, or left open to the end of the
+  text) becomes ``[REDACTED]``;
+- a secret (provider API keys and tokens, private key blocks, JWTs, passwords in URLs, values
+  of ``password=`` / ``api_key:`` / ``token=`` style assignments) becomes ``[REDACTED:<kind>]``;
+  for assignments and URLs only the value goes: the key, the user name and the host stay.
+
+``find_secrets`` reports the same spans for the pre-commit secret scan. Overlapping findings are
+merged, so nothing partly covered survives. ``redact`` is idempotent. Every regex is compiled
+once and starts with a literal, so each rule costs one fast substring scan of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar, cast
+
+from planning_memory.errors import LimitError
+
+MAX_FIELD_CHARS = 50_000
+PRIVATE_MARKER = "[REDACTED]"
+TRUNCATION_MARKER = "\n[TRUNCATED: the text was longer than the limit]"
+PRIVATE_KIND = "private"
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A span ``text[start:end]`` that must not be stored; ``kind`` names what it is."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A secret shape. Each regex starts with a literal, so the scan is a fast substring search."""
+
+    kind: str
+    regexes: tuple[re.Pattern[str], ...]
+    group: int = 0  # the group that holds the secret
+    lower: bool = False  # match against the lower-cased text (a case-insensitive shape)
+    boundary: bool = False  # the match must not follow a letter, digit or underscore
+    check: Callable[[str], bool] | None = None  # a last look at the secret's text
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _strong_token(value: str) -> bool:
+    """A bearer value that looks generated: has a digit, or mixed case and some length."""
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return any(c.isdigit() for c in value) or (mixed and len(value) >= 16)
+
+
+_PLACEHOLDER = re.compile(
+    r"""(?ix)^(?:
+        \*+ | x{3,} | \.{3} | … | -+ | _+ | \?+
+      | <[^<>]*> | \{\{.*\}\} | \$\{.*\} | \$\(.*\) | \$[a-z_][a-z0-9_]* | %[a-z_][a-z0-9_]*%
+      | your[-_ .].* | (?:my|the|some)[-_ ]?(?:password|secret|token|key).*
+      | change[-_ ]?me | replace[-_ ]?me | example | dummy | fake | placeholder
+      | redacted | none | null | nil | undefined | todo | tbd | n/?a | \[redacted.*
+      | password | passwd | pass | pwd | secret | token | api[-_ ]?key | contraseña
+      | .{0,12}(?:\.\.\.|…)
+    )$"""
+)
+
+
+def _url_password_ok(value: str) -> bool:
+    return not _PLACEHOLDER.match(value)
+
+
+_C = re.compile
+_PEM_BEGIN = _C(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = _C(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_AWS_SECRET_TAIL = r"[\"']?[ \t]{0,3}(?:=>|=|:)[ \t]{0,3}[\"']?([a-z0-9/+=]{40})"
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule("aws_access_key_id", (_C(r"A(?:KIA|SIA)[A-Z0-9]{16}\b"),), boundary=True),
+    _Rule(
+        "aws_secret_access_key",
+        (_C(r"secret_?access_?key" + _AWS_SECRET_TAIL), _C(r"aws_?secret_?key" + _AWS_SECRET_TAIL)),
+        group=1,
+        lower=True,
+    ),
+    _Rule(
+        "github_token",
+        (_C(r"gh[pousr]_[A-Za-z0-9]{36,255}\b"), _C(r"github_pat_[A-Za-z0-9_]{22,255}\b")),
+        boundary=True,
+    ),
+    _Rule("anthropic_api_key", (_C(r"sk-ant-[A-Za-z0-9_-]{20,}"),), boundary=True),
+    _Rule(
+        "openai_api_key",
+        (_C(r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})"),),
+        boundary=True,
+        check=_has_digit_and_letter,
+    ),
+    _Rule(
+        "slack_webhook",
+        (_C(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+"),),
+    ),
+    _Rule(
+        "slack_token",
+        (_C(r"xox[abeoprs]-[A-Za-z0-9-]{10,}"), _C(r"xapp-[A-Za-z0-9-]{20,}")),
+        boundary=True,
+    ),
+    _Rule(
+        "stripe_secret_key",
+        (
+            _C(r"sk_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+            _C(r"rk_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+            _C(r"whsec_[A-Za-z0-9]{24,}\b"),
+        ),
+        boundary=True,
+    ),
+    _Rule(
+        "google_api_key",
+        (_C(r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),),
+        boundary=True,
+    ),
+    _Rule("npm_token", (_C(r"npm_[A-Za-z0-9]{36}\b"),), boundary=True),
+    _Rule(
+        "jwt",
+        (_C(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),),
+        boundary=True,
+    ),
+    _Rule(
+        "url_password",
+        (_C(r"://[^\s:/@?#\[\]]*:([^\s/@?#]+)@(?=[\w\[])"),),
+        group=1,
+        check=_url_password_ok,
+    ),
+    _Rule(
+        "bearer_token",
+        (_C(r"bearer[ \t]+([a-z0-9._~+/-]{8,}=*)"),),
+        group=1,
+        lower=True,
+        boundary=True,
+        check=_strong_token,
+    ),
+    _Rule(
+        "basic_auth",
+        (
+            _C(
+                r"authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
+                r"basic[ \t]+([a-z0-9+/]{8,}={0,2})"
+            ),
+        ),
+        group=1,
+        lower=True,
+        boundary=True,
+    ),
+)
+
+# Assignments: a key that ends in a secret word, a separator, then the value. One regex per
+# stem, each starting with the stem, run on the lower-cased text; the value is read from the
+# original text.
+_SEP = r"(?![\w-])[\"']?[ \t]{0,3}(?P<sep>=>|:=|=(?!=)|:(?![:/]))"
+_HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("token", _C(r"token" + _SEP)),
+    ("password", _C(r"pass(?P<long>w(?:or)?d|phrase)?" + _SEP)),
+    ("password", _C(r"contrase(?:ñ|n)a" + _SEP)),
+    ("secret", _C(r"secret(?:[_-]?(?:access[_-]?)?key)?" + _SEP)),
+    ("secret", _C(r"key" + _SEP)),
+)
+_KEY_BEFORE_KEY = _C(r"(?:api|access|private|signing|encryption|auth)[_-]?$")
+_VALUE = _C(
+    r"""[ \t]{0,20}(?:
+        "(?P<dq>[^"\n]+)"
+      | '(?P<sq>[^'\n]+)'
+      | `(?P<bq>[^`\n]+)`
+      | (?P<bare>[^\s"'`,;&|(){}\[\]<>]+)
+    )""",
+    re.VERBOSE,
+)
+_SECRET_KEY = _C(
+    r"(?i)^[\w.-]*?(?:(?:api|access|private|signing|encryption|auth)[_-]?key|apikey"
+    r"|secret(?:[_-]?(?:access[_-]?)?key)?|passw(?:or)?d|passphrase|contrase(?:ñ|n)a"
+    r"|[_.-]pass|token)$"
+)
+_NOT_VALUES = frozenset(
+    {
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "str",
+        "string",
+        "int",
+        "bytes",
+        "number",
+        "bool",
+        "boolean",
+        "optional",
+        "any",
+        "object",
+        "required",
+        "secret",
+        "secretstr",
+        "password",
+        "token",
+        "buffer",
+    }
+)
+_DOTTED = _C(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+$")
+_SNAKE_VAR = _C(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_PHRASE = _C(r"^[^\W\d_]+(?:[ '-][^\W\d_]+)+[.!:?]?$")
+_LABEL_PHRASE = _C(r"(?i)passw|contrase|token|secret|key|clave|[.!:?]$")
+_WORD = _C(r"^[A-Za-z_]{1,15}$")
+_PRIVATE_TAG = _C(r"(?i)<(/?)private(?:\s[^<>]*)?>")
+_RESCAN_GAP = 2000  # lines closer than this are scanned again as one text
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+_KINDS = (
+    PRIVATE_KIND,
+    "private_key",
+    *(rule.kind for rule in _RULES),
+    "password",
+    "token",
+    "secret",
+)
+_PRIORITY = {kind: rank for rank, kind in enumerate(_KINDS)}
+
+
+def _lower(text: str) -> str:
+    """Lower case with the same length as ``text``, so that offsets carry over."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _after_word(text: str, start: int) -> bool:
+    if start == 0:
+        return False
+    before = text[start - 1]
+    return before.isalnum() or before == "_"
+
+
+def _stem_in(stem: str, value: str) -> bool:
+    low = value.lower()
+    stems = {"token": ("token", "tok"), "password": ("pass", "pwd", "contrase")}
+    return any(part in low for part in stems.get(stem, ("secret", "key")))
+
+
+def _is_secret_value(value: str) -> bool:
+    """Whether a quoted or whole value looks like a real secret (not empty, not a stand-in)."""
+    text = value.strip()
+    if not text or text.startswith("[REDACTED") or _PLACEHOLDER.match(text):
+        return False
+    return not (_PHRASE.match(text) and _LABEL_PHRASE.search(text))
+
+
+def _bare_is_secret(stem: str, sep: str, spaced: bool, value: str, after: str) -> bool:
+    """Whether an unquoted value is a literal secret rather than code, a type or prose."""
+    if after and after in "([{":
+        return False  # a call, an index or a ${...} reference
+    if value.startswith(("$", "%", "/", "~")) or value.lower() in _NOT_VALUES:
+        return False
+    if value.isdigit() and len(value) < 6:
+        return False
+    if spaced and _WORD.match(value):
+        return False  # ``token = word``: a variable in code, or prose
+    if sep == ":" and value.isalpha() and len(value) < 16:
+        return False  # ``token: string``, ``secret: the ...``: a type or prose
+    if _DOTTED.match(value) or _SNAKE_VAR.match(value) or _stem_in(stem, value):
+        return False
+    return _is_secret_value(value)
+
+
+def _key_ok(head: re.Match[str], lowered: str) -> bool:
+    stem = head.group(0)[:3]
+    if stem == "key":
+        return bool(_KEY_BEFORE_KEY.search(lowered, max(0, head.start() - 12), head.start()))
+    if stem == "pas" and head.group("long") is None:  # bare ``pass``: only as ``db_pass``
+        return head.start() > 0 and lowered[head.start() - 1] in "_.-"
+    return True
+
+
+def _assignment_spans(text: str, lowered: str) -> Iterator[Finding]:
+    for kind, head_re in _HEADS:
+        if kind == "secret" and "key" not in lowered and "secret" not in lowered:
+            continue
+        for head in head_re.finditer(lowered):
+            if not _key_ok(head, lowered):
+                continue
+            value = _VALUE.match(text, head.end())
+            if value is None:
+                continue
+            found = _value_span(kind, head.group("sep"), value)
+            if found is not None:
+                yield Finding(kind, *found)
+
+
+def _value_span(kind: str, sep: str, value: re.Match[str]) -> tuple[int, int] | None:
+    for name in ("dq", "sq", "bq"):
+        if value.group(name) is not None:
+            return value.span(name) if _is_secret_value(value.group(name)) else None
+    start, end = value.span("bare")
+    spaced = start > value.start()
+    text = value.string
+    if _bare_is_secret(kind, sep, spaced, value.group("bare"), text[end : end + 1]):
+        return start, end
+    return None
+
+
+def secret_key_kind(key: str) -> str | None:
+    """``password``, ``token`` or ``secret`` when a mapping key names a secret, else None."""
+    if not _SECRET_KEY.match(key):
+        return None
+    low = key.lower()
+    if "pass" in low or "contrase" in low:
+        return "password"
+    return "token" if low.endswith("token") else "secret"
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every private block and secret in ``text``, merged where they overlap, by position."""
+    return _merge([*_private_spans(text), *_secret_spans(text)])
+
+
+def redact(text: str) -> str:
+    """``text`` with private blocks replaced by ``[REDACTED]``, secrets by ``[REDACTED:kind]``.
+
+    Idempotent: a shape can qualify only once its neighbour became a marker (``AKIA...`` glued
+    to another secret, a quoted value that now reads differently), so every line that received
+    a marker is scanned again until nothing is found. Shapes that span lines (private blocks,
+    key blocks) cannot be formed by a marker, and every finding holds text that is not a
+    marker, so each round shortens what is left.
+    """
+    findings = find_secrets(text)
+    while findings:
+        text, markers = _replace(text, findings)
+        findings = _rescan_lines(text, markers)
+    return text
+
+
+def _replace(text: str, findings: list[Finding]) -> tuple[str, list[tuple[int, int]]]:
+    """The text with each finding replaced by its marker, and where the markers now are."""
+    parts: list[str] = []
+    markers: list[tuple[int, int]] = []
+    cursor = 0
+    length = 0
+    for found in findings:
+        kept = text[cursor : found.start]
+        marker = PRIVATE_MARKER if found.kind == PRIVATE_KIND else f"[REDACTED:{found.kind}]"
+        parts += (kept, marker)
+        length += len(kept)
+        markers.append((length, length + len(marker)))
+        length += len(marker)
+        cursor = found.end
+    parts.append(text[cursor:])
+    return "".join(parts), markers
+
+
+def _rescan_lines(text: str, markers: list[tuple[int, int]]) -> list[Finding]:
+    """Scan again the lines that hold a marker (close ones together, to save calls)."""
+    found: list[Finding] = []
+    for start, end in _line_ranges(text, markers):
+        found += (
+            Finding(f.kind, f.start + start, f.end + start) for f in find_secrets(text[start:end])
+        )
+    return found
+
+
+def _line_ranges(text: str, markers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    range_start, range_end = -1, -1
+    for start, end in markers:
+        if start <= range_end:
+            continue  # already inside the current range
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end == -1 else line_end
+        if range_end >= 0 and line_start - range_end <= _RESCAN_GAP:
+            range_end = line_end
+            continue
+        if range_end >= 0:
+            yield range_start, range_end
+        range_start, range_end = line_start, line_end
+    if range_end >= 0:
+        yield range_start, range_end
+
+
+def redact_value(value: _T) -> _T:
+    """A copy of a JSON value with every string value redacted (mapping keys are kept).
+
+    A string stored under a key that names a secret (``password``, ``api_key``, ``token``...)
+    is replaced whole unless it is empty, a placeholder or already redacted.
+    """
+    return cast(_T, _redact_any(value, None))
+
+
+def truncate_field(text: str, limit: int = MAX_FIELD_CHARS, marker: str = TRUNCATION_MARKER) -> str:
+    """``text`` cut so that, with ``marker`` appended, it is at most ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    if len(marker) >= limit:
+        return marker[:limit]
+    return text[: limit - len(marker)] + marker
+
+
+def check_field_length(name: str, text: str, limit: int = MAX_FIELD_CHARS) -> None:
+    """Raise ``LimitError`` when ``text`` (the field ``name``) is longer than ``limit``."""
+    if len(text) > limit:
+        raise LimitError(
+            f"text field is {len(text):,} characters long; the limit is {limit:,}",
+            json_path=name,
+            hint="shorten it or split it into several records",
+        )
+
+
+def _private_spans(text: str) -> Iterator[Finding]:
+    if "<" not in text:
+        return
+    depth = 0
+    start = 0
+    for tag in _PRIVATE_TAG.finditer(text):
+        if not tag.group(1):
+            if depth == 0:
+                start = tag.start()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                yield Finding(PRIVATE_KIND, start, tag.end())
+    if depth > 0:
+        yield Finding(PRIVATE_KIND, start, len(text))
+
+
+def _pem_spans(text: str) -> Iterator[Finding]:
+    """Private key blocks, from BEGIN to the matching END line, or to the end of the text."""
+    pos = 0
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        end = _PEM_END.search(text, begin.end())
+        stop = len(text) if end is None else end.end()
+        yield Finding("private_key", begin.start(), stop)
+        pos = stop
+
+
+def _secret_spans(text: str) -> Iterator[Finding]:
+    lowered = _lower(text)
+    yield from _pem_spans(text)
+    for rule in _RULES:
+        yield from _rule_spans(rule, text, lowered)
+    yield from _assignment_spans(text, lowered)
+
+
+def _rule_spans(rule: _Rule, text: str, lowered: str) -> Iterator[Finding]:
+    subject = lowered if rule.lower else text
+    for regex in rule.regexes:
+        pos = 0
+        while (match := regex.search(subject, pos)) is not None:
+            start, end = match.span(rule.group)
+            if rule.boundary and _after_word(text, match.start()):
+                pos = match.start() + 1  # a shape may still start inside the rejected one
+            elif start < end and (rule.check is None or rule.check(text[start:end])):
+                yield Finding(rule.kind, start, end)
+                pos = max(match.end(), match.start() + 1)
+            else:
+                pos = match.start() + 1
+
+
+def _merge(findings: list[Finding]) -> list[Finding]:
+    """Union overlapping spans; a merged span takes the kind of highest priority."""
+    if not findings:
+        return []
+    last_rank = len(_PRIORITY)
+    ordered = sorted((f.start, _PRIORITY.get(f.kind, last_rank), f.end, f.kind) for f in findings)
+    merged: list[Finding] = []
+    start, rank, end, kind = ordered[0]
+    for next_start, next_rank, next_end, next_kind in ordered[1:]:
+        if next_start < end:
+            end = max(end, next_end)
+            if next_rank < rank:
+                rank, kind = next_rank, next_kind
+        else:
+            merged.append(Finding(kind, start, end))
+            start, rank, end, kind = next_start, next_rank, next_end, next_kind
+    merged.append(Finding(kind, start, end))
+    return merged
+
+
+def _redact_any(value: object, key: str | None) -> object:
+    if isinstance(value, str):
+        kind = secret_key_kind(key) if key is not None else None
+        if kind is not None and _is_secret_value(value):
+            return f"[REDACTED:{kind}]"
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_any(v, k if isinstance(k, str) else None) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_any(item, None) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_redact_any(item, None) for item in value)
+    return value
