@@ -16,6 +16,7 @@ from typing import Any
 
 from planning_memory.errors import ConflictError, PlanningMemoryError
 from planning_memory.layout import Layout
+from planning_memory.scan.entities import name_of, qualified_of
 from planning_memory.scan.query import repo_path
 from planning_memory.scan.shards import Shards, file_of, folder_of
 from planning_memory.store import Store
@@ -34,15 +35,23 @@ class _Lookup:
 
     def file(self, path: str) -> Entity | None:
         folder = folder_of(path)
-        if folder not in self._files:
-            self._files[folder] = self.shards.load_dir("files", folder)
+        self._load(folder)
         return self._files[folder].get(path)
+
+    def _load(self, folder: str) -> None:
+        if folder not in self._files:
+            shard = self.shards.load_dir(folder)
+            self._files[folder] = shard.files
+            self._functions[folder] = shard.functions
 
     def functions(self, path: str) -> list[Entity]:
         folder = folder_of(path)
-        if folder not in self._functions:
-            self._functions[folder] = self.shards.load_dir("functions", folder)
-        return [e for k, e in sorted(self._functions[folder].items()) if file_of(k) == path]
+        self._load(folder)
+        return [
+            {"qualified_name": qualified_of(k), "name": name_of(k, e), "hash": e.get("hash")}
+            for k, e in sorted(self._functions[folder].items())
+            if file_of(k) == path
+        ]
 
     def hash(self, path: str, symbol: str | None) -> str | None:
         try:

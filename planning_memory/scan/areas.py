@@ -187,8 +187,7 @@ def derive(files: dict[str, Entity]) -> dict[str, Entity]:
         members.setdefault(owner[path], []).append(path)
     inbound: Counter[str] = Counter()
     for path, entity in files.items():
-        for item in entity.get("imports", []):
-            target = item.get("path")
+        for target in entity.get("imports", {}).values():
             if target in owner and owner[target] != owner.get(path):
                 inbound[target] += 1
     return {
@@ -204,8 +203,7 @@ def _place_by_imports(
 ) -> None:
     neighbours: dict[str, list[str]] = {}
     for path, entity in files.items():
-        for item in entity.get("imports", []):
-            target = item.get("path")
+        for target in entity.get("imports", {}).values():
             if target in files:
                 neighbours.setdefault(path, []).append(target)
                 neighbours.setdefault(target, []).append(path)
@@ -240,8 +238,8 @@ def _area(
             c.rsplit(".", 1)[-1] for c in entity.get("classes", []) if _SERVICE.search(c)
         )
         database.extend(entity.get("models", []))
-        for item in entity.get("imports", []):
-            other = owner.get(item.get("path") or "")
+        for target in entity.get("imports", {}).values():
+            other = owner.get(target or "")
             if other and other != name:
                 depends.add(other)
     return {

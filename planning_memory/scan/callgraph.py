@@ -4,10 +4,16 @@ A call ``x.y.name(...)`` or ``name(...)`` made in file X can reach a function ca
 defined in a file X *sees*: X itself, the files X imports (resolved to repository paths), the
 files those re-export (``export ... from``, or any import of a barrel file: ``index.*``,
 ``__init__.py``, ``mod.rs``, ``lib.rs``), the files of an imported Go package or Java package
-folder, and the other files of X's own Go/Java package. A bare call (``name()``) reaches only
-plain functions (and, in Java, methods of the same file); ``self.name``/``this.name`` reaches
-methods of the same file; a dotted call reaches functions and methods. ``new X`` calls are not
-linked. Entries are the caller's entity key: ``<path>::<qualified name>``.
+folder, and the other files of X's own Go/Java package.
+
+- A bare call (``name()``) reaches plain functions (and, in Java, methods of the same file).
+- ``self.name``/``this.name`` reaches methods of the same file.
+- A dotted call reaches functions and methods, unless more than ``AMBIGUOUS`` definitions
+  match it (``x.get()`` with a dozen ``get`` methods in view links to none: without types we
+  cannot tell which).
+- ``new X`` calls are not linked.
+
+Entries are the caller's entity key: ``<path>::<qualified name>``.
 
 Incremental: only files whose calls or visible files changed (the *delta*: parsed, removed,
 imports changed, plus importers of changed barrels and members of changed Go/Java packages)
@@ -20,6 +26,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Protocol
 
+from planning_memory.scan.entities import name_of
 from planning_memory.scan.languages import FAMILY
 from planning_memory.scan.shards import file_of
 from planning_memory.scan.syntax import last_segment
@@ -39,6 +46,7 @@ BARRELS = frozenset(
 )
 PACKAGE_FAMILIES = frozenset({"go", "java"})
 _REEXPORT_DEPTH = 4
+AMBIGUOUS = 4  # a method call (``x.name()``) matching more definitions than this is not linked
 
 
 class Functions(Protocol):
@@ -76,8 +84,7 @@ class Graph:
             return []
         targets: list[str] = []
         family = self.family(path)
-        for item in entity.get("imports", []):
-            target = item.get("path")
+        for target in entity.get("imports", {}).values():
             if not target:
                 continue
             if target in self.files:
@@ -92,17 +99,15 @@ class Graph:
             return []
         if posixpath.basename(path) in BARRELS:
             return self.direct(path)
-        return [
-            i["path"]
-            for i in entity.get("imports", [])
-            if i.get("reexport") and i.get("path") and i["path"] in self.files
-        ]
+        imports = entity.get("imports", {})
+        found = [imports.get(m) for m in entity.get("reexports", [])]
+        return [p for p in found if p and p in self.files]
 
     def is_barrel(self, path: str) -> bool:
-        entity = self.files.get(path) or {}
-        return posixpath.basename(path) in BARRELS or any(
-            i.get("reexport") for i in entity.get("imports", [])
-        )
+        entity = self.files.get(path)
+        if entity is None:
+            return False
+        return path.rsplit("/", 1)[-1] in BARRELS or bool(entity.get("reexports"))
 
     def visible(self, path: str) -> frozenset[str]:
         known = self._visible.get(path)
@@ -141,24 +146,28 @@ class Graph:
 def delta(old: Graph, new: Graph, changed: set[str]) -> set[str]:
     """Files whose own calls or visible set may have changed."""
     result = set(changed)
+    if result.issuperset(new.files):
+        return result
     for path, entity in new.files.items():
         before = old.files.get(path)
         if before is not None and before.get("imports") != entity.get("imports"):
             result.add(path)
-    queue = list(result)
-    membership = {p for p in changed if (p in old.files) != (p in new.files)}
-    for path in membership:
+    for path in [p for p in changed if (p in old.files) != (p in new.files)]:
         for graph in (old, new):
             family = graph.family(path)
             if family in PACKAGE_FAMILIES:
-                queue.extend(graph.package(posixpath.dirname(path), family))
-                queue.extend(graph.importers(path))
+                result.update(graph.package(posixpath.dirname(path), family))
+                result.update(graph.importers(path))
+    queue = list(result)
     while queue:
         path = queue.pop()
-        result.add(path)
-        if old.is_barrel(path) or new.is_barrel(path):
-            for graph in (old, new):
-                queue.extend(p for p in graph.importers(path) if p not in result)
+        if not (old.is_barrel(path) or new.is_barrel(path)):
+            continue
+        for graph in (old, new):
+            for importer in graph.importers(path):
+                if importer not in result:
+                    result.add(importer)
+                    queue.append(importer)
     return result
 
 
@@ -184,7 +193,7 @@ def update(
         linker.contribute(caller, None)
     wanted: dict[str, set[str]] = {}
     for target in affected:
-        names = {e["name"] for k, e in functions.of(target).items() if k in fresh}
+        names = {name_of(k, e) for k, e in functions.of(target).items() if k in fresh}
         if names:
             wanted[target] = names
     if wanted:
@@ -196,8 +205,11 @@ def update(
     for target in affected:
         for key, entity in functions.of(target).items():
             value = sorted(linker.result.get(key, ()))
-            if entity.get("called_by") != value:
-                entity["called_by"] = value
+            if entity.get("called_by", []) != value:
+                if value:
+                    entity["called_by"] = value
+                else:
+                    entity.pop("called_by", None)
                 functions.touch(target)
 
 
@@ -215,7 +227,7 @@ class _Linker:
         if index is None:
             index = {}
             for key, entity in self.functions.of(path).items():
-                index.setdefault(str(entity.get("name")), []).append((key, entity))
+                index.setdefault(name_of(key, entity), []).append((key, entity))
             self._names[path] = index
         return index
 
@@ -230,12 +242,17 @@ class _Linker:
                 name = last_segment(call)
                 own = call.startswith(("self.", "this."))
                 bare = call == name
-                for target in (caller,) if own else visible:
-                    if only is not None and name not in only.get(target, ()):
-                        continue
-                    for key, fn in self.named(target).get(name, ()):
-                        if _compatible(fn, own, bare, java and target == caller):
-                            self.result.setdefault(key, set()).add(caller_key)
+                found = [
+                    (target, key)
+                    for target in ((caller,) if own else visible)
+                    for key, fn in self.named(target).get(name, ())
+                    if _compatible(fn, own, bare, java and target == caller)
+                ]
+                if not (bare or own or len(found) <= AMBIGUOUS):
+                    continue
+                for target, key in found:
+                    if only is None or name in only.get(target, ()):
+                        self.result.setdefault(key, set()).add(caller_key)
 
 
 def _compatible(fn: Entity, own: bool, bare: bool, same_java_file: bool) -> bool:

@@ -19,6 +19,7 @@ from planning_memory.scan.syntax import (
     field_text,
     leading_comment,
     lines,
+    ordered,
     short_hash,
     squash,
     string_value,
@@ -37,7 +38,7 @@ QUERY = """
 (binary_expression operator: ["&&" "||"]) @branch
 """
 _COMMENT = frozenset({"comment"})
-_HEADER = frozenset({"package_clause"})
+_DOCUMENTED = frozenset({"function_declaration", "method_declaration", "type_declaration"})
 _RECEIVER = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -61,7 +62,7 @@ def extract(source: bytes) -> FileFacts:
     exports = [s.qualified for s in scopes if _exported(s)] + [t for t in types if t[:1].isupper()]
     return {
         "purpose": summary(_package_doc(root)),
-        "imports": [{"module": string_value(text(n))} for n in caps.get("import", [])],
+        "imports": [{"module": string_value(text(n))} for n in ordered(caps.get("import", []))],
         "exports": unique(exports),
         "classes": unique(types),
         "functions": [_function(s, source) for s in scopes],
@@ -113,4 +114,4 @@ def _package_doc(root: Node) -> str | None:
             if doc:
                 return doc
             break
-    return leading_comment(root, _COMMENT, frozenset(), _HEADER)
+    return leading_comment(root, _COMMENT, frozenset(), _DOCUMENTED)

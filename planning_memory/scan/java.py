@@ -20,6 +20,7 @@ from planning_memory.scan.syntax import (
     leading_comment,
     lines,
     nest,
+    ordered,
     short_hash,
     squash,
     summary,
@@ -40,7 +41,9 @@ QUERY = """
 (binary_expression operator: ["&&" "||"]) @branch
 """
 _COMMENT = frozenset({"block_comment", "line_comment"})
-_HEADER = frozenset({"package_declaration", "import_declaration"})
+_DOCUMENTED = frozenset(
+    {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+)
 _ENTITY = re.compile(r"@(?:Entity|Table|Document)\b")
 
 
@@ -52,22 +55,23 @@ def grammar() -> Grammar:
 def extract(source: bytes) -> FileFacts:
     """The facts of one Java file."""
     root, caps = grammar().captures(source)
-    scopes = [Scope(n, field_text(n, "name"), "method") for n in caps.get("function", [])]
+    bodies = [n for n in caps.get("function", []) if n.child_by_field_name("body") is not None]
+    scopes = [Scope(n, field_text(n, "name"), "method") for n in bodies]
     scopes += [Scope(n, field_text(n, "name"), "constructor") for n in caps.get("constructor", [])]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
-    ordered = nest(scopes + classes)
+    every = nest(scopes + classes)
     calls = [(n.start_byte, _invocation(n, source)) for n in caps.get("call", [])]
     calls += [(n.start_byte, "new " + callee(text(n))) for n in caps.get("new", [])]
-    assign_calls(ordered, calls)
-    branches = count_branches(ordered, caps.get("branch", []))
-    types = [s for s in ordered if s.kind == "class"]
+    assign_calls(every, calls)
+    branches = count_branches(every, caps.get("branch", []))
+    types = [s for s in every if s.kind == "class"]
     exports = [s.qualified for s in types if s.parent is None and _public(s)]
     return {
         "purpose": summary(_purpose(root, types)),
-        "imports": _imports(caps.get("import", [])),
+        "imports": _imports(ordered(caps.get("import", []))),
         "exports": exports,
         "classes": [s.qualified for s in types],
-        "functions": [_function(s, source) for s in ordered if s.is_function],
+        "functions": [_function(s, source) for s in every if s.is_function],
         "components": [],
         "complexity": 1 + branches,
         "parse_errors": root.has_error,
@@ -124,7 +128,7 @@ def _function(scope: Scope, source: bytes) -> FunctionFact:
 
 
 def _purpose(root: Node, types: list[Scope]) -> str | None:
-    header = leading_comment(root, _COMMENT, frozenset(), _HEADER)
+    header = leading_comment(root, _COMMENT, frozenset(), _DOCUMENTED)
     if header:
         return header
     for scope in types:

@@ -28,6 +28,7 @@ from planning_memory.scan.syntax import (
     leading_comment,
     lines,
     nest,
+    ordered,
     short_hash,
     squash,
     string_value,
@@ -64,7 +65,14 @@ _TS = """
 """
 _COMMENT = frozenset({"comment"})
 _SKIP_TOP = frozenset({"hash_bang_line", "expression_statement"})
-_HEADER = frozenset({"import_statement"})
+_DOCUMENTED = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "export_statement",
+    }
+)
 _DECORATORS = frozenset({"decorator"})
 _WRAPPERS = frozenset({"memo", "forwardRef", "observer", "styled", "withRouter", "connect"})
 _TRANSPARENT = frozenset(
@@ -126,7 +134,7 @@ def extract(source: bytes, dialect: str) -> FileFacts:
     functions = [_function(s, f, exported) for s in scopes if s.is_function]
     components = _components(scopes, f, exported)
     return {
-        "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _HEADER)),
+        "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _DOCUMENTED)),
         "imports": imports,
         "exports": exports,
         "classes": [s.qualified for s in scopes if s.kind == "class"],
@@ -256,7 +264,7 @@ def _is_exported(scope: Scope, exported: set[str]) -> bool:
 # -- imports and exports -------------------------------------------------------------------
 def _imports_exports(f: _File) -> tuple[list[ImportFact], list[str]]:
     imports: list[ImportFact] = []
-    for node in f.caps.get("import", []):
+    for node in ordered(f.caps.get("import", [])):
         source = node.child_by_field_name("source")
         if source is not None:
             imports.append({"module": string_value(text(source))})
@@ -266,7 +274,7 @@ def _imports_exports(f: _File) -> tuple[list[ImportFact], list[str]]:
             if module:
                 imports.append({"module": module})
     exports: list[str] = []
-    for node in f.caps.get("export", []):
+    for node in ordered(f.caps.get("export", [])):
         exports.extend(_exported_names(node))
         source = node.child_by_field_name("source")
         if source is not None:

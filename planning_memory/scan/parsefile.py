@@ -12,9 +12,10 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
-from planning_memory.scan import sideeffects
+from planning_memory import privacy
+from planning_memory.scan import entities, sideeffects
 from planning_memory.scan.facts import FileFacts
 from planning_memory.scan.languages import EXTRACTORS
 
@@ -34,10 +35,9 @@ class Parsed(TypedDict):
     path: str
     status: str  # ok | same | binary | large | gone | error
     hash: NotRequired[str]
-    lines: NotRequired[int]
-    utf8: NotRequired[bool]
-    facts: NotRequired[FileFacts]
-    side_effects: NotRequired[list[list[str]]]  # per function, same order as facts
+    file: NotRequired[dict[str, Any]]  # stored file entity, no annotations yet
+    functions: NotRequired[dict[str, dict[str, Any]]]
+    components: NotRequired[dict[str, dict[str, Any]]]
     error: NotRequired[str]
 
 
@@ -81,19 +81,32 @@ def run(job: Job) -> Parsed:
     digest = job["git_hash"] or blob_id(data)
     if digest == job["known"]:
         return {"path": path, "status": "same", "hash": digest}
+    language = job["language"]
     try:
-        facts = EXTRACTORS[job["language"]](data)
+        facts = _redacted(EXTRACTORS[language](data), data)
     except Exception as exc:  # a grammar bug must not stop a scan of 100k files
         return {"path": path, "status": "error", "hash": digest, "error": repr(exc)[:200]}
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    effects = [sideeffects.classify(f["calls"]) for f in facts["functions"]]
     return {
         "path": path,
         "status": "ok",
         "hash": digest,
-        "lines": data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0),
-        "utf8": _is_utf8(data),
-        "facts": facts,
-        "side_effects": [sideeffects.classify(f["calls"]) for f in facts["functions"]],
+        "file": entities.file_entity(path, language, digest, lines, facts, _is_utf8(data)),
+        "functions": entities.function_entities(path, facts, effects),
+        "components": entities.component_entities(path, facts),
     }
+
+
+def _redacted(facts: FileFacts, data: bytes) -> FileFacts:
+    """``facts`` with secrets redacted when the source holds any (function hashes kept)."""
+    if not privacy.find_secrets(data.decode("utf-8", "replace")):
+        return facts
+    hashes = [f["hash"] for f in facts["functions"]]
+    clean = privacy.redact_value(facts)
+    for function, digest in zip(clean["functions"], hashes, strict=True):
+        function["hash"] = digest
+    return clean
 
 
 def run_batch(jobs: list[Job]) -> list[Parsed]:

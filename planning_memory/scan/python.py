@@ -19,6 +19,7 @@ from planning_memory.scan.syntax import (
     leading_comment,
     lines,
     nest,
+    ordered,
     short_hash,
     squash,
     string_value,
@@ -37,7 +38,7 @@ QUERY = """
  (boolean_operator) (conditional_expression) (case_clause) (for_in_clause) (if_clause)] @branch
 """
 _COMMENT = frozenset({"comment"})
-_HEADER = frozenset({"import_statement", "import_from_statement", "future_import_statement"})
+_DOCUMENTED = frozenset({"function_definition", "class_definition", "decorated_definition"})
 _MODEL_BASES = frozenset({"Model", "Base", "DeclarativeBase", "Document"})
 
 
@@ -51,24 +52,24 @@ def extract(source: bytes) -> FileFacts:
     root, caps = grammar().captures(source)
     scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
-    ordered = nest(scopes + classes)
-    for scope in ordered:
+    every = nest(scopes + classes)
+    for scope in every:
         if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
             scope.kind = "constructor" if scope.name == "__init__" else "method"
-    assign_calls(ordered, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
-    branches = count_branches(ordered, caps.get("branch", []))
-    exports = _exports(root, ordered)
+    assign_calls(every, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    branches = count_branches(every, caps.get("branch", []))
+    exports = _exports(root, every)
     public = set(exports)
     return {
         "purpose": summary(_module_docstring(root)),
-        "imports": _imports(caps.get("import", [])),
+        "imports": _imports(ordered(caps.get("import", []))),
         "exports": exports,
-        "classes": [s.qualified for s in ordered if s.kind == "class"],
-        "functions": [_function(s, source, public) for s in ordered if s.is_function],
+        "classes": [s.qualified for s in every if s.kind == "class"],
+        "functions": [_function(s, source, public) for s in every if s.is_function],
         "components": [],
         "complexity": 1 + branches,
         "parse_errors": root.has_error,
-        "models": _models(ordered),
+        "models": _models(every),
     }
 
 
@@ -117,7 +118,7 @@ def _module_docstring(root: Node) -> str | None:
     doc = _docstring(root)
     if doc is not None:
         return doc
-    return leading_comment(root, _COMMENT, frozenset(), _HEADER)
+    return leading_comment(root, _COMMENT, frozenset(), _DOCUMENTED)
 
 
 def _exports(root: Node, scopes: list[Scope]) -> list[str]:

@@ -8,10 +8,18 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
+from planning_memory import privacy
 from planning_memory.errors import InputError, LimitError, NotFoundError, UnsafePathError
 from planning_memory.layout import Layout
 from planning_memory.scan import areas
-from planning_memory.scan.entities import ANNOTATED
+from planning_memory.scan.entities import (
+    ANNOTATED,
+    expand_component,
+    expand_file,
+    expand_function,
+    name_of,
+    qualified_of,
+)
 from planning_memory.scan.scanner import RELATIONSHIPS
 from planning_memory.scan.shards import Shards, file_of, folder_of
 from planning_memory.store import Store
@@ -37,29 +45,28 @@ def repo_path(layout: Layout, path: str) -> str:
 def get_file(layout: Layout, store: Store, path: str) -> Entity | None:
     """The file entity at ``path`` with its functions' qualified names, or None."""
     path = repo_path(layout, path)
-    shards = Shards(layout, store)
-    entity = shards.load_dir("files", folder_of(path)).get(path)
+    shard = Shards(layout, store).load_dir(folder_of(path))
+    entity = shard.files.get(path)
     if entity is None:
         return None
-    functions = [
-        e.get("qualified_name")
-        for k, e in shards.load_dir("functions", folder_of(path)).items()
-        if file_of(k) == path
-    ]
-    return {"path": path, **entity, "functions": sorted(str(f) for f in functions)}
+    functions = sorted(qualified_of(k) for k in shard.functions if file_of(k) == path)
+    return {**expand_file(path, entity), "functions": functions}
+
+
+_EXPAND = {"functions": expand_function, "components": expand_component}
 
 
 def _matching(shards: Shards, kind: str, name: str) -> list[Entity]:
     if "::" in name:
-        entries: Iterable[tuple[str, Entity]] = shards.load_dir(
-            kind, folder_of(file_of(name))
-        ).items()
+        entries: Iterable[tuple[str, Entity]] = (
+            shards.load_dir(folder_of(file_of(name))).kind(kind).items()
+        )
     else:
-        entries = shards.iter_all(kind)
+        entries = shards.iter_kind(kind)
     found = [
-        {"key": key, **entity}
+        _EXPAND[kind](key, entity)
         for key, entity in entries
-        if name in (key, entity.get("name"), entity.get("qualified_name"))
+        if name in (key, name_of(key, entity), qualified_of(key))
     ]
     return sorted(found, key=lambda e: str(e["key"]))
 
@@ -75,7 +82,7 @@ def get_component(layout: Layout, store: Store, name: str) -> list[Entity]:
 
 
 def _relationships(layout: Layout, store: Store) -> Entity:
-    value = Shards(layout, store)._read(layout.entity / RELATIONSHIPS)
+    value = Shards(layout, store).read(layout.entity / RELATIONSHIPS)
     return value if value is not None else {"areas": {}}
 
 
@@ -129,20 +136,19 @@ def _file_relationships(layout: Layout, store: Store, shards: Shards, name: str)
         path = repo_path(layout, name)
     except UnsafePathError:
         return None
-    entity = shards.load_dir("files", folder_of(path)).get(path)
+    entity = shards.load_dir(folder_of(path)).files.get(path)
     if entity is None:
         return None
     imported_by = sorted(
         p
-        for p, e in shards.iter_all("files")
-        if any(i.get("path") in (path, folder_of(path)) for i in e.get("imports", [])) and p != path
+        for p, e in shards.iter_kind("files")
+        if p != path and any(t in (path, folder_of(path)) for t in e.get("imports", {}).values())
     )
-    imports = entity.get("imports", [])
     return {
         "kind": "file",
         "name": path,
-        "imports": sorted({i["path"] for i in imports if i.get("path")}),
-        "packages": sorted({i["package"] for i in imports if i.get("package")}),
+        "imports": sorted({t for t in entity.get("imports", {}).values() if t}),
+        "packages": entity.get("packages", []),
         "imported_by": imported_by,
         "components": entity.get("components", []),
         "areas": _areas_of(layout, store, path),
@@ -154,8 +160,8 @@ def _component_relationships(
 ) -> Entity:
     names = {str(c["name"]) for c in found}
     parents = sorted(
-        str(e.get("name"))
-        for _k, e in shards.iter_all("components")
+        name_of(k, e)
+        for k, e in shards.iter_kind("components")
         if names & set(e.get("children", []))
     )
     files = sorted({str(c["file"]) for c in found})
@@ -180,7 +186,7 @@ def _as_list(value: str | Iterable[str] | None, field: str) -> list[str]:
             raise InputError(f"{field} must be text")
         if len(item) > MAX_TEXT:
             raise LimitError(f"{field} is over {MAX_TEXT:,} characters")
-    return [i.strip() for i in items if i.strip()]
+    return [privacy.redact(i.strip()) for i in items if i.strip()]
 
 
 def update_file_annotations(
@@ -205,17 +211,17 @@ def update_file_annotations(
         raise LimitError(f"purpose is over {MAX_TEXT:,} characters", path=path)
     shards = Shards(layout, store)
     with store.lock():
-        entries = shards.load_dir("files", folder_of(path))
-        entity = dict(entries.get(path) or {"language": None, "hash": None})
+        shard = shards.load_dir(folder_of(path))
+        entity = dict(shard.files.get(path) or {"language": None, "hash": None})
         if new_notes:
             entity["notes"] = list(dict.fromkeys([*entity.get("notes", []), *new_notes]))
         if authors:
             entity["modified_by"] = sorted({*entity.get("modified_by", []), *authors})
         if purpose is not None:
-            _set_purpose(entity, purpose.strip())
-        entries[path] = entity
-        shards.write_dir("files", folder_of(path), dict(sorted(entries.items())), len(entries))
-    return {"path": path, **entity}
+            _set_purpose(entity, privacy.redact(purpose.strip()))
+        shard.files[path] = entity
+        shards.write_dir(folder_of(path), shard)
+    return expand_file(path, entity)
 
 
 def _set_purpose(entity: Entity, purpose: str) -> None:

@@ -21,6 +21,7 @@ from planning_memory.scan.syntax import (
     field_text,
     lines,
     nest,
+    ordered,
     short_hash,
     squash,
     summary,
@@ -73,7 +74,7 @@ def extract(source: bytes) -> FileFacts:
     exports += [field_text(n, "name") for n in caps.get("type", []) if _is_pub(n)]
     return {
         "purpose": summary(_inner_doc(root)),
-        "imports": _imports(caps.get("use", []), caps.get("mod", [])),
+        "imports": _imports(ordered(caps.get("use", [])), ordered(caps.get("mod", []))),
         "exports": unique(exports),
         "classes": unique(types + [s.name for s in scopes if s.kind == "trait"]),
         "functions": functions,

@@ -27,9 +27,8 @@ from typing import Any
 from planning_memory.errors import ConfigError, UnsafePathError
 from planning_memory.layout import Layout
 from planning_memory.scan import areas, callgraph, coverage, entities, parsefile, resolve, walk
-from planning_memory.scan.facts import FileFacts
 from planning_memory.scan.languages import language_for
-from planning_memory.scan.shards import Shards, bucket_count, file_of, folder_of
+from planning_memory.scan.shards import Shard, Shards, bucket_count, file_of, folder_of
 from planning_memory.store import Store
 
 Entity = dict[str, Any]
@@ -58,6 +57,7 @@ class ScanReport:
     shards_written: int
     seconds: float
     error_paths: tuple[str, ...] = ()
+    phases: tuple[tuple[str, float], ...] = ()  # seconds spent per step, for benchmarks
 
 
 @dataclass(frozen=True)
@@ -104,33 +104,38 @@ def _int(entity: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
-# -- tables of functions and components, loaded per folder on demand ------------------------
-class _Table:
-    """Entities of one kind grouped by folder then file; implements ``callgraph.Functions``."""
+# -- functions and components, loaded per folder on demand --------------------------------
+class _Symbols:
+    """Functions and components grouped by folder then file; ``of``/``touch`` make it the
+    ``callgraph.Functions`` of a scan."""
 
-    def __init__(self, shards: Shards, kind: str) -> None:
+    def __init__(self, shards: Shards) -> None:
         self.shards = shards
-        self.kind = kind
-        self.folders: dict[str, dict[str, dict[str, Entity]]] = {}
+        self.folders: dict[str, dict[str, dict[str, dict[str, Entity]]]] = {}
         self.dirty: set[str] = set()
 
-    def _folder(self, folder: str) -> dict[str, dict[str, Entity]]:
+    def _folder(self, folder: str) -> dict[str, dict[str, dict[str, Entity]]]:
         grouped = self.folders.get(folder)
         if grouped is None:
-            grouped = {}
-            for key, entity in self.shards.load_dir(self.kind, folder).items():
-                grouped.setdefault(file_of(key), {})[key] = entity
+            shard = self.shards.load_dir(folder)
+            grouped = {"functions": {}, "components": {}}
+            for kind, by_file in grouped.items():
+                for key, entity in shard.kind(kind).items():
+                    by_file.setdefault(file_of(key), {})[key] = entity
             self.folders[folder] = grouped
         return grouped
 
     def of(self, path: str) -> dict[str, Entity]:
-        return self._folder(folder_of(path)).get(path, {})
+        return self._folder(folder_of(path))["functions"].get(path, {})
+
+    def components_of(self, path: str) -> dict[str, Entity]:
+        return self._folder(folder_of(path))["components"].get(path, {})
 
     def touch(self, path: str) -> None:
         self.dirty.add(folder_of(path))
 
-    def replace(self, path: str, entries: dict[str, Entity]) -> None:
-        grouped = self._folder(folder_of(path))
+    def replace(self, path: str, kind: str, entries: dict[str, Entity]) -> None:
+        grouped = self._folder(folder_of(path))[kind]
         if grouped.get(path, {}) == entries:
             return
         if entries:
@@ -139,9 +144,9 @@ class _Table:
             grouped.pop(path, None)
         self.dirty.add(folder_of(path))
 
-    def flat(self, folder: str) -> dict[str, Entity]:
+    def flat(self, folder: str, kind: str) -> dict[str, Entity]:
         out: dict[str, Entity] = {}
-        for entries in self._folder(folder).values():
+        for entries in self._folder(folder)[kind].values():
             out.update(entries)
         return out
 
@@ -157,9 +162,8 @@ class _Run:
     shards: Shards
     old_files: dict[str, Entity]
     files: dict[str, Entity]
-    functions: _Table
-    components: _Table
-    dirty_files: set[str] = field(default_factory=set)  # folders whose files shard changed
+    symbols: _Symbols
+    dirty: set[str] = field(default_factory=set)  # folders whose shard must be rebuilt
     changed: set[str] = field(default_factory=set)  # paths whose functions may have changed
     parsed: set[str] = field(default_factory=set)
     fresh: set[str] = field(default_factory=set)
@@ -172,10 +176,10 @@ class _Run:
     def set_file(self, path: str, entity: Entity | None) -> None:
         if entity is None:
             if self.files.pop(path, None) is not None:
-                self.dirty_files.add(folder_of(path))
+                self.dirty.add(folder_of(path))
         elif self.files.get(path) != entity:
             self.files[path] = entity
-            self.dirty_files.add(folder_of(path))
+            self.dirty.add(folder_of(path))
 
 
 # -- entry point ---------------------------------------------------------------------------
@@ -198,34 +202,27 @@ def scan(
     root = layout.repo_root
     scope = _scope(root, paths)
     rules = walk.Rules.from_patterns(settings.include, settings.exclude)
+    clock = _Clock()
     listing = walk.discover(root, rules, paths=scope, use_git=settings.use_git)
+    clock.lap("list")
     with store.lock():
         shards = Shards(layout, store)
-        old_files = shards.load_all("files")
+        old_files = shards.load_files()
         run = _Run(
-            layout,
-            store,
-            settings,
-            full,
-            shards,
-            old_files,
-            dict(old_files),
-            _Table(shards, "functions"),
-            _Table(shards, "components"),
+            layout, store, settings, full, shards, old_files, dict(old_files), _Symbols(shards)
         )
         jobs = _plan(run, listing, scope)
+        clock.lap("load")
         for result in _execute(jobs, settings, progress):
             _apply(run, result)
+        clock.lap("parse")
         _resolve_imports(run)
         _apply_coverage(run)
-        callgraph.update(
-            callgraph.Graph(old_files),
-            callgraph.Graph(run.files),
-            run.functions,
-            run.changed,
-            run.fresh,
-        )
-        written = _write(run)
+        clock.lap("resolve")
+        old_graph, new_graph = callgraph.Graph(old_files), callgraph.Graph(run.files)
+        callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
+        clock.lap("called_by")
+        written = _write(run, clock)
     counts = run.counts
     return ScanReport(
         files_seen=len(listing.files),
@@ -239,7 +236,19 @@ def scan(
         shards_written=written,
         seconds=round(time.perf_counter() - started, 3),
         error_paths=tuple(run.error_paths[:50] + shards.broken[:50]),
+        phases=tuple(clock.laps),
     )
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+        self.laps: list[tuple[str, float]] = []
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps.append((name, round(now - self.last, 3)))
+        self.last = now
 
 
 def _scope(root: Path, paths: list[str] | None) -> list[str] | None:
@@ -340,50 +349,34 @@ def _apply(run: _Run, result: parsefile.Parsed) -> None:
             run.count(status)
         _drop(run, path, keep_annotations=status != "gone")
         return
-    facts = result.get("facts") or _empty_facts()
+    entity = result.get("file") or _failed_entity(path, result.get("hash", ""))
     if status == "error":
         run.error_paths.append(f"{path}: {result.get('error', 'extractor failed')}")
         run.count("errors")
-    elif facts["parse_errors"]:
+    elif entity.get("parse_errors"):
         run.error_paths.append(f"{path}: syntax errors (partial results)")
         run.count("errors")
-    old = run.old_files.get(path)
-    language = language_for(path) or ""
-    entity = entities.file_entity(
-        path,
-        language,
-        result.get("hash", ""),
-        result.get("lines", 0),
-        facts,
-        result.get("utf8", True),
-        old,
-    )
-    run.set_file(path, entity)
+    run.set_file(path, entities.carry(entity, run.old_files.get(path)))
     run.count("parsed")
     run.parsed.add(path)
     run.changed.add(path)
-    old_functions = run.functions.of(path)
-    new_functions = entities.function_entities(
-        path, facts, result.get("side_effects") or [[] for _ in facts["functions"]], old_functions
-    )
-    run.fresh.update(k for k in new_functions if k not in old_functions)
-    run.functions.replace(path, new_functions)
-    old_components = run.components.of(path)
-    run.components.replace(path, entities.component_entities(path, facts, old_components))
-
-
-def _empty_facts() -> FileFacts:
-    return {
-        "purpose": None,
-        "imports": [],
-        "exports": [],
-        "classes": [],
-        "functions": [],
-        "components": [],
-        "complexity": 1,
-        "parse_errors": True,
-        "models": [],
+    old_functions = run.symbols.of(path)
+    functions = {
+        key: entities.carry(fn, old_functions.get(key), keep=("called_by",))
+        for key, fn in (result.get("functions") or {}).items()
     }
+    run.fresh.update(k for k in functions if k not in old_functions)
+    run.symbols.replace(path, "functions", functions)
+    old_components = run.symbols.components_of(path)
+    components = {
+        key: entities.carry(c, old_components.get(key))
+        for key, c in (result.get("components") or {}).items()
+    }
+    run.symbols.replace(path, "components", components)
+
+
+def _failed_entity(path: str, digest: str) -> Entity:
+    return {"language": language_for(path), "hash": digest, "parse_errors": True}
 
 
 def _drop(run: _Run, path: str, *, keep_annotations: bool) -> None:
@@ -395,8 +388,8 @@ def _drop(run: _Run, path: str, *, keep_annotations: bool) -> None:
         run.count("removed")
     run.set_file(path, kept)
     run.changed.add(path)
-    run.functions.replace(path, {})
-    run.components.replace(path, {})
+    run.symbols.replace(path, "functions", {})
+    run.symbols.replace(path, "components", {})
 
 
 # -- imports, coverage ---------------------------------------------------------------------
@@ -412,19 +405,19 @@ def _resolve_imports(run: _Run) -> None:
     for path in targets:
         entity = run.files[path]
         language = str(entity.get("language"))
-        imports = []
-        for item in entity.get("imports", []):
-            found, package = resolve.resolve(item["module"], path, language, ctx)
-            fresh: Entity = {"module": item["module"]}
-            if found is not None:
-                fresh["path"] = found
-            elif package is not None:
-                fresh["package"] = package
-            if item.get("reexport"):
-                fresh["reexport"] = True
-            imports.append(fresh)
-        if imports != entity.get("imports"):
-            run.set_file(path, {**entity, "imports": imports})
+        imports: dict[str, str | None] = {}
+        packages: set[str] = set()
+        for module in entity.get("imports", {}):
+            found, package = resolve.resolve(module, path, language, ctx)
+            imports[module] = found
+            if package is not None:
+                packages.add(package)
+        if imports != entity.get("imports", {}) or sorted(packages) != entity.get("packages", []):
+            updated = {**entity, "imports": imports, "packages": sorted(packages)}
+            for key in ("imports", "packages"):
+                if not updated[key]:
+                    del updated[key]
+            run.set_file(path, updated)
 
 
 def _read_config(root: Path, rel: str) -> bytes | None:
@@ -459,38 +452,38 @@ def _apply_coverage(run: _Run) -> None:
 
 
 # -- writing -------------------------------------------------------------------------------
-def _write(run: _Run) -> int:
+def _write(run: _Run, clock: _Clock) -> int:
     by_folder: dict[str, list[str]] = {}
     for path in run.files:
         by_folder.setdefault(folder_of(path), []).append(path)
     old_counts: dict[str, int] = {}
     for path in run.old_files:
         old_counts[folder_of(path)] = old_counts.get(folder_of(path), 0) + 1
+    dirty = run.dirty | run.symbols.dirty
     for folder in set(by_folder) | set(old_counts):
         new_count = len(by_folder.get(folder, ()))
         if bucket_count(new_count) != bucket_count(old_counts.get(folder, 0)):
-            run.dirty_files.add(folder)
-            run.functions.dirty.add(folder)
-            run.components.dirty.add(folder)
+            dirty.add(folder)
     written = 0
-    for folder in sorted(run.dirty_files):
-        paths = by_folder.get(folder, [])
-        entries = {p: run.files[p] for p in sorted(paths)}
-        written += run.shards.write_dir("files", folder, entries, len(paths))
-    for table in (run.functions, run.components):
-        for folder in sorted(table.dirty):
-            count = len(by_folder.get(folder, ()))
-            written += run.shards.write_dir(table.kind, folder, table.flat(folder), count)
+    for folder in sorted(dirty):
+        shard = Shard(
+            files={p: run.files[p] for p in sorted(by_folder.get(folder, []))},
+            functions=run.symbols.flat(folder, "functions"),
+            components=run.symbols.flat(folder, "components"),
+        )
+        written += run.shards.write_dir(folder, shard)
+    clock.lap("write")
     written += _write_relationships(run)
+    clock.lap("areas")
     return written
 
 
 def _write_relationships(run: _Run) -> int:
     target = run.layout.entity / RELATIONSHIPS
-    something = run.dirty_files or run.changed or run.full
+    something = run.dirty or run.changed or run.full
     if not something and target.exists():
         return 0
-    existing = run.shards._read(target) if target.exists() else None
+    existing = run.shards.read(target) if target.exists() else None
     sources = {p: e for p, e in run.files.items() if e.get("language")}
     document = areas.merge(areas.derive(sources), existing)
     return int(run.store.write_json(target, document))

@@ -121,6 +121,11 @@ def count_branches(scopes: Sequence[Scope], nodes: list[Node]) -> int:
     return len(positions)
 
 
+def ordered(nodes: list[Node]) -> list[Node]:
+    """``nodes`` in source order (captures of different patterns come grouped)."""
+    return sorted(nodes, key=lambda n: n.start_byte)
+
+
 def within(positions: list[int], start: int, end: int) -> tuple[int, int]:
     """Index range of the sorted ``positions`` that fall in ``[start, end)``."""
     return bisect_left(positions, start), bisect_left(positions, end)
@@ -152,6 +157,7 @@ def callee(value: str) -> str:
             previous, value = value, _ARGS.sub("()", value)
     if "\n" in value or "  " in value or "\t" in value:
         value = _WS.sub("", value)
+    value = value.removeprefix("await ")
     return value if len(value) <= MAX_CALL else value[: MAX_CALL - 1] + "…"
 
 
@@ -254,13 +260,12 @@ def comments_before(node: Node, kinds: frozenset[str], skip: frozenset[str]) -> 
 
 
 def leading_comment(
-    root: Node, kinds: frozenset[str], skip: frozenset[str], header: frozenset[str]
+    root: Node, kinds: frozenset[str], skip: frozenset[str], documents: frozenset[str]
 ) -> str | None:
     """The first non-licence comment block at the top of a file, or None.
 
-    A block glued to the declaration that follows it documents that declaration, not the
-    file; it counts only when a blank line or a node in ``header`` (imports, package
-    clause) follows it, or when nothing follows.
+    A block glued (no blank line) to a following node whose type is in ``documents`` (a
+    function or class declaration) is that declaration's doc comment, not the file's.
     """
     block: list[str] = []
     last_row = -2
@@ -276,7 +281,8 @@ def leading_comment(
             block.append(comment_body(text(child)))
             last_row = child.end_point.row
             continue
-        if block and (child.start_point.row > last_row + 1 or child.type in header):
+        glued = child.start_point.row <= last_row + 1
+        if block and not (glued and child.type in documents):
             return _file_comment(block)
         return None
     return _file_comment(block) if block else None

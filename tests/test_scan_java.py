@@ -1,0 +1,100 @@
+"""Java extraction: classes, nested types, methods, constructors, imports, Javadoc."""
+
+from __future__ import annotations
+
+from planning_memory.scan import java
+from planning_memory.scan.facts import FunctionFact
+from planning_memory.scan.sideeffects import classify
+
+SOURCE = b"""/*
+ * Copyright 2024 Example Corp. Licensed under the Apache License 2.0.
+ */
+package com.example.shop.orders;
+
+import com.example.shop.payments.PaymentGateway;
+import com.example.shop.orders.model.*;
+import static java.util.Objects.requireNonNull;
+import java.util.List;
+
+/**
+ * Places and cancels orders.
+ */
+@Service
+public class OrderService {
+    private static final Logger LOG = LoggerFactory.getLogger(OrderService.class);
+    private final OrderRepository repository;
+    private final PaymentGateway gateway;
+
+    public OrderService(OrderRepository repository, PaymentGateway gateway) {
+        this.repository = requireNonNull(repository);
+        this.gateway = gateway;
+    }
+
+    /** Places an order and charges the customer. */
+    public Order place(Customer customer, List<Item> items) {
+        if (items.isEmpty() || customer == null) {
+            throw new IllegalArgumentException("empty order");
+        }
+        Order order = new Order(customer, items);
+        for (Item item : items) {
+            order.add(item.price() > 0 ? item : Item.free(item));
+        }
+        gateway.charge(customer, order.total());
+        repository.save(order);
+        LOG.info("placed {}", order.id());
+        return order;
+    }
+
+    List<Order> recent(Customer customer) {
+        return repository.findByCustomer(customer);
+    }
+
+    @Entity
+    public static class Audit {
+        void record(String what) { System.out.println(what); }
+    }
+}
+
+interface Notifier {
+    void notify(Order order);
+}
+"""
+
+
+def _fn(facts: dict, qualified: str) -> FunctionFact:  # type: ignore[type-arg]
+    return next(f for f in facts["functions"] if f["qualified_name"] == qualified)
+
+
+def test_java_file_facts() -> None:
+    facts = java.extract(SOURCE)
+    assert facts["purpose"] == "Places and cancels orders."  # the licence header is skipped
+    assert [i["module"] for i in facts["imports"]] == [
+        "com.example.shop.payments.PaymentGateway",
+        "com.example.shop.orders.model.*",
+        "java.util.Objects.requireNonNull",
+        "java.util.List",
+    ]
+    assert facts["classes"] == ["OrderService", "OrderService.Audit", "Notifier"]
+    assert facts["exports"] == ["OrderService"]
+    assert facts["models"] == ["Audit"]
+
+
+def test_java_methods() -> None:
+    facts = java.extract(SOURCE)
+    assert {(f["qualified_name"], f["kind"]) for f in facts["functions"]} == {
+        ("OrderService.OrderService", "constructor"),
+        ("OrderService.place", "method"),
+        ("OrderService.recent", "method"),
+        ("OrderService.Audit.record", "method"),
+    }
+    place = _fn(facts, "OrderService.place")
+    assert place["signature"] == "(Customer customer, List<Item> items) -> Order"
+    assert place["purpose"] == "Places an order and charges the customer."
+    assert place["exported"] is True
+    assert place["complexity"] == 5  # if, ||, for, ?:
+    assert "repository.save" in place["calls"] and "new Order" in place["calls"]
+    assert classify(place["calls"]) == ["database-write", "logging"]
+    recent = _fn(facts, "OrderService.recent")
+    assert recent["exported"] is False
+    assert classify(recent["calls"]) == ["database-read"]
+    assert classify(_fn(facts, "OrderService.Audit.record")["calls"]) == ["logging"]

@@ -1,0 +1,207 @@
+"""JavaScript, TypeScript and TSX extraction, React components included."""
+
+from __future__ import annotations
+
+from planning_memory.scan import javascript
+from planning_memory.scan.facts import FileFacts, FunctionFact
+from planning_memory.scan.sideeffects import classify
+
+EXPRESS = b"""// Orders API: routes for creating and listing orders.
+'use strict'
+
+const express = require('express')
+const { Pool } = require('pg')
+const logger = require('./logger')
+
+const pool = new Pool()
+const router = express.Router()
+
+/**
+ * Lists the orders of one customer, newest first.
+ * @param {string} customerId
+ */
+async function listOrders(customerId, limit = 20) {
+  const { rows } = await pool.query('SELECT * FROM orders WHERE customer = $1', [customerId])
+  return rows.slice(0, limit)
+}
+
+const createOrder = async (req, res) => {
+  if (!req.body || !req.body.items) {
+    return res.status(400).json({ error: 'items required' })
+  }
+  try {
+    await pool.query('INSERT INTO orders (items) VALUES ($1)', [req.body.items])
+    logger.info('order created')
+    res.status(201).end()
+  } catch (err) {
+    console.error(err)
+    res.status(500).end()
+  }
+}
+
+router.get('/:customerId', async (req, res) => res.json(await listOrders(req.params.customerId)))
+router.post('/', createOrder)
+
+module.exports = { router, listOrders }
+"""
+
+SERVICE_TS = b"""import type { User } from './types'
+import { http } from '../lib/http'
+export { formatName } from './format'
+
+export interface Paged<T> {
+  items: T[]
+  next?: string
+}
+
+/** Talks to the users endpoint. */
+export class UserClient {
+  private cache = new Map<string, User>()
+
+  constructor(private readonly base: string) {}
+
+  /** Fetches one user, cached. */
+  async get(id: string): Promise<User> {
+    const hit = this.cache.get(id)
+    if (hit) return hit
+    const user = await http.get<User>(`${this.base}/users/${id}`)
+    this.cache.set(id, user)
+    return user
+  }
+
+  private reset(): void {
+    this.cache.clear()
+  }
+}
+
+export const byName = (a: User, b: User): number => a.name.localeCompare(b.name)
+
+export default function createClient(base = '/api'): UserClient {
+  return new UserClient(base)
+}
+"""
+
+DASHBOARD_TSX = b"""import { useEffect, useMemo, useState, type ReactNode } from 'react'
+import { useRouter } from 'next/navigation'
+import { Card, Chart } from '@/components/ui'
+
+type Props = {
+  title: string
+  children?: ReactNode
+}
+
+function Header({ title }: { title: string }) {
+  return <h1 className="title">{title}</h1>
+}
+
+export default function Dashboard(props: Props) {
+  const router = useRouter()
+  const [range, setRange] = useState('7d')
+  const [data, dispatch] = useReducer(reducer, [])
+  const total = useMemo(() => data.reduce((a, b) => a + b, 0), [data])
+  useEffect(() => {
+    fetch(`/api/stats?range=${range}`).then((r) => r.json()).then((d) => dispatch({ d }))
+  }, [range])
+  return (
+    <Card>
+      <Header title={props.title} />
+      {total > 0 ? <Chart.Line data={data} /> : <p>No data</p>}
+      <button onClick={() => router.push('/settings')}>Settings</button>
+      {props.children}
+    </Card>
+  )
+}
+
+export class Legacy extends React.PureComponent<Props> {
+  state = { open: false, count: 0 }
+
+  toggle = () => this.setState({ open: !this.state.open })
+
+  render() {
+    const { title } = this.props
+    return <Card onClick={this.toggle}>{title}</Card>
+  }
+}
+"""
+
+
+def _fn(facts: FileFacts, qualified: str) -> FunctionFact:
+    return next(f for f in facts["functions"] if f["qualified_name"] == qualified)
+
+
+def test_commonjs_module() -> None:
+    facts = javascript.extract(EXPRESS, "javascript")
+    assert facts["purpose"] == "Orders API: routes for creating and listing orders."
+    assert {i["module"] for i in facts["imports"]} == {"express", "pg", "./logger"}
+    assert facts["exports"] == ["router", "listOrders"]
+    names = {f["qualified_name"] for f in facts["functions"]}
+    assert names == {"listOrders", "createOrder"}  # the route callback is anonymous
+    listing = _fn(facts, "listOrders")
+    assert listing["purpose"] == "Lists the orders of one customer, newest first."
+    assert listing["signature"] == "(customerId, limit = 20)"
+    assert listing["exported"] is True
+    assert classify(listing["calls"]) == ["database-read"]
+    create = _fn(facts, "createOrder")
+    assert create["exported"] is False
+    assert create["complexity"] == 4  # if, ||, catch
+    assert classify(create["calls"]) == ["database-read", "logging"]
+    assert facts["components"] == []
+
+
+def test_typescript_classes_exports_and_reexports() -> None:
+    facts = javascript.extract(SERVICE_TS, "typescript")
+    modules = {(i["module"], bool(i.get("reexport"))) for i in facts["imports"]}
+    assert modules == {("./types", False), ("../lib/http", False), ("./format", True)}
+    assert set(facts["exports"]) == {"Paged", "UserClient", "byName", "createClient", "formatName"}
+    assert facts["classes"] == ["UserClient"]
+    get = _fn(facts, "UserClient.get")
+    assert get["kind"] == "method"
+    assert get["signature"] == "(id: string) => Promise<User>"
+    assert get["purpose"] == "Fetches one user, cached."
+    assert get["exported"] is True
+    assert "http.get" in get["calls"] and "this.cache.set" in get["calls"]
+    assert _fn(facts, "UserClient.reset")["exported"] is False
+    assert _fn(facts, "UserClient.constructor")["kind"] == "constructor"
+    assert _fn(facts, "byName")["signature"] == "(a: User, b: User) => number"
+    assert _fn(facts, "createClient")["calls"] == ["new UserClient"]
+
+
+def test_tsx_function_and_class_components() -> None:
+    facts = javascript.extract(DASHBOARD_TSX, "tsx")
+    components = {c["name"]: c for c in facts["components"]}
+    assert set(components) == {"Header", "Dashboard", "Legacy"}
+    header = components["Header"]
+    assert header["props"] == ["title"] and header["exported"] is False
+    dash = components["Dashboard"]
+    assert dash["kind"] == "function"
+    assert dash["props"] == ["title", "children"]  # from the Props type, then props.x uses
+    assert dash["state"] == ["range", "data"]
+    assert dash["hooks"] == ["useRouter", "useMemo", "useEffect"]
+    assert dash["children"] == ["Card", "Header", "Chart.Line"]
+    assert dash["exported"] is True
+    legacy = components["Legacy"]
+    assert legacy["kind"] == "class"
+    assert legacy["state"] == ["open", "count"]
+    assert legacy["props"] == ["title", "children"]
+    assert legacy["children"] == ["Card"]
+    assert classify(_fn(facts, "Dashboard")["calls"]) == ["navigation", "network"]
+
+
+def test_forward_ref_and_memo_get_the_variable_name() -> None:
+    source = b"""
+export const Input = forwardRef<HTMLInputElement, Props>(({ label, ...rest }, ref) => (
+  <label>{label}<input ref={ref} {...rest} /></label>
+))
+export const Row = React.memo(function Row({ id }: { id: string }) { return <tr id={id} /> })
+"""
+    facts = javascript.extract(source, "tsx")
+    assert {c["name"]: c["props"] for c in facts["components"]} == {
+        "Input": ["label"],
+        "Row": ["id"],
+    }
+
+
+def test_syntax_error_is_flagged_with_partial_results() -> None:
+    facts = javascript.extract(b"function ok() { return 1 }\nfunction bad( {\n", "javascript")
+    assert facts["parse_errors"] is True
+    assert "ok" in {f["name"] for f in facts["functions"]}

@@ -1,0 +1,191 @@
+"""Python extraction: facts from a real-looking module, and parity with ``ast`` on our source."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from planning_memory.scan import python
+from planning_memory.scan.sideeffects import classify
+
+REPO = Path(__file__).resolve().parent.parent
+
+SOURCE = b'''#!/usr/bin/env python3
+"""Billing: invoices and payment capture.
+
+Longer description that is not the summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import os.path as osp
+from decimal import Decimal
+
+import requests
+from sqlalchemy.orm import Session
+
+from . import models
+from ..core.db import engine
+from .tax import rate_for as tax_rate
+
+__all__ = ["Invoice", "capture_payment"]
+
+log = logging.getLogger(__name__)
+URL = "https://pay.example/charge"
+
+
+class Invoice(models.Base):
+    """An invoice row."""
+
+    def __init__(self, amount: Decimal, currency: str = "EUR") -> None:
+        self.amount = amount
+        self.currency = currency
+
+    @property
+    def total(self) -> Decimal:
+        """Amount with tax."""
+        return self.amount * (1 + tax_rate(self.currency))
+
+    def _audit(self) -> None:
+        log.info("audited %s", self)
+
+
+def capture_payment(session: Session, invoice: Invoice, *, retries: int = 3) -> bool:
+    """Charge the card for ``invoice``. Retries on timeouts."""
+    for attempt in range(retries):
+        try:
+            response = requests.post(URL, json={"amount": str(invoice.total)})
+        except requests.Timeout:
+            continue
+        if response.ok and attempt < retries:
+            session.add(invoice)
+            session.commit()
+            return True
+    return False
+
+
+async def export_csv(path: str, rows: list[Invoice]) -> None:
+    def fmt(row: Invoice) -> str:
+        return f"{row.amount},{row.currency}"
+
+    with open(path, "w") as fh:
+        fh.write("\\n".join(fmt(r) for r in rows if r.amount))
+'''
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict:  # type: ignore[type-arg]
+    return dict(python.extract(SOURCE))
+
+
+def _fn(facts: dict, qualified: str) -> dict:  # type: ignore[type-arg]
+    return next(f for f in facts["functions"] if f["qualified_name"] == qualified)
+
+
+def test_module_docstring_is_the_purpose(facts: dict) -> None:  # type: ignore[type-arg]
+    assert facts["purpose"] == "Billing: invoices and payment capture."
+
+
+def test_imports_as_written_and_all(facts: dict) -> None:  # type: ignore[type-arg]
+    modules = {i["module"] for i in facts["imports"]}
+    assert modules == {
+        "logging",
+        "os.path",
+        "decimal",
+        "requests",
+        "sqlalchemy.orm",
+        ".models",
+        "..core.db",
+        ".tax",
+    }
+    assert facts["exports"] == ["Invoice", "capture_payment"]
+    assert facts["classes"] == ["Invoice"]
+    assert facts["models"] == ["Invoice"]
+
+
+def test_functions_qualified_names_kinds_and_lines(facts: dict) -> None:  # type: ignore[type-arg]
+    got = {(f["qualified_name"], f["kind"]) for f in facts["functions"]}
+    assert got == {
+        ("Invoice.__init__", "constructor"),
+        ("Invoice.total", "method"),
+        ("Invoice._audit", "method"),
+        ("capture_payment", "function"),
+        ("export_csv", "function"),
+        ("export_csv.fmt", "function"),
+    }
+    capture = _fn(facts, "capture_payment")
+    node = next(
+        n
+        for n in ast.parse(SOURCE).body
+        if isinstance(n, ast.FunctionDef) and n.name == "capture_payment"
+    )
+    assert capture["lines"] == [node.lineno, node.end_lineno]
+    assert (
+        capture["signature"] == "(session: Session, invoice: Invoice, *, retries: int = 3) -> bool"
+    )
+    assert capture["purpose"] == "Charge the card for ``invoice``."
+    assert capture["exported"] is True
+    assert _fn(facts, "Invoice._audit")["exported"] is False
+    assert _fn(facts, "export_csv")["exported"] is False  # not in __all__
+
+
+def test_calls_and_side_effects(facts: dict) -> None:  # type: ignore[type-arg]
+    capture = _fn(facts, "capture_payment")
+    assert capture["calls"] == ["range", "requests.post", "str", "session.add", "session.commit"]
+    assert classify(capture["calls"]) == ["database-write", "network"]
+    export = _fn(facts, "export_csv")
+    assert "fmt" in export["calls"] and "open" in export["calls"]
+    assert "fmt" not in _fn(facts, "export_csv.fmt")["calls"]
+    assert classify(export["calls"]) == ["filesystem"]
+    assert classify(_fn(facts, "Invoice._audit")["calls"]) == ["logging"]
+
+
+def test_complexity_counts_branches(facts: dict) -> None:  # type: ignore[type-arg]
+    # for, except, if, and  -> 1 + 4
+    assert _fn(facts, "capture_payment")["complexity"] == 5
+    assert _fn(facts, "Invoice.__init__")["complexity"] == 1
+    assert facts["parse_errors"] is False
+
+
+def test_syntax_error_gives_partial_results() -> None:
+    facts = python.extract(
+        b"def ok():\n    return 1\n\ndef broken(:\n    pass\n\ndef later(): pass\n"
+    )
+    assert facts["parse_errors"] is True
+    names = {f["name"] for f in facts["functions"]}
+    assert "ok" in names and "later" in names
+
+
+def test_non_utf8_source_still_parses() -> None:
+    facts = python.extract("# café\ndef naïve_total(x):\n    return x\n".encode("latin-1"))
+    assert [f["lines"] for f in facts["functions"]] == [[2, 3]]
+
+
+def _ast_functions(source: str) -> set[tuple[str, int]]:
+    found: set[tuple[str, int]] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    found.add((name, child.lineno))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def test_every_function_ast_finds_in_our_own_source() -> None:
+    files = sorted((REPO / "planning_memory").rglob("*.py"))
+    assert len(files) > 20
+    for path in files:
+        source = path.read_bytes()
+        expected = _ast_functions(source.decode("utf-8"))
+        got = {(f["qualified_name"], f["lines"][0]) for f in python.extract(source)["functions"]}
+        assert got == expected, path
