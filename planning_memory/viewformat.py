@@ -1,0 +1,167 @@
+"""The file format shared by the Markdown views: header line, hashes, JSON-string escape.
+
+Also the item grammar's labels and line patterns, used by both render and parse. A rendered
+view starts with one header line naming the view, the hash of the records it was
+rendered from (``source-hash``) and the hash of its own body (``body-hash``); comparing them
+tells "the JSON changed" from "the Markdown was edited by hand". A value Markdown cannot hold
+exactly is written as a one-line JSON string literal with every invisible character escaped.
+Pure: no file I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from string import Template
+from typing import Any, Literal
+
+Kind = Literal["patterns", "mistakes"]
+
+VIEW_FILES: dict[Kind, str] = {"patterns": "patterns.md", "mistakes": "mistakes.md"}
+HEADING_FIELD: dict[Kind, str] = {"patterns": "name", "mistakes": "title"}
+HEADER_RE = re.compile(
+    r"^(?:<!-- |> )?planning-memory view=(?P<view>\S+) source-hash=(?P<source>sha256:[0-9a-f]{64})"
+    r" body-hash=(?P<body>sha256:[0-9a-f]{64})(?:\s.*)?$"
+)
+HASH_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+# Item grammar: labels per view, the field-line and heading patterns, the id marker.
+LABELS: dict[Kind, tuple[str, ...]] = {
+    "patterns": ("description", "example", "tags", "usage"),
+    "mistakes": ("description", "correction", "severity", "tags", "occurrences"),
+}
+DISPLAY_ONLY: dict[Kind, tuple[str, ...]] = {"patterns": ("usage",), "mistakes": ("occurrences",)}
+ONE_LINE = frozenset({"tags", "severity", "usage", "occurrences"})
+
+FIELD_RE = re.compile(
+    r"^ {0,3}(?:[-*+][ \t]+)?\*\*(?P<label>[A-Za-z][A-Za-z ]*?)(?::\*\*|\*\*:)[ \t]*(?P<value>.*)$"
+)
+HEADING_LIKE_RE = re.compile(r"^ {0,3}##(?:[ \t]|$)")
+HEADING_PREFIX_RE = re.compile(r"^ {0,3}##[ \t]*")
+MARKER_RE = re.compile(r"^(?P<text>.*?)[ \t]*<!--[ \t]*id:[ \t]*(?P<id>[^ \t>]*)[ \t]*-->$")
+MARKER_HINT_RE = re.compile(r"<!--\s*id\s*:", re.IGNORECASE)
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+@dataclass(frozen=True)
+class Issue:
+    """An error or warning about a view, with its 1-based line where known."""
+
+    message: str
+    line: int | None = None
+    record_id: str | None = None
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
+
+
+# --- text rules ------------------------------------------------------------------
+
+
+def normalize_newlines(text: str) -> str:
+    """Drop one leading BOM; CRLF and lone CR become LF."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def is_unsafe_char(char: str) -> bool:
+    """Characters a view never holds raw: controls (but tab and newline), format/bidi
+    characters, surrogates and line/paragraph separators."""
+    return char not in "\t\n" and unicodedata.category(char) in _UNSAFE_CATEGORIES
+
+
+def has_unsafe(text: str) -> bool:
+    plain = text.replace("\n", "").replace("\t", "")
+    return not plain.isprintable() and any(is_unsafe_char(c) for c in plain)
+
+
+def json_string(text: str) -> str | None:
+    """The string a JSON string literal spells, or None if ``text`` is not one."""
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def json_string_list(text: str) -> list[str] | None:
+    """The strings of a JSON array of strings, or None if ``text`` is not one."""
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def fill_template(template: str, **values: str) -> str:
+    """Substitute ``$name`` placeholders; an unknown placeholder is a ValueError."""
+    try:
+        return Template(template).substitute(values)
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"template placeholder error: {exc}") from None
+
+
+# --- header and hashes ------------------------------------------------------------------
+
+
+def header_hashes(text: str) -> tuple[str, str] | None:
+    """``(source_hash, body_hash)`` recorded in a rendered file's first line, or None."""
+    match = HEADER_RE.match(normalize_newlines(text).split("\n", 1)[0])
+    return (match["source"], match["body"]) if match else None
+
+
+def header_view(text: str) -> str | None:
+    """The file name recorded in the header (``patterns.md``, ``CLAUDE.md``...), or None."""
+    match = HEADER_RE.match(normalize_newlines(text).split("\n", 1)[0])
+    return match["view"] if match else None
+
+
+def body_hash(text: str) -> str:
+    """``sha256:<hex>`` of the text below the header line, ignoring editor noise: a BOM, CRLF,
+    trailing spaces and tabs on a line, and blank lines at the end."""
+    lines = normalize_newlines(text).split("\n")
+    if lines and HEADER_RE.match(lines[0]):
+        lines = lines[1:]
+    lines = [line.rstrip(" \t") for line in lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def header_line(view: str, source_hash: str, body: str, *, comment: bool = True) -> str:
+    """The first line of a rendered file: an HTML comment for patterns.md / mistakes.md, a
+    visible quote line (``comment=False``) for CLAUDE.md, where comments are not allowed."""
+    if not HASH_RE.match(source_hash):
+        raise ValueError(f"source_hash must look like sha256:<64 hex>, got {source_hash!r}")
+    text = f"planning-memory view={view} source-hash={source_hash} body-hash={body_hash(body)}"
+    if comment:
+        return f"<!-- {text} -->"
+    return f"> {text} (generated: edit the memory, not this file)"
+
+
+def json_literal(value: Any) -> str:
+    """JSON text of ``value`` on one line, with every control, format, bidi or separator
+    character written as a visible ``\\uXXXX`` escape."""
+    text = json.dumps(value, ensure_ascii=False)
+    if not has_unsafe(text):
+        return text
+    return "".join(_escape(c) if is_unsafe_char(c) else c for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
