@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory import learn, privacy, records, schema, transfer
+from planning_memory import learn, privacy, records, schema, session, summarize, transfer
 from planning_memory.errors import (
     AlreadyInitializedError,
     ConfigError,
+    NotFoundError,
     NotInitializedError,
     PlanningMemoryError,
 )
@@ -41,7 +42,12 @@ class Memory:
     """One memory tree: ``Memory(repo_root)`` or ``Memory.open()`` from the working directory."""
 
     def __init__(
-        self, root: Path | str, *, personal: bool = False, clock: Clock | None = None
+        self,
+        root: Path | str,
+        *,
+        personal: bool = False,
+        clock: Clock | None = None,
+        channel: str = "cli",
     ) -> None:
         root = Path(root)
         if personal:
@@ -52,6 +58,7 @@ class Memory:
             self.layout = Layout.for_repo(root)
         self.store = Store(self.layout, private=personal)
         self.clock: Clock = clock or _utc_now
+        self.channel = channel
         self._config: dict[str, Any] | None = None
 
     # -- opening -----------------------------------------------------------------------------
@@ -198,6 +205,148 @@ class Memory:
 
     def pin(self, record_id: str, pinned: bool = True) -> learn.Outcome:
         return learn.pin(self.tree(), self.now(), record_id, pinned=pinned)
+
+    # -- short-term: sessions (seed 000 / 001 / 002 / 003) ----------------------------------
+    def current_session(self, *, start: bool = True, goal: str | None = None) -> str:
+        """The id of this channel's newest active session, started if there is none."""
+        found = session.current(self.layout, self.store, self.channel)
+        if found is not None:
+            return str(found["id"])
+        if not start:
+            raise NotFoundError(
+                f"no active session on channel {self.channel!r}",
+                hint="`pmem session start` begins one",
+            )
+        return str(self.start_session(goal=goal)["id"])
+
+    def start_session(self, goal: str | None = None, name: str | None = None) -> dict[str, Any]:
+        return session.start(
+            self.layout,
+            self.store,
+            self.config,
+            now=self.now(),
+            channel=self.channel,
+            goal=goal,
+            name=name,
+        )
+
+    def log(
+        self,
+        content: str,
+        role: str = "user",
+        session_id: str | None = None,
+        tool_results: tuple[dict[str, Any], ...] = (),
+    ) -> session.Appended:
+        """Record a message; ``[MEMORIZE: ...]`` facts in agent output become learnings."""
+        sid = session_id or self.current_session()
+        appended = session.append_message(
+            self.layout,
+            self.store,
+            self.config,
+            sid,
+            role,
+            content,
+            now=self.now(),
+            tool_results=tool_results,
+        )
+        for fact in appended.memorize:
+            self.save(
+                "learning", fact[:200], learned=fact, trigger="[MEMORIZE]", source=f"session:{sid}"
+            )
+        return appended
+
+    def record_decision(
+        self,
+        question: str,
+        decision: str,
+        reasoning: str = "",
+        alternatives: tuple[str, ...] | list[str] = (),
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's ``recordDecision`` in the current session."""
+        sid = session_id or self.current_session()
+        return session.record_decision(
+            self.layout,
+            self.store,
+            self.config,
+            sid,
+            question,
+            decision,
+            now=self.now(),
+            reasoning=reasoning,
+            alternatives=tuple(alternatives),
+        )
+
+    def record_file_access(
+        self, path: str, action: str = "read", session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Seed 000's ``recordFileAccess``: read, created, modified or deleted."""
+        sid = session_id or self.current_session()
+        return session.record_file_access(
+            self.layout, self.store, self.config, sid, path, action, now=self.now()
+        )
+
+    def add_step(
+        self, action: str, result: str = "", session_id: str | None = None
+    ) -> dict[str, Any]:
+        sid = session_id or self.current_session()
+        return session.add_step(
+            self.layout, self.store, self.config, sid, action, result, now=self.now()
+        )
+
+    def set_session_context(
+        self, session_id: str | None = None, **changes: str | None
+    ) -> dict[str, Any]:
+        sid = session_id or self.current_session()
+        return session.set_context(
+            self.layout, self.store, self.config, sid, changes, now=self.now()
+        )
+
+    def get_session_context(self, session_id: str | None = None) -> dict[str, Any]:
+        """Seed 000's ``getSessionContext``: window, summary, decisions, files, time."""
+        sid = session_id or self.current_session(start=False)
+        return session.context(self.layout, self.store, self.config, sid, now=self.now())
+
+    def summarizer(self) -> summarize.Summarizer:
+        return summarize.from_config(self.config)
+
+    def summarize_sessions(
+        self, session_ids: list[str] | None = None
+    ) -> list[session.SummaryOutcome]:
+        return session.drain_summary_queue(
+            self.layout,
+            self.store,
+            self.config,
+            self.summarizer(),
+            self.now(),
+            session_ids=session_ids,
+        )
+
+    def end_session(self, session_id: str | None = None) -> dict[str, Any]:
+        sid = session_id or self.current_session(start=False)
+        return session.end(
+            self.layout, self.store, self.config, sid, self.summarizer(), now=self.now()
+        )
+
+    def save_to_checkpoint(self, session_id: str | None = None) -> dict[str, Any]:
+        """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
+        sid = session_id or self.current_session(start=False)
+        counts = self.counts()
+        return {
+            "shortTerm": session.snapshot(session.get(self.layout, self.store, sid), self.now()),
+            "longTermSummary": counts["long_term"],
+            "entitySummary": counts["entity"],
+        }
+
+    def restore_from_checkpoint(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's ``restoreFromCheckpoint``: only the session is restored; long-term and
+        entity memory are read from their files."""
+        snap = data.get("shortTerm", data)
+        sid = str(snap.get("id") or self.current_session(start=False))
+        return session.restore(self.layout, self.store, self.config, sid, snap, now=self.now())
+
+    def delete_session(self, session_id: str) -> session.Deleted:
+        return session.delete(self.layout, self.store, session_id)
 
     # -- overview ----------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

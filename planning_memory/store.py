@@ -29,6 +29,7 @@ from planning_memory.errors import (
     LimitError,
     LockError,
     NotFoundError,
+    PlanningMemoryError,
     UnsafePathError,
 )
 from planning_memory.layout import Layout
@@ -100,7 +101,7 @@ class Store:
         self._mkdirs(self.layout.planning)
         fd = os.open(self.layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + self.lock_timeout
-        delay = 0.002
+        delay = 0.0005
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -117,7 +118,7 @@ class Store:
                         hint="another pmem command or the daemon is busy; try again",
                     ) from None
                 time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+                delay = min(delay * 2, 0.005)  # short polls: flock is not FIFO
         self._fd = fd
         if not self._swept:
             self._swept = True
@@ -175,7 +176,11 @@ class Store:
 
     def load(self, path: Path) -> Loaded:
         data = self.read_bytes(path)
-        value = codec.loads(data, path=self.rel(path))
+        try:
+            value = codec.loads(data)
+        except PlanningMemoryError as exc:  # name the file only when needed: rel() costs
+            exc.path = self.rel(path)
+            raise
         return Loaded(path if isinstance(path, Path) else Path(path), value, digest(data))
 
     def read_json(self, path: Path) -> Any:

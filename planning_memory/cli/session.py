@@ -1,0 +1,354 @@
+"""Short-term commands: ``pmem session ...``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from planning_memory import session as sessions
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.memory import Memory
+
+channel_option = click.option(
+    "--channel",
+    default="cli",
+    show_default=True,
+    help="The connector or agent the session belongs to (cli, claude-code, discord:<id>, ...).",
+)
+session_option = click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="Session id (default: the channel's active session).",
+)
+
+
+def _mem(ctx: Context, channel: str) -> Memory:
+    mem = ctx.memory()
+    mem.channel = channel
+    return mem
+
+
+@cli.group()
+def session() -> None:
+    """Short-term memory: sessions, their messages, decisions, files and summaries.
+
+    Each channel (cli, claude-code, discord:<id>, ...) has its own sessions; commands act on
+    the channel's active session unless --session is given.
+
+    \b
+    Examples:
+      pmem session start --goal "Add login"
+      pmem session log "Use NextAuth" --role user
+      pmem session decide "Which auth library?" "NextAuth.js" --why "OAuth support"
+      pmem session end
+    """
+
+
+@session.command()
+@click.option("--goal", default=None, help="What the session is for.")
+@click.option("--name", default=None, help="A short name.")
+@channel_option
+@json_option
+@pass_ctx
+def start(ctx: Context, goal: str | None, name: str | None, channel: str, as_json: bool) -> None:
+    """Start a new session on a channel.
+
+    \b
+    Example:
+      pmem session start --goal "Implement login" --channel claude-code
+    """
+    found = _mem(ctx, channel).start_session(goal=goal, name=name)
+    emit(found, as_json, f"Started {found['id']} on {channel}")
+
+
+@session.command()
+@click.argument("content")
+@click.option("--role", type=click.Choice(list(sessions.ROLES)), default="user", show_default=True)
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def log(
+    ctx: Context, content: str, role: str, session_id: str | None, channel: str, as_json: bool
+) -> None:
+    """Record a message. [MEMORIZE: fact] markers in assistant output become learnings.
+
+    \b
+    Examples:
+      pmem session log "Add a login form" --role user
+      pmem session log "Done. [MEMORIZE: forms use react-hook-form]" --role assistant
+    """
+    done = _mem(ctx, channel).log(content, role=role, session_id=session_id)
+    data = {
+        "session": done.session_id,
+        "message": done.message["id"],
+        "memorized": done.memorize,
+        "summary_queued": done.summary_queued,
+        "gap_days": done.gap_days(),
+    }
+    text = f"Recorded {done.message['id']} in {done.session_id}"
+    if done.memorize:
+        text += f"; memorized {len(done.memorize)} fact(s)"
+    if data["gap_days"]:
+        text += f"; {data['gap_days']} days have passed since the last message"
+    emit(data, as_json, text)
+
+
+@session.command()
+@click.argument("question")
+@click.argument("decision")
+@click.option("--why", "reasoning", default="", help="The reasoning.")
+@click.option("--alt", "alternatives", multiple=True, help="An alternative considered.")
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def decide(
+    ctx: Context,
+    question: str,
+    decision: str,
+    reasoning: str,
+    alternatives: tuple[str, ...],
+    session_id: str | None,
+    channel: str,
+    as_json: bool,
+) -> None:
+    """Record a decision (question, decision, reasoning, alternatives).
+
+    \b
+    Example:
+      pmem session decide "Auth library?" "NextAuth.js" --why "Next.js" --alt Auth0 --alt Clerk
+    """
+    found = _mem(ctx, channel).record_decision(
+        question, decision, reasoning, alternatives, session_id=session_id
+    )
+    emit(found, as_json, f"Recorded decision {found['id']}")
+
+
+@session.command(name="file")
+@click.argument("path")
+@click.option(
+    "--action",
+    type=click.Choice(["read", "created", "modified", "deleted"]),
+    default="read",
+    show_default=True,
+)
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def file_(
+    ctx: Context, path: str, action: str, session_id: str | None, channel: str, as_json: bool
+) -> None:
+    """Record that a file was read, created, modified or deleted.
+
+    \b
+    Example:
+      pmem session file src/app/layout.tsx --action modified
+    """
+    found = _mem(ctx, channel).record_file_access(path, action, session_id=session_id)
+    emit(found, as_json, f"Recorded {action} {found['path']}")
+
+
+@session.command()
+@click.argument("action")
+@click.argument("result", required=False, default="")
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def step(
+    ctx: Context, action: str, result: str, session_id: str | None, channel: str, as_json: bool
+) -> None:
+    """Log a step and its result (kept to 200 characters).
+
+    \b
+    Example:
+      pmem session step "ran tests" "42 passed"
+    """
+    found = _mem(ctx, channel).add_step(action, result, session_id=session_id)
+    emit(found, as_json, f"Logged step: {found['action']}")
+
+
+@session.command(name="context")
+@click.option("--task", default=None, help="Active task.")
+@click.option("--phase", default=None, help="Active phase (planning, implementation, ...).")
+@click.option("--focus", default=None, help="Focus area.")
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def context_(
+    ctx: Context,
+    task: str | None,
+    phase: str | None,
+    focus: str | None,
+    session_id: str | None,
+    channel: str,
+    as_json: bool,
+) -> None:
+    """Show the session context, or set the active task / phase / focus area.
+
+    \b
+    Examples:
+      pmem session context --task "Implement login" --phase implementation
+      pmem session context --json
+    """
+    mem = _mem(ctx, channel)
+    changes = {
+        k: v
+        for k, v in (("active_task", task), ("active_phase", phase), ("focus_area", focus))
+        if v is not None
+    }
+    if changes:
+        mem.set_session_context(session_id, **changes)
+    found = mem.get_session_context(session_id)
+    emit(found, as_json, _context_text(found))
+
+
+def _context_text(found: dict[str, Any]) -> str:
+    info = found["session"]
+    lines = [f"Session {info['id']} ({info['channel']}, {info['status']})"]
+    current = {k: v for k, v in found["current_context"].items() if v}
+    if current:
+        lines.append("  " + ", ".join(f"{k}: {v}" for k, v in current.items()))
+    if found["rolling_summary"]["summary"]:
+        lines.append(f"  summary: {found['rolling_summary']['summary']}")
+    for message in found["window"]:
+        lines.append(f"  [{message['role']}] {message['content'][:200]}")
+    lines.append(f"  {found['temporal'].get('text', '')}".rstrip())
+    return "\n".join(lines)
+
+
+@session.command(name="list")
+@click.option("--channel", default=None, help="Only this channel.")
+@click.option("--status", type=click.Choice(["active", "paused", "ended"]), default=None)
+@json_option
+@pass_ctx
+def list_(ctx: Context, channel: str | None, status: str | None, as_json: bool) -> None:
+    """List sessions.
+
+    \b
+    Example:
+      pmem session list --channel claude-code --status active
+    """
+    mem = ctx.memory()
+    found = [
+        i.as_dict()
+        for i in sessions.list_sessions(mem.layout, mem.store, channel=channel, status=status)
+    ]
+    lines = [
+        f"{i['id']}  {i['channel']:<14} {i['status']:<7} {i['message_count']:>5} msgs  "
+        f"{i['goal'] or ''}"
+        for i in found
+    ]
+    emit(found, as_json, "\n".join(lines) or "No sessions.")
+
+
+@session.command()
+@click.argument("session_id", required=False)
+@click.option("--all", "everything", is_flag=True, help="Include archived messages.")
+@channel_option
+@json_option
+@pass_ctx
+def show(
+    ctx: Context, session_id: str | None, everything: bool, channel: str, as_json: bool
+) -> None:
+    """Show a session (default: the channel's active one).
+
+    \b
+    Example:
+      pmem session show ses_01HMKP5GC0QR5G41H5MY08Y01C --all --json
+    """
+    mem = _mem(ctx, channel)
+    sid = session_id or mem.current_session(start=False)
+    found = dict(sessions.get(mem.layout, mem.store, sid))
+    if everything:
+        found["messages"] = sessions.history(mem.layout, mem.store, sid)
+    lines = [f"{found['id']} ({found['channel']}, {found['status']}) goal: {found['goal']}"]
+    lines += [f"  {m['at']} [{m['role']}] {m['content'][:200]}" for m in found["messages"]]
+    emit(found, as_json, "\n".join(lines))
+
+
+@session.command()
+@click.argument("session_ids", nargs=-1)
+@json_option
+@pass_ctx
+def summarize(ctx: Context, session_ids: tuple[str, ...], as_json: bool) -> None:
+    """Run the queued background summaries now (the daemon does this by itself).
+
+    Uses the summariser command from the config, or the built-in extractive one. Exits 8 if a
+    summariser failed (the session is left unchanged).
+
+    \b
+    Example:
+      pmem session summarize
+    """
+    outcomes = ctx.memory().summarize_sessions(list(session_ids) or None)
+    data = [o.as_dict() for o in outcomes]
+    lines = [
+        f"{o.session_id}: {o.status}"
+        + (f" ({o.summarized} summarised)" if o.summarized else "")
+        + (f": {o.error}" if o.error else "")
+        for o in outcomes
+    ]
+    emit(data, as_json, "\n".join(lines) or "Nothing queued.")
+    if any(o.status == "failed" for o in outcomes):
+        sys.exit(8)
+
+
+def _lifecycle(name: str, doc: str) -> None:
+    @session.command(name=name, help=doc)
+    @click.argument("session_id", required=False)
+    @channel_option
+    @json_option
+    @pass_ctx
+    def command(ctx: Context, session_id: str | None, channel: str, as_json: bool) -> None:
+        mem = _mem(ctx, channel)
+        sid = session_id or mem.current_session(start=False)
+        if name == "pause":
+            found = sessions.pause(mem.layout, mem.store, mem.config, sid, now=mem.now())
+        elif name == "resume":
+            found = sessions.resume(mem.layout, mem.store, mem.config, sid, now=mem.now())
+        else:
+            found = mem.end_session(sid)
+        emit(found, as_json, f"{name}: {found['id']} is now {found['status']}")
+
+
+_lifecycle(
+    "pause",
+    "Pause a session (writes a checkpoint when persistOnPause).\n\n\b\n"
+    "Example:\n  pmem session pause",
+)
+_lifecycle(
+    "resume",
+    "Resume a paused session from its checkpoint.\n\n\b\nExample:\n"
+    "  pmem session resume ses_01HMKP5GC0QR5G41H5MY08Y01C",
+)
+_lifecycle(
+    "end",
+    "End a session and write its summary (Goal, Instructions, Discoveries, "
+    "Accomplished, Next Steps, Relevant Files).\n\n\b\nExample:\n  pmem session end",
+)
+
+
+@session.command()
+@click.argument("session_id")
+@json_option
+@pass_ctx
+def delete(ctx: Context, session_id: str, as_json: bool) -> None:
+    """Delete a session and everything that belongs to it (archive, queued summary).
+
+    \b
+    Example:
+      pmem session delete ses_01HMKP5GC0QR5G41H5MY08Y01C
+    """
+    gone = ctx.memory().delete_session(session_id)
+    emit(
+        {"session": gone.session_id, "removed": gone.paths},
+        as_json,
+        f"Deleted {gone.session_id}: {len(gone.paths)} file(s)",
+    )
