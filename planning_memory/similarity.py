@@ -1,0 +1,187 @@
+"""Lexical similarity of short texts: is a new pattern or mistake the same as a stored one? (pure)
+
+``tokens`` normalises a text: camelCase and snake_case are split (PascalCase names such as
+``TypeScript`` stay whole), accents are stripped, case is folded, common abbreviations and a
+small Spanish developer vocabulary map to one English word (the seeds are in Spanish), English
+and Spanish stop words and directive words ("always use", "siempre usa") are dropped,
+negations become ``not``, and plurals lose their ``s`` / ``es`` (then a final ``e``, so
+``file`` and ``files``, ``clase`` and ``clases`` meet).
+
+``similarity`` blends two views of those tokens (see ``docs/learning.md``)::
+
+    score = TOKEN_WEIGHT * jaccard(token sets) + (1 - TOKEN_WEIGHT) * dice(character trigrams)
+
+Jaccard rewards shared words; the trigram Dice coefficient forgives typos and word forms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+TOKEN_WEIGHT = 0.5
+SIMILARITY_THRESHOLD = 0.5
+
+_CAMEL_WORD = re.compile(r"\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[a-z0-9]+")
+_DOUBLED = re.compile(r"([a-z])\1+")
+_PHRASES = (
+    (re.compile(r"\bbases? de datos\b"), " database "),
+    (re.compile(r"\bpunto y coma\b"), " semicolon "),
+    (re.compile(r"\b(?:don['’]?t|do not|doesn['’]?t|does not)\b"), " not "),
+)
+
+_STOP_EN = """
+a about above after again all also always an and any are as at be been before being both but
+by can could did do does doing done during each either else etc every for from further had has
+have having here how i ie eg if in into is it its just like make makes may me might
+more most must my of off on once only onto or other our ours out over own please prefer
+preferred rather same shall should so some such than that the their them then there these they
+this those through to too under until up upon us use used uses using very via was we were what
+when where which while who whom whose why will with would you your instead always project
+convention
+"""
+_STOP_ES = """
+a al algo ante antes aqui asi cada como con cual cuando de del desde donde durante e el ella
+ellos en entre es esa ese eso esta estan este esto estos fue ha hay haz hazlo hacer hagas han
+la las le les lo los mas me mejor mi mis muy nos nuestra nuestro o otra otro para pero por
+porque prefiero preferimos preferir que se sea ser si siempre sin sobre son su sus tambien te
+tiene tienen todo todos tu un una unas uno unos usa usad usamos usan usar uses utiliza
+utilizamos utilizar utilices va van vez lugar ya y convencion proyecto
+"""
+STOP_WORDS = frozenset((_STOP_EN + _STOP_ES).split())
+
+_NEGATIONS = "no never nunca not avoid avoids evita evitar evitad evitamos evites jamas"
+_SYNONYMS_TEXT = """
+env=environment vars=variable var=variable db=database repo=repository config=configuration
+cfg=configuration conf=configuration fn=function func=function impl=implementation
+deps=dependency dep=dependency dir=directory msg=message err=error args=argument arg=argument
+param=parameter params=parameter pkg=package ts=typescript js=javascript py=python
+req=request resp=response res=response auth=authentication favor=prefer favour=prefer
+directly=direct directo=direct directamente=direct behavior=behaviour
+prueba=test pruebas=test archivo=file archivos=file fichero=file ficheros=file
+funcion=function funciones=function clase=class clases=class componente=component
+componentes=component tipo=type tipos=type error=error errores=error excepcion=exception
+excepciones=exception validacion=validation validaciones=validation validar=validate
+valida=validate manejo=handling manejar=handle maneja=handle cadena=string cadenas=string
+consulta=query consultas=query comillas=quote simples=single dobles=double
+importacion=import importaciones=import exportacion=export exportaciones=export
+nombre=name nombres=name nombrar=name rama=branch ramas=branch registro=log registros=log
+registrar=log fecha=date fechas=date hora=time datos=data dato=data entrada=input
+salida=output respuesta=response respuestas=response peticion=request peticiones=request
+solicitud=request servidor=server cliente=client usuario=user usuarios=user
+contrasena=password clave=key secreto=secret carpeta=directory carpetas=directory
+directorio=directory ruta=path rutas=path codigo=code linea=line lineas=line espacio=space
+espacios=space tabulaciones=tab estricto=strict modo=mode produccion=production
+desarrollo=development dependencia=dependency dependencias=dependency paquete=package
+paquetes=package transaccion=transaction transacciones=transaction escritura=write
+escrituras=write lectura=read llamada=call llamadas=call nulo=null nulos=null vacio=empty
+unitaria=unit unitarias=unit estado=state propiedad=prop propiedades=prop seguridad=security
+rendimiento=performance memoria=memory subir=push temprano=early retorno=return
+devolver=return devuelve=return anidamiento=nesting sufijo=suffix prefijo=prefix
+formulario=form formularios=form junto=next siguiente=next guion=dash bajo=under
+one=1 two=2 three=3 four=4 five=5 six=6 seven=7 eight=8 nine=9 ten=10 uno=1 dos=2 tres=3
+cuatro=4 cinco=5 seis=6 siete=7 ocho=8 nueve=9 diez=10 minutos=minute
+"""
+SYNONYMS: dict[str, str] = {
+    **{word: "not" for word in _NEGATIONS.split()},
+    **dict(pair.split("=") for pair in _SYNONYMS_TEXT.split()),
+}
+
+
+def tokens(text: str) -> list[str]:
+    """The normalised words of ``text``, in order, stop words removed."""
+    words = _WORD.findall(_fold(text))
+    out: list[str] = []
+    for word in words:
+        word = SYNONYMS.get(word, word)
+        if _is_stop(word):
+            continue
+        out.append(_stem(word))
+    return out
+
+
+def _is_stop(word: str) -> bool:
+    """A stop word, a one-letter word, or a stop word typed with a doubled letter (allways)."""
+    if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+        return True
+    return len(word) >= 4 and _DOUBLED.sub(r"\1", word) in STOP_WORDS
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two texts are, from 0 (nothing shared) to 1 (the same normalised words)."""
+    return _score(_profile(a), _profile(b))
+
+
+def best_match(
+    text: str,
+    candidates: Iterable[tuple[str, str]],
+    threshold: float = SIMILARITY_THRESHOLD,
+) -> tuple[str, float] | None:
+    """The ``(id, score)`` of the candidate ``(id, text)`` most like ``text``, if it reaches
+    ``threshold``; on a tie the first candidate wins."""
+    mine = _profile(text)
+    best: tuple[str, float] | None = None
+    for candidate_id, candidate_text in candidates:
+        score = _score(mine, _profile(candidate_text))
+        if score >= threshold and (best is None or score > best[1]):
+            best = (candidate_id, score)
+    return best
+
+
+_Profile = tuple[frozenset[str], frozenset[str]]
+
+
+@lru_cache(maxsize=4096)
+def _profile(text: str) -> _Profile:
+    words = frozenset(tokens(text))
+    grams = frozenset(gram for word in words for gram in _trigrams(word))
+    return words, grams
+
+
+def _score(a: _Profile, b: _Profile) -> float:
+    words_a, grams_a = a
+    words_b, grams_b = b
+    if not words_a and not words_b:
+        return 0.0
+    jaccard = len(words_a & words_b) / len(words_a | words_b)
+    total = len(grams_a) + len(grams_b)
+    dice = 2 * len(grams_a & grams_b) / total if total else 0.0
+    return TOKEN_WEIGHT * jaccard + (1 - TOKEN_WEIGHT) * dice
+
+
+def _trigrams(word: str) -> list[str]:
+    padded = f" {word} "
+    return [padded[i : i + 3] for i in range(len(padded) - 2)]
+
+
+def _fold(text: str) -> str:
+    """camelCase split (PascalCase names such as TypeScript stay whole), accents stripped,
+    lower case, a few phrases joined into one word."""
+    spaced = _CAMEL_WORD.sub(lambda m: _HUMP.sub(" ", m.group(0)), text)
+    if spaced.isascii():
+        plain = spaced.lower()
+    else:
+        decomposed = unicodedata.normalize("NFKD", spaced)
+        plain = "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    for pattern, replacement in _PHRASES:
+        plain = pattern.sub(replacement, plain)
+    return plain
+
+
+def _stem(word: str) -> str:
+    """Plural ``s`` / ``es`` / ``ies`` off, then a final ``e``: file/files/fil, clase/clases."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
