@@ -11,7 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory import learn, privacy, records, schema, session, summarize, transfer
+from planning_memory import (
+    learn,
+    privacy,
+    records,
+    schema,
+    session,
+    summarize,
+    sync,
+    transfer,
+)
 from planning_memory.errors import (
     AlreadyInitializedError,
     ConfigError,
@@ -31,6 +40,7 @@ GITIGNORE = """\
 /memory/short-term/
 /.lock
 *.pm-tmp
+*.orig
 """
 
 
@@ -347,6 +357,27 @@ class Memory:
 
     def delete_session(self, session_id: str) -> session.Deleted:
         return session.delete(self.layout, self.store, session_id)
+
+    # -- Markdown views --------------------------------------------------------------------
+    def views(self) -> sync.Views:
+        return sync.Views(self.layout, self.store, self.config)
+
+    def render(self) -> sync.SyncReport:
+        """Render patterns.md, mistakes.md, CLAUDE.md (and configured managed blocks) from
+        JSON; refuses (reports conflicts) where a file was edited by hand."""
+        self.require()
+        return sync.render_all(self.views())
+
+    def render_check(self) -> list[sync.ViewState]:
+        """The rendered files that are stale or hand-edited (empty when all are current)."""
+        self.require()
+        return sync.check(self.views())
+
+    def sync(self, prefer: str | None = None) -> sync.SyncReport:
+        """JSON changed -> render; Markdown edited -> import then render; both -> conflict
+        (nothing written) unless ``prefer`` is ``"json"`` or ``"md"``."""
+        self.require()
+        return sync.sync(self.views(), self.now(), prefer=prefer)
 
     # -- overview ----------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

@@ -35,7 +35,8 @@ from planning_memory.errors import (
 from planning_memory.layout import Layout
 
 TEMP_SUFFIX = ".pm-tmp"
-ABSENT = "absent"  # ``expect`` value: the file must not exist yet
+ABSENT = "absent"
+REPO_FILES = frozenset({"CLAUDE.md", "AGENTS.md"})  # ``expect`` value: the file must not exist yet
 
 
 def digest(data: bytes) -> str:
@@ -225,6 +226,28 @@ class Store:
             if old == data:
                 return False
             self._atomic_write(path, data)
+            return True
+
+    def write_repo_file(self, path: Path, text: str) -> bool:
+        """Write one of the repository's own instruction files (``CLAUDE.md``, ``AGENTS.md``
+        at the repository root, where only the managed block changes); nothing else outside
+        the memory tree is ever written."""
+        root = os.path.realpath(self.layout.repo_root)
+        if os.path.dirname(os.path.realpath(path)) != root or Path(path).name not in REPO_FILES:
+            raise UnsafePathError(
+                "only CLAUDE.md / AGENTS.md at the repository root may be "
+                "written outside .planning/",
+                path=str(path),
+            )
+        data = privacy.redact(text).encode("utf-8")
+        with self.lock():
+            try:
+                old: bytes | None = Path(path).read_bytes()
+            except FileNotFoundError:
+                old = None
+            if old == data:
+                return False
+            self._atomic_write(Path(path), data)
             return True
 
     def delete(self, path: Path, *, expect: str | None = None) -> bool:
