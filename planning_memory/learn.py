@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from planning_memory import records
+from planning_memory import records, similarity
 from planning_memory.errors import InputError, NotFoundError
 from planning_memory.ids import new_id
 from planning_memory.layout import Layout

@@ -193,12 +193,12 @@ class Memory:
             **fields,
         )
 
-    def save(self, record_type: str, title: str, **fields: Any) -> learn.Outcome:
+    def save(self, title: str, record_type: str = "learning", **fields: Any) -> learn.Outcome:
         """Save an observation of any type (seed 003's ``memory_save``)."""
         fields.setdefault("source", "api")
         scope = fields.get("scope", "project")
         if scope != "project" and not self.store.private:
-            return self.for_scope(scope).save(record_type, title, **fields)
+            return self.for_scope(scope).save(title, record_type, **fields)
         if record_type == "pattern":
             fields.setdefault("name", title)
         record = learn.new_record(record_type, self.now(), title=title, **fields)
@@ -261,7 +261,7 @@ class Memory:
         )
         for fact in appended.memorize:
             self.save(
-                "learning", fact[:200], learned=fact, trigger="[MEMORIZE]", source=f"session:{sid}"
+                fact[:200], "learning", learned=fact, trigger="[MEMORIZE]", source=f"session:{sid}"
             )
         return appended
 

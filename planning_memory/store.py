@@ -228,17 +228,26 @@ class Store:
             self._atomic_write(path, data)
             return True
 
+    def _check_repo_file(self, path: Path) -> None:
+        root = os.path.realpath(self.layout.repo_root)
+        if os.path.dirname(os.path.realpath(path)) != root or Path(path).name not in REPO_FILES:
+            raise UnsafePathError(
+                "only CLAUDE.md / AGENTS.md at the repository root are touched outside .planning/",
+                path=str(path),
+            )
+
+    def read_repo_file(self, path: Path, *, max_bytes: int = codec.MAX_BYTES) -> bytes:
+        """Read the repository's own CLAUDE.md / AGENTS.md (the only files read outside)."""
+        self._check_repo_file(path)
+        if os.path.getsize(path) > max_bytes:
+            raise LimitError(f"file is over the {max_bytes:,}-byte limit", path=str(path))
+        return Path(path).read_bytes()
+
     def write_repo_file(self, path: Path, text: str) -> bool:
         """Write one of the repository's own instruction files (``CLAUDE.md``, ``AGENTS.md``
         at the repository root, where only the managed block changes); nothing else outside
         the memory tree is ever written."""
-        root = os.path.realpath(self.layout.repo_root)
-        if os.path.dirname(os.path.realpath(path)) != root or Path(path).name not in REPO_FILES:
-            raise UnsafePathError(
-                "only CLAUDE.md / AGENTS.md at the repository root may be "
-                "written outside .planning/",
-                path=str(path),
-            )
+        self._check_repo_file(path)
         data = privacy.redact(text).encode("utf-8")
         with self.lock():
             try:

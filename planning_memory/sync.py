@@ -10,6 +10,7 @@ touched, and only when the config asks for it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -134,9 +135,12 @@ class Views:
     def read(self, path: Path) -> str | None:
         if not path.is_file():
             return None
-        data = self.store.read_bytes(path)
+        if path.parent == self.layout.planning:
+            data = self.store.read_bytes(path)
+        else:
+            data = self.store.read_repo_file(path)
         try:
-            return data.decode("utf-8-sig")
+            return data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(
                 "is not valid UTF-8", path=self.store.rel(path), hint="save it as UTF-8"
@@ -159,7 +163,7 @@ class Views:
             if not targets.get(key):
                 continue
             path = self.layout.repo_root / name
-            existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+            existing = self.read(path) or ""
             current = extract_managed_block(existing)
             fresh = replace_managed_block(existing, block)
             state = "current" if fresh == existing else "missing" if current is None else "stale"
@@ -206,12 +210,46 @@ def _apply_changes(views: Views, kind: str, changes: Changes, now: datetime) -> 
     }
 
 
+def base_path(layout: Layout, name: str) -> Path:
+    """The last render of a view (derived, gitignored): the base of a three-way import."""
+    return layout.contextual / "views" / name
+
+
+def _against_base(views: Views, state: ViewState, changes: Changes) -> Changes:
+    """Keep only what the person changed relative to the render they edited: an item missing
+    from the edit but absent from that render too (a record added to JSON since) is not a
+    deletion, and an item equal to its rendered form (its record changed in JSON since) is not
+    an update. Without a matching base render, every difference counts."""
+    path = base_path(views.layout, state.name)
+    on_disk = state.on_disk or ""
+    if not path.is_file() or header_hashes(on_disk) is None:
+        return changes
+    base_text = path.read_bytes().decode("utf-8", "replace")
+    if header_hashes(base_text) != header_hashes(on_disk):
+        return changes
+    kind = state.name.removesuffix(".md")
+    base = parse_view(base_text, kind, template=load_template(state.name))  # type: ignore[arg-type]
+    edited = parse_view(on_disk, kind, template=load_template(state.name))  # type: ignore[arg-type]
+    base_items = {i.record_id: i.fields for i in base.items if i.record_id}
+    edited_items = {i.record_id: i.fields for i in edited.items if i.record_id}
+    return dataclasses.replace(
+        changes,
+        deletions=tuple(d for d in changes.deletions if d.record_id in base_items),
+        updates=tuple(
+            u
+            for u in changes.updates
+            if edited_items.get(u.record_id) != base_items.get(u.record_id)
+        ),
+    )
+
+
 def _import(views: Views, state: ViewState, now: datetime, report: SyncReport) -> None:
     kind = state.name.removesuffix(".md")
     template = load_template(state.name)
     parsed = parse_view(state.on_disk or "", kind, template=template)  # type: ignore[arg-type]
     changes = diff_view(parsed, views.records(kind), timestamp(now))
     changes.raise_for_errors(path=views.store.rel(state.path))
+    changes = _against_base(views, state, changes)
     report.warnings += [
         f"{views.store.rel(state.path)}:{w.line}: {w.message}" for w in changes.warnings
     ]
@@ -225,6 +263,8 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
         changed = views.store.write_text(state.path, text)
     else:
         changed = views.store.write_repo_file(state.path, text)
+    if state.path.parent == views.layout.planning and state.name != "CLAUDE.md":
+        views.store.write_text(base_path(views.layout, state.name), text)
     if changed:
         report.rendered.append(views.store.rel(state.path))
 

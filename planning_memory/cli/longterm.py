@@ -134,7 +134,7 @@ def save(
         }
     elif learned:
         fields["learned"] = learned
-    outcome = _scoped(ctx, scope).save(record_type, title, **fields)
+    outcome = _scoped(ctx, scope).save(title, record_type, **fields)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
