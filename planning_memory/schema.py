@@ -2,6 +2,7 @@
 
 Schemas ship inside the wheel (``planning_memory/schemas``); in a source checkout they are read
 from the top-level ``schemas/`` folder. Pure apart from reading those packaged files once.
+jsonschema and referencing are imported on first use (they cost ~75 ms of every start-up).
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from typing import TYPE_CHECKING, Any
 
 from planning_memory.errors import SchemaError
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 SCHEMA_SUFFIX = ".schema.json"
 
@@ -51,6 +52,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
 
 @functools.cache
 def _registry() -> Registry:  # type: ignore[type-arg]
+    from referencing import Registry, Resource
+
     resources_ = [
         (schema["$id"], Resource.from_contents(schema))
         for schema in _schemas().values()
@@ -72,6 +75,8 @@ def get(name: str) -> dict[str, Any]:
 
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(get(name), registry=_registry())
 
 
@@ -97,6 +102,8 @@ def problems(name: str, value: Any) -> list[Problem]:
     errors = list(validator(name).iter_errors(value))
     if not errors:
         return []
+    from jsonschema.exceptions import best_match
+
     best = best_match(errors)
     rest = sorted((e for e in errors if e is not best), key=lambda e: e.json_path)
     return [_problem(best), *(_problem(e) for e in rest)]
@@ -122,12 +129,12 @@ _ANNOTATIONS = frozenset(
     | {"examples", "deprecated", "readOnly", "writeOnly", "format"}  # format: not asserted
 )
 _KEYWORDS = frozenset(
-    {"type", "enum", "const", "$ref", "allOf", "anyOf"}
+    {"type", "enum", "const", "$ref", "allOf", "anyOf", "if", "then", "else"}
     | {"minLength", "maxLength", "pattern"}
     | {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
     | {"properties", "required", "additionalProperties", "unevaluatedProperties"}
     | {"propertyNames", "minProperties", "maxProperties"}
-    | {"items", "minItems", "maxItems", "uniqueItems"}
+    | {"items", "prefixItems", "minItems", "maxItems", "uniqueItems"}
 )
 _TYPES: dict[str, Check] = {
     "object": lambda v: isinstance(v, dict),
@@ -148,12 +155,17 @@ class _Unsupported(Exception):
 def fast_check(name: str) -> Check | None:
     """The compiled "is it valid?" check of schema ``name``, or None (use jsonschema)."""
     root = get(name)
-    resource = DRAFT202012.create_resource(root)
-    resolver = _registry().resolver_with_root(resource)
+    resolver = _registry().resolver_with_root(_resource(root))
     try:
         return _Compiler().node(root, resolver)
     except _Unsupported:
         return None
+
+
+def _resource(contents: dict[str, Any]) -> Any:
+    from referencing.jsonschema import DRAFT202012
+
+    return DRAFT202012.create_resource(contents)
 
 
 def _all(checks: list[Check]) -> Check:
@@ -178,6 +190,14 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict | list):
         return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     return bool(a == b)
+
+
+def _unique(items: list[Any]) -> bool:
+    """No two items equal under jsonschema's rules (False when unsure)."""
+    try:  # Python's == on scalars is coarser than jsonschema's (True == 1): safe to trust
+        return len(set(items)) == len(items)
+    except TypeError:  # objects or arrays among the items
+        return len({_norm(item) for item in items}) == len(items)
 
 
 def _norm(value: Any) -> Any:
@@ -205,7 +225,7 @@ class _Compiler:
         if not isinstance(schema, dict) or set(schema) - _KEYWORDS - _ANNOTATIONS:
             raise _Unsupported
         if "$id" in schema:
-            resolver = resolver.in_subresource(DRAFT202012.create_resource(schema))
+            resolver = resolver.in_subresource(_resource(schema))
         checks = []
         if "type" in schema:
             checks.append(self.type_(schema["type"]))
@@ -217,14 +237,23 @@ class _Compiler:
             checks.append(self.ref(schema["$ref"], resolver))
         for sub in schema.get("allOf", []):
             checks.append(self.node(sub, resolver))
+        if "unevaluatedProperties" in schema and ("anyOf" in schema or "if" in schema):
+            raise _Unsupported  # what is evaluated would depend on the branch taken
         if "anyOf" in schema:
-            if "unevaluatedProperties" in schema:
-                raise _Unsupported
             options_ = [self.node(sub, resolver) for sub in schema["anyOf"]]
             checks.append(lambda v: any(c(v) for c in options_))
+        if "if" in schema:
+            checks.append(self.if_(schema, resolver))
         checks += self.string(schema) + self.number(schema)
         checks += self.object(schema, resolver) + self.array(schema, resolver)
         return _all(checks)
+
+    def if_(self, schema: dict[str, Any], resolver: Any) -> Check:
+        """A fast "no" from ``if`` may be wrong, so then both branches must hold."""
+        test = self.node(schema["if"], resolver)
+        then = self._maybe(schema, "then", resolver) or (lambda v: True)
+        else_ = self._maybe(schema, "else", resolver) or (lambda v: True)
+        return lambda v: then(v) if test(v) else then(v) and else_(v)
 
     def type_(self, names: Any) -> Check:
         wanted = [_TYPES[n] for n in ([names] if isinstance(names, str) else names)]
@@ -281,7 +310,7 @@ class _Compiler:
 
     def object(self, schema: dict[str, Any], resolver: Any) -> list[Check]:
         props = {k: self.node(s, resolver) for k, s in schema.get("properties", {}).items()}
-        required = tuple(schema.get("required", ()))
+        required = frozenset(schema.get("required", ()))
         extra = self._maybe(schema, "additionalProperties", resolver)
         unevaluated = self._maybe(schema, "unevaluatedProperties", resolver)
         evaluated = self.evaluated(schema, resolver) if unevaluated is not None else set()
@@ -295,9 +324,8 @@ class _Compiler:
                 return True
             if len(v) < low or (high is not None and len(v) > high):
                 return False
-            for key in required:
-                if key not in v:
-                    return False
+            if not required <= v.keys():
+                return False
             for key, item in v.items():
                 sub = props.get(key)
                 if sub is not None:
@@ -329,9 +357,10 @@ class _Compiler:
 
     def array(self, schema: dict[str, Any], resolver: Any) -> list[Check]:
         each = self._maybe(schema, "items", resolver)
+        prefix = [self.node(sub, resolver) for sub in schema.get("prefixItems", [])]
         low, high = schema.get("minItems", 0), schema.get("maxItems")
         unique = bool(schema.get("uniqueItems"))
-        if each is None and not low and high is None and not unique:
+        if each is None and not prefix and not low and high is None and not unique:
             return []
 
         def check(v: Any) -> bool:
@@ -339,11 +368,14 @@ class _Compiler:
                 return True
             if len(v) < low or (high is not None and len(v) > high):
                 return False
+            for sub, item in zip(prefix, v, strict=False):
+                if not sub(item):
+                    return False
             if each is not None:
-                for item in v:
+                for item in v[len(prefix) :] if prefix else v:
                     if not each(item):
                         return False
-            return not unique or len({_norm(item) for item in v}) == len(v)
+            return not unique or _unique(v)
 
         return [check]
 

@@ -73,7 +73,7 @@ def _writer(planning: str, index: int, barrier: Any, out: Any) -> None:
 
 def test_eight_writer_processes_lose_nothing(tmp_path: Path) -> None:
     layout = init_tree(tmp_path)
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork")  # separate processes; fork skips 8 imports
     barrier, out = ctx.Barrier(WRITERS), ctx.Queue()
     procs = [
         ctx.Process(target=_writer, args=(str(layout.planning), i, barrier, out))

@@ -1,0 +1,153 @@
+"""The layering of DESIGN 4, read from the source: one home per dependency, a pure core.
+
+Every ``import`` in ``planning_memory/`` is parsed with ``ast`` (function-level imports
+included), so a lazy import cannot slip past.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "planning_memory"
+PURE = (
+    "codec",
+    "ids",
+    "model",
+    "schema",
+    "privacy",
+    "similarity",
+    "triggers",
+    "render",
+    "parse",
+    "inert",
+    "temporal",
+    "chunks",
+)
+IMPURE_FOR_PURE = ("subprocess", "sqlite3", "threading", "multiprocessing", "shutil")
+SHELL = ("planning_memory.store", "planning_memory.memory", "planning_memory.cli")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@cache
+def imports_of(name: str) -> frozenset[str]:
+    """Every module ``name`` imports, as absolute dotted names (``from a import b`` gives both
+    ``a`` and ``a.b``, since ``b`` may be a module)."""
+    path = modules()[name]
+    tree = ast.parse(path.read_text("utf-8"), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return frozenset(found)
+
+
+def top_level(imported: frozenset[str]) -> set[str]:
+    return {name.split(".")[0] for name in imported}
+
+
+def users_of(dependency: str) -> set[str]:
+    return {name for name in modules() if dependency in top_level(imports_of(name))}
+
+
+def transitive(name: str) -> set[str]:
+    """The package's own modules reachable from ``name`` through imports."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        for imported in imports_of(current):
+            if imported in modules() and imported not in seen:
+                seen.add(imported)
+                todo.append(imported)
+    return seen
+
+
+def test_the_parser_sees_imports() -> None:
+    assert "planning_memory" in top_level(imports_of("planning_memory.store"))
+    assert "planning_memory.codec" in imports_of("planning_memory.store")
+    assert "json" in imports_of("planning_memory.codec")
+    assert len(modules()) >= 12
+    assert "planning_memory.store" in transitive("planning_memory.records")
+    assert "planning_memory.store" in transitive("planning_memory.memory")
+
+
+def test_only_the_cli_imports_click() -> None:
+    outside = {m for m in users_of("click") if not m.startswith("planning_memory.cli")}
+    assert outside == set()
+    assert users_of("click"), "the CLI should import click"
+
+
+@pytest.mark.parametrize("dependency", ["jsonschema", "referencing"])
+def test_only_schema_imports_jsonschema(dependency: str) -> None:
+    assert users_of(dependency) <= {"planning_memory.schema"}
+    assert users_of("jsonschema") == {"planning_memory.schema"}
+
+
+def test_only_the_watch_module_imports_watchdog() -> None:
+    allowed = {m for m in modules() if m.split(".")[-1].startswith("watch") and ".cli" not in m}
+    assert users_of("watchdog") <= allowed
+
+
+def test_only_the_index_imports_sqlite3() -> None:
+    assert users_of("sqlite3") <= {"planning_memory.index"}
+
+
+def test_tree_sitter_only_under_scan() -> None:
+    for dependency in ("tree_sitter", *(f"tree_sitter_{x}" for x in ("python", "javascript"))):
+        assert {
+            m for m in users_of(dependency) if not m.startswith("planning_memory.scan")
+        } == set()
+
+
+def test_mcp_only_in_the_mcp_module() -> None:
+    allowed = {m for m in modules() if m.split(".")[-1].startswith("mcp")}
+    assert users_of("mcp") <= allowed
+
+
+PRESENT_PURE = [name for name in PURE if f"planning_memory.{name}" in modules()]
+
+
+@pytest.mark.parametrize("name", PRESENT_PURE)
+def test_pure_modules_do_no_process_or_database_work(name: str) -> None:
+    direct = top_level(imports_of(f"planning_memory.{name}"))
+    assert direct.isdisjoint(IMPURE_FOR_PURE), direct & set(IMPURE_FOR_PURE)
+
+
+@pytest.mark.parametrize("name", PRESENT_PURE)
+def test_pure_modules_never_reach_the_store_the_facade_or_the_cli(name: str) -> None:
+    reached = transitive(f"planning_memory.{name}")
+    bad = {m for m in reached if any(m == s or m.startswith(s + ".") for s in SHELL)}
+    assert bad == set(), f"{name} reaches {sorted(bad)}"
+
+
+def test_the_core_pure_modules_exist() -> None:
+    assert {"codec", "ids", "model", "schema"} <= set(PRESENT_PURE)
+
+
+def test_low_layers_do_not_import_high_ones() -> None:
+    """model | codec | layout | errors sit at the bottom (DESIGN 4)."""
+    for low in ("errors", "codec", "layout", "model", "ids"):
+        reached = transitive(f"planning_memory.{low}")
+        high = {f"planning_memory.{h}" for h in ("store", "memory", "records", "validate")}
+        assert reached.isdisjoint(high), (low, reached & high)
