@@ -2,13 +2,14 @@
 
 Public API (see docs/entity.md): ``scan``, ``ScanReport``, ``get_file``, ``get_function``,
 ``get_component``, ``get_area``, ``get_relationships``, ``update_file_annotations``,
-``current_anchor_hash``, ``changed_anchors``, ``mark_stale_anchors``.
+``entity_snapshot``, ``current_anchor_hash``, ``changed_anchors``, ``mark_stale_anchors``.
 """
 
 from __future__ import annotations
 
 from planning_memory.scan.anchors import changed_anchors, current_anchor_hash, mark_stale_anchors
 from planning_memory.scan.query import (
+    entity_snapshot,
     get_area,
     get_component,
     get_file,
@@ -22,6 +23,7 @@ __all__ = [
     "ScanReport",
     "changed_anchors",
     "current_anchor_hash",
+    "entity_snapshot",
     "get_area",
     "get_component",
     "get_file",

@@ -1,10 +1,19 @@
 """Anchors: links from long-term memories to code, and which of them point at changed code.
 
-An anchor is ``{path, symbol, hash}``. Without a symbol its hash is the file's content hash
-(git's blob id); with one it is the hash of that function's source text (16 hex digits), or,
-for a class or other container, a digest of the hashes of the functions inside it
-(``Class.method``...). An anchor whose code now hashes differently, or no longer exists, has
-changed; an anchor without a hash has no baseline and never counts as changed.
+An anchor is ``{path, symbol, hash}``. Its hash is, by what the symbol names:
+
+- nothing: the file's content hash (git's blob id, as in the file entity);
+- a function or method (``validateCredentials``, ``AuthService.register``): the hash of its
+  source text (16 hex digits);
+- a class, object or module block holding functions (``AuthService``): a digest of the
+  hashes of the functions inside it;
+- anything else (a constant, a type, a symbol in a file the scanner does not parse, such as
+  ``prisma/schema.prisma``): the file's content hash again, read from disk when the file has
+  no entity -- any edit to the file then counts, which errs on the side of review.
+
+An anchor whose code now hashes differently, or no longer exists, has changed; an anchor
+without a hash has no baseline and never counts as changed. ``current_anchor_hash`` gives
+the value to store when a memory is written.
 """
 
 from __future__ import annotations
@@ -17,11 +26,13 @@ from typing import Any
 from planning_memory.errors import ConflictError, PlanningMemoryError
 from planning_memory.layout import Layout
 from planning_memory.scan.entities import name_of, qualified_of
+from planning_memory.scan.parsefile import blob_id, read_source
 from planning_memory.scan.query import repo_path
 from planning_memory.scan.shards import Shards, file_of, folder_of
 from planning_memory.store import Store
 
 Entity = dict[str, Any]
+MAX_ANCHORED_BYTES = 16 * 1024 * 1024
 
 
 class _Lookup:
@@ -59,25 +70,28 @@ class _Lookup:
         except PlanningMemoryError:
             return None
         entity = self.file(path)
-        if entity is None:
-            return None
-        if not symbol:
-            value = entity.get("hash")
-            return str(value) if value else None
-        exact = [
-            f for f in self.functions(path) if symbol in (f.get("qualified_name"), f.get("name"))
-        ]
+        if symbol and entity is not None:
+            found = self._symbol_hash(path, symbol)
+            if found is not None:
+                return found
+        if entity is not None and entity.get("hash"):
+            return str(entity["hash"])
+        return self._disk_hash(path)
+
+    def _symbol_hash(self, path: str, symbol: str) -> str | None:
+        functions = self.functions(path)
+        exact = [f for f in functions if symbol in (f["qualified_name"], f["name"])]
         if len(exact) == 1:
-            return str(exact[0].get("hash"))
-        inside = exact or [
-            f
-            for f in self.functions(path)
-            if str(f.get("qualified_name", "")).startswith(symbol + ".")
-        ]
+            return str(exact[0]["hash"])
+        inside = exact or [f for f in functions if f["qualified_name"].startswith(symbol + ".")]
         if not inside:
             return None
-        joined = "\n".join(f"{f.get('qualified_name')}={f.get('hash')}" for f in inside)
+        joined = "\n".join(f"{f['qualified_name']}={f['hash']}" for f in inside)
         return hashlib.blake2b(joined.encode(), digest_size=8).hexdigest()
+
+    def _disk_hash(self, path: str) -> str | None:
+        status, data = read_source(str(self.layout.repo_root / path), MAX_ANCHORED_BYTES)
+        return blob_id(data) if status == "ok" else None
 
 
 def current_anchor_hash(

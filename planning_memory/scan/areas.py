@@ -7,7 +7,8 @@ An area's name comes from a file's folders, after dropping the parts every proje
 with the synonyms in ``SYNONYMS`` folded (``auth``, ``login``, ``signup``, ``session`` ... ->
 ``authentication``). A file whose folders name nothing takes its name's stem when that stem is
 already an area (``services/auth.service.ts`` -> ``authentication``), else joins the one area
-all of its imports and importers share, if they share one.
+all the files importing it belong to (or, when nothing imports it, the one area of everything
+it imports), if there is one.
 
 Each area lists ``paths`` (folders wholly in it) and ``files`` (single files placed by name
 or by imports), ``file_count``, ``entry`` (a Next.js ``route``/``page`` file, else an
@@ -201,20 +202,25 @@ def derive(files: dict[str, Entity]) -> dict[str, Entity]:
 def _place_by_imports(
     files: dict[str, Entity], owner: dict[str, str], loose: dict[str, set[str]]
 ) -> None:
-    neighbours: dict[str, list[str]] = {}
+    importers: dict[str, list[str]] = {}
+    imported: dict[str, list[str]] = {}
     for path, entity in files.items():
         for target in entity.get("imports", {}).values():
             if target in files:
-                neighbours.setdefault(path, []).append(target)
-                neighbours.setdefault(target, []).append(path)
+                imported.setdefault(path, []).append(target)
+                importers.setdefault(target, []).append(path)
     for path in sorted(files):
         if path in owner:
             continue
-        areas = {owner[n] for n in neighbours.get(path, []) if n in owner}
-        if len(areas) == 1:
-            name = areas.pop()
-            owner[path] = name
-            loose.setdefault(name, set()).add(path)
+        for neighbours in (importers.get(path, []), imported.get(path, [])):
+            areas = {owner[n] for n in neighbours if n in owner}
+            if len(areas) == 1:
+                name = areas.pop()
+                owner[path] = name
+                loose.setdefault(name, set()).add(path)
+                break
+            if areas:
+                break
 
 
 def _area(

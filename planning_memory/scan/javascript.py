@@ -2,6 +2,7 @@
 
 A function is an entity when it has a name: a declaration, a method, or a function/arrow
 expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper.
+An object literal bound to a variable names the functions inside it (``authOptions.authorize``).
 Anonymous callbacks are transparent: their calls belong to the named function around them.
 A component is a PascalCase function (or a ``Component`` subclass) that renders JSX. Pure.
 """
@@ -46,6 +47,7 @@ _BASE = """
 (method_definition) @function
 (class_declaration) @class
 (class) @class
+(variable_declarator name: (identifier) value: (object)) @object
 (call_expression function: (_) @call)
 (new_expression constructor: (_) @new)
 (import_statement) @import
@@ -157,6 +159,8 @@ def _scopes(caps: dict[str, list[Node]]) -> list[Scope]:
         name = field_text(node, "name") or _bound_name(node)
         if name:
             scopes.append(Scope(node, name, "class"))
+    for node in caps.get("object", []):
+        scopes.append(Scope(node, field_text(node, "name"), "object"))
     nest(scopes)
     for scope in scopes:
         if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
@@ -207,6 +211,7 @@ def _statement(node: Node) -> Node:
     current = node
     parent = current.parent
     while parent is not None and parent.type in (
+        "pair",
         "variable_declarator",
         "lexical_declaration",
         "variable_declaration",
@@ -253,6 +258,8 @@ def _is_exported(scope: Scope, exported: set[str]) -> bool:
             return True
         statement = _statement(scope.node)
         return statement.type == "export_statement"
+    if scope.parent.kind == "object":
+        return _is_exported(scope.parent, exported)
     if scope.kind not in ("method", "constructor") or not _is_exported(scope.parent, exported):
         return False
     first = scope.node.child(0)

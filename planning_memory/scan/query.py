@@ -231,3 +231,21 @@ def _set_purpose(entity: Entity, purpose: str) -> None:
     elif entity.get("purpose_source") == ANNOTATED:
         entity["purpose"] = None
         entity["purpose_source"] = None
+
+
+def entity_snapshot(layout: Layout, store: Store) -> Entity:
+    """All of entity memory in one value (for export): ``{files, functions, components,
+    relationships}``, each entity in its full shape."""
+    files: dict[str, Entity] = {}
+    functions: dict[str, Entity] = {}
+    components: dict[str, Entity] = {}
+    for shard in Shards(layout, store).iter_shards():
+        files.update((p, expand_file(p, e)) for p, e in shard.files.items())
+        functions.update((k, expand_function(k, e)) for k, e in shard.functions.items())
+        components.update((k, expand_component(k, e)) for k, e in shard.components.items())
+    return {
+        "files": dict(sorted(files.items())),
+        "functions": dict(sorted(functions.items())),
+        "components": dict(sorted(components.items())),
+        "relationships": _relationships(layout, store),
+    }

@@ -1,0 +1,142 @@
+"""Edge cases of a scan: syntax errors, bad encodings, empty, huge and binary files, symlink
+loops and links out of the repository, and an ignored folder that must never be read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from planning_memory.layout import Layout
+from planning_memory.scan import get_file, get_function, parsefile, scan, walk
+from planning_memory.store import Store
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, capture_output=True, check=True)
+
+
+def run(root: Path, config: dict | None = None):  # type: ignore[no-untyped-def,type-arg]
+    layout = Layout.for_repo(root)
+    return scan(layout, Store(layout), config or {})
+
+
+def lookup(root: Path, path: str) -> dict | None:  # type: ignore[type-arg]
+    layout = Layout.for_repo(root)
+    return get_file(layout, Store(layout), path)
+
+
+@pytest.fixture(params=["git", "plain"])
+def root(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "ok.py").write_text("def fine():\n    return 1\n")
+    if request.param == "git":
+        git(folder, "init", "-q")
+    return folder
+
+
+def test_syntax_errors_give_partial_results_and_a_flag(root: Path) -> None:
+    (root / "broken.ts").write_text(
+        "export function good(a: number) { return a + 1 }\n"
+        "export function bad(a: number { return a }\n"
+        "export function later() { return good(2) }\n"
+    )
+    report = run(root)
+    assert report.errors == 1 and any(p.startswith("broken.ts") for p in report.error_paths)
+    entity = lookup(root, "broken.ts")
+    assert entity is not None and entity["parse_errors"] is True
+    assert "good" in entity["functions"]
+
+
+def test_non_utf8_and_empty_files(root: Path) -> None:
+    (root / "legacy.py").write_bytes(
+        "# Módulo de cálculo\ndef suma(a, b):\n    return a + b\n".encode("latin-1")
+    )
+    (root / "empty.py").write_bytes(b"")
+    run(root)
+    legacy = lookup(root, "legacy.py")
+    assert legacy is not None and legacy["encoding_errors"] is True
+    assert legacy["functions"] == ["suma"] and legacy["lines"] == 3
+    empty = lookup(root, "empty.py")
+    assert empty is not None and empty["lines"] == 0 and empty["functions"] == []
+
+
+def test_huge_and_binary_files_are_skipped_and_counted(root: Path) -> None:
+    line = "export const v{0} = {0}\n"
+    with open(root / "generated.ts", "w") as fh:
+        index = 0
+        while fh.tell() < 10 * 1024 * 1024:
+            fh.write("".join(line.format(index + i) for i in range(1000)))
+            index += 1000
+    (root / "blob.js").write_bytes(b"\x7fELF\x00\x00binary" * 100)
+    report = run(root)
+    assert (report.skipped_large, report.skipped_binary) == (1, 1)
+    assert lookup(root, "generated.ts") is None and lookup(root, "blob.js") is None
+    assert report.parsed == 1  # ok.py
+
+
+def test_max_file_bytes_comes_from_the_config(root: Path) -> None:
+    (root / "medium.py").write_text("def g():\n    return 2\n" * 20)
+    report = run(root, {"memory": {"entity": {"maxFileBytes": 100}}})
+    assert (report.parsed, report.skipped_large) == (1, 1)
+    assert lookup(root, "medium.py") is None
+    report = run(root, {"memory": {"entity": {"maxFileBytes": 10_000}}})
+    assert (report.parsed, report.skipped_large) == (1, 0)
+    assert lookup(root, "medium.py") is not None
+
+
+def test_symlink_loops_and_links_out_are_never_followed(root: Path, tmp_path: Path) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "mod.py").write_text("def inside():\n    pass\n")
+    os.symlink("..", root / "pkg" / "loop")
+    os.symlink(root / "pkg", root / "pkg" / "self")
+    outside = tmp_path / "secret.py"
+    outside.write_text("def outside_the_repo():\n    pass\n")
+    os.symlink(outside, root / "linked.py")
+    report = run(root)
+    assert report.parsed == 2  # ok.py and pkg/mod.py, once each
+    layout = Layout.for_repo(root)
+    assert get_function(layout, Store(layout), "outside_the_repo") == []
+    assert lookup(root, "linked.py") is None
+
+
+def test_an_ignored_folder_is_never_read(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (root / ".gitignore").write_text("generated/\n")
+    folder = root / "generated" / "deep"
+    folder.mkdir(parents=True)
+    for i in range(10_000):
+        (folder / f"f{i}.py").write_text(f"def f{i}(): pass\n")
+    opened: list[str] = []
+    scanned: list[str] = []
+    real_read, real_scandir = parsefile.read_source, os.scandir
+
+    def counting_read(location: str, max_bytes: int) -> tuple[str, bytes]:
+        opened.append(location)
+        return real_read(location, max_bytes)
+
+    def counting_scandir(path: str | Path) -> object:
+        scanned.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(parsefile, "read_source", counting_read)
+    monkeypatch.setattr(walk.os, "scandir", counting_scandir)
+    report = run(root, {"memory": {"entity": {"scanWorkers": 1}}})
+    assert report.parsed == 1 and report.files_seen == 2  # ok.py and .gitignore
+    assert not [p for p in opened + scanned if "generated" in p]
+    assert report.skipped_ignored <= 1  # the folder counts once, or git never lists it
+
+
+def test_config_include_and_exclude_patterns(root: Path) -> None:
+    for path in ("src/app.py", "src/vendor/lib.py", "scripts/tool.py"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("def f():\n    pass\n")
+    config = {
+        "memory": {"entity": {"includePatterns": ["src/**/*"], "excludePatterns": ["src/vendor/"]}}
+    }
+    report = run(root, config)
+    assert report.parsed == 1
+    assert lookup(root, "src/app.py") is not None
+    assert lookup(root, "src/vendor/lib.py") is None and lookup(root, "scripts/tool.py") is None
