@@ -123,7 +123,17 @@ def bench_size(n: int, n_queries: int, root: Path) -> dict[str, float]:
             times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         indexer.sync(index, layout, store)
+        sync_first = time.perf_counter() - t0
+        time.sleep(0.2)
+        t0 = time.perf_counter()
+        indexer.sync(index, layout, store)
         sync_idle = time.perf_counter() - t0
+        one = dict(records[0], description="an edited description of the first record")
+        path = layout.record_path(str(one["type"]), str(one["id"]))
+        path.write_text(codec.dumps(one))
+        t0 = time.perf_counter()
+        indexer.index_record(index, layout, one)
+        update = time.perf_counter() - t0
         size = index.stats()["bytes"]
     return {
         "records": n,
@@ -131,7 +141,9 @@ def bench_size(n: int, n_queries: int, root: Path) -> dict[str, float]:
         "search_p50_ms": 1000 * percentile(times, 0.5),
         "search_p95_ms": 1000 * percentile(times, 0.95),
         "search_max_ms": 1000 * max(times),
+        "sync_first_ms": 1000 * sync_first,
         "sync_idle_ms": 1000 * sync_idle,
+        "index_record_ms": 1000 * update,
         "index_mb": size / 1e6,
     }
 

@@ -301,9 +301,10 @@ def rebuild(
     """Empty the index and index every source again, in one transaction."""
     with index.write():
         index.clear()
-        report = sync(index, layout, store, force=True)
-        if code and layout.planning.name == ".planning":
-            report += reindex_codebase(index, layout, config)
+        with index.bulk():
+            report = sync(index, layout, store, force=True)
+            if code and layout.planning.name == ".planning":
+                report += reindex_codebase(index, layout, config)
         index.set_meta("built_at", timestamp_now())
     index.optimize()
     return report

@@ -40,6 +40,7 @@ ACCESS_SATURATION = 50
 POOL_FACTOR = 3
 MIN_POOL = 30
 RRF_K = 60
+PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
 COMMON_DF = 1500  # documents; more common terms are left out of the OR step
 SOURCE_PRIOR = {
     "record": 1.2,
@@ -278,11 +279,12 @@ def search(
 def pinned_hits(
     index: Index, filters: Filters, *, exclude: set[str], terms: Sequence[str] = ()
 ) -> list[Hit]:
-    """Pinned long-term records that pass ``filters`` (always included)."""
+    """Pinned long-term records that pass ``filters`` (always included; the
+    ``PINNED_LIMIT`` most recently updated when there are more)."""
     only_records = Filters(("record",), filters.types, filters.scope, filters.tags)
     if filters.sources and "record" not in filters.sources:
         return []
-    rows = index.where("d.pinned = 1", [], only_records, 1000)
+    rows = index.where("d.pinned = 1", [], only_records, PINNED_LIMIT)
     return [
         _hit(r, 0.0, "pinned", "pinned: always included", terms)
         for r in rows

@@ -27,6 +27,7 @@ from planning_memory.store import Store
 SOURCES = ("record", "entity", "code", "doc", "message", "decision", "session")
 SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 MAX_INDEXED_CHARS = 20_000  # per document; the rest of a long text is not searchable
+META_CHARS = 300  # display fields kept with a document (the packer shows at most this)
 
 LANGUAGES = {
     ".py": "python",
@@ -144,6 +145,13 @@ RECORD_META = (
 )
 
 
+def _short(value: Any, limit: int = META_CHARS) -> Any:
+    """``value`` with a long string cut (display fields only; the body keeps the full text)."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
+
+
 def record_doc(record: Mapping[str, Any]) -> Doc | None:
     """The document of a long-term record; None for a soft-deleted or shapeless one."""
     rid, rtype = record.get("id"), record.get("type")
@@ -184,7 +192,7 @@ def record_doc(record: Mapping[str, Any]) -> Doc | None:
         updated_at=str(record.get("updated_at") or record.get("created_at") or ""),
         pinned=bool(record.get("pinned")),
         severity=SEVERITY_RANK.get(str(record.get("severity")), -1),
-        meta={k: record[k] for k in RECORD_META if record.get(k) not in (None, "")},
+        meta={k: _short(record[k]) for k in RECORD_META if record.get(k) not in (None, "")},
     )
 
 

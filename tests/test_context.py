@@ -321,7 +321,7 @@ item_strategy = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     items=st.lists(item_strategy, max_size=40),
     budget=st.integers(100, 20000),
