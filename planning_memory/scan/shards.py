@@ -185,7 +185,9 @@ class Shards:
         except ValueError:
             value = None
         if not isinstance(value, dict):
-            self.broken.append(self.layout.relative(path))
+            name = self.layout.relative(path)
+            if name not in self.broken:
+                self.broken.append(name)
             return None
         return value
 

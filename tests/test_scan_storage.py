@@ -1,0 +1,226 @@
+"""Shard storage: canonical bytes, folder-name escaping, bucket splitting of big folders,
+broken shards, person-edited areas, coverage reports and anchors."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planning_memory import codec
+from planning_memory.layout import Layout
+from planning_memory.scan import (
+    changed_anchors,
+    current_anchor_hash,
+    get_area,
+    get_file,
+    mark_stale_anchors,
+    scan,
+)
+from planning_memory.scan.shards import SPLIT_AT, Shards, canonical_bytes
+from planning_memory.store import Store
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.text()
+JSON = st.recursive(
+    SCALARS | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_canonical_bytes_equal_the_codec(value: Any) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return
+    assert canonical_bytes(value) == codec.dump_bytes(value)
+
+
+def run(root: Path, config: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
+    layout = Layout.for_repo(root)
+    return scan(layout, Store(layout), config or {})
+
+
+def test_folder_names_cannot_collide_with_shards(tmp_path: Path) -> None:
+    for folder in ("_shard.json", "100%", "a b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text("def f():\n    pass\n")
+    run(tmp_path)
+    base = tmp_path / ".planning/memory/entity/files"
+    assert (base / "%5Fshard.json/_shard.json").is_file()
+    assert (base / "100%25/_shard.json").is_file()
+    assert (base / "a b/_shard.json").is_file()
+    layout = Layout.for_repo(tmp_path)
+    assert get_file(layout, Store(layout), "_shard.json/m.py") is not None
+
+
+def test_a_big_folder_is_split_and_one_change_rewrites_one_bucket(tmp_path: Path) -> None:
+    count = SPLIT_AT + 50
+    for i in range(count):
+        (tmp_path / f"m{i:04d}.py").write_text(f"def f{i}():\n    return {i}\n")
+    run(tmp_path, {"memory": {"entity": {"scanWorkers": 1}}})
+    base = tmp_path / ".planning/memory/entity/files"
+    buckets = sorted(base.glob("_shard-*.json"))
+    assert len(buckets) == 2 and not (base / "_shard.json").exists()
+    assert sum(len(json.loads(p.read_text())["files"]) for p in buckets) == count
+    before = {p.name: p.read_bytes() for p in buckets}
+    (tmp_path / "m0007.py").write_text("def f7():\n    return 'seven'\n")
+    report = run(tmp_path)
+    after = {p.name: p.read_bytes() for p in sorted(base.glob("_shard-*.json"))}
+    assert report.shards_written == 1
+    assert sum(before[n] != after[n] for n in before) == 1
+
+
+def test_a_broken_shard_is_reported_and_rebuilt(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f():\n    pass\n")
+    run(tmp_path)
+    shard = tmp_path / ".planning/memory/entity/files/_shard.json"
+    shard.write_text("<<<<<<< ours\n{}\n=======\n{}\n>>>>>>> theirs\n")
+    report = run(tmp_path)
+    assert report.errors == 1 and report.parsed == 1
+    assert json.loads(shard.read_text())["files"]["m.py"]["language"] == "python"
+
+
+def test_person_edited_areas_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "billing").mkdir()
+    (tmp_path / "billing" / "invoice.py").write_text("def total():\n    return 1\n")
+    run(tmp_path)
+    layout = Layout.for_repo(tmp_path)
+    target = layout.entity / "relationships.json"
+    document = json.loads(target.read_text())
+    assert document["areas"]["billing"]["edited_by"] == "scan"
+    document["areas"]["billing"] = {
+        "edited_by": "human",
+        "entry": "billing/invoice.py",
+        "notes": ["Stripe lives elsewhere"],
+    }
+    document["areas"]["payments"] = {"manual": True, "services": ["StripeClient"]}
+    target.write_text(json.dumps(document))
+    (tmp_path / "billing" / "tax.py").write_text("def rate():\n    return 0.2\n")
+    run(tmp_path)
+    store = Store(layout)
+    assert get_area(layout, store, "billing") == {
+        "name": "billing",
+        "edited_by": "human",
+        "entry": "billing/invoice.py",
+        "notes": ["Stripe lives elsewhere"],
+    }
+    assert get_area(layout, store, "payments") == {
+        "name": "payments",
+        "manual": True,
+        "services": ["StripeClient"],
+    }
+
+
+def test_coverage_from_json_xml_and_lcov(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py", "c.ts"):
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "coverage.json").write_text(
+        json.dumps(
+            {
+                "files": {
+                    "a.py": {
+                        "summary": {
+                            "num_statements": 8,
+                            "covered_lines": 6,
+                            "percent_covered": 75.0,
+                        }
+                    },
+                }
+            }
+        )
+    )
+    (tmp_path / "coverage.xml").write_text(
+        f'<?xml version="1.0" ?><coverage><sources><source>{tmp_path}</source></sources>'
+        '<packages><package><classes><class filename="b.py" line-rate="0.5"><lines>'
+        '<line number="1" hits="1"/><line number="2" hits="0"/></lines></class>'
+        "</classes></package></packages></coverage>"
+    )
+    (tmp_path / "lcov.info").write_text("SF:c.ts\nDA:1,1\nDA:2,1\nDA:3,0\nend_of_record\n")
+    run(tmp_path)
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    got = {
+        n: (get_file(layout, store, n) or {}).get("test_coverage") for n in ("a.py", "b.py", "c.ts")
+    }
+    assert got == {"a.py": 75.0, "b.py": 50.0, "c.ts": 66.7}
+    (tmp_path / "lcov.info").unlink()
+    (tmp_path / "coverage.json").unlink()
+    (tmp_path / "coverage.xml").unlink()
+    (tmp_path / "a.py").write_text("x = 2\n")
+    run(tmp_path)
+    assert "test_coverage" not in (get_file(layout, store, "a.py") or {})  # never invented
+
+
+def _record(root: Path, anchors: list[dict[str, Any]]) -> Path:
+    path = root / ".planning/memory/long-term/patterns/pat_01HM8SPCE0EC56N9TXPSGQY6AN.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "id": "pat_01HM8SPCE0EC56N9TXPSGQY6AN",
+        "type": "pattern",
+        "title": "t",
+        "anchors": anchors,
+        "needs_review": False,
+        "updated_at": "2024-01-20T15:00:00Z",
+        "deleted_at": None,
+        "usage_count": 3,
+    }
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_anchors_to_changed_code_are_marked_for_review(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "auth.py").write_text(
+        "def login(user):\n    return check(user)\n\n\ndef check(user):\n    return bool(user)\n"
+    )
+    (tmp_path / "schema.prisma").write_text("model User {\n  id Int @id\n}\n")
+    run(tmp_path)
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    anchors = [
+        {
+            "path": "auth.py",
+            "symbol": "login",
+            "hash": current_anchor_hash(layout, store, "auth.py", "login"),
+        },
+        {
+            "path": "auth.py",
+            "symbol": "check",
+            "hash": current_anchor_hash(layout, store, "auth.py", "check"),
+        },
+        {
+            "path": "schema.prisma",
+            "symbol": "User",
+            "hash": current_anchor_hash(layout, store, "schema.prisma", "User"),
+        },
+        {"path": "auth.py", "symbol": None, "hash": None},
+    ]
+    record = _record(tmp_path, anchors)
+    assert changed_anchors(layout, store, anchors) == []
+    assert mark_stale_anchors(layout, store, now="2024-02-01T00:00:00Z") == []
+    (tmp_path / "auth.py").write_text(
+        "def login(user):\n    return check(user)\n\n\n"
+        "def check(user):\n    return user is not None\n"
+    )
+    run(tmp_path)
+    assert [a["symbol"] for a in changed_anchors(layout, store, anchors)] == ["check"]
+    assert mark_stale_anchors(layout, store, now="2024-02-01T00:00:00Z") == [
+        "pat_01HM8SPCE0EC56N9TXPSGQY6AN"
+    ]
+    value = json.loads(record.read_text())
+    assert value["needs_review"] is True and value["updated_at"] == "2024-02-01T00:00:00Z"
+    assert value["usage_count"] == 3 and value["anchors"] == anchors
+    assert mark_stale_anchors(layout, store) == []  # already marked
+    (tmp_path / "schema.prisma").write_text("model User {\n  id String @id\n}\n")
+    assert [a["symbol"] for a in changed_anchors(layout, store, anchors)] == ["check", "User"]
+
+
+def test_load_of_a_missing_tree_is_empty(tmp_path: Path) -> None:
+    layout = Layout.for_repo(tmp_path)
+    assert Shards(layout, Store(layout)).load_files() == {}

@@ -1,0 +1,126 @@
+"""File discovery inside git (index hashes, modified, untracked, deleted files) and outside it
+(nested .gitignore files), scans limited to some paths, and the process pool."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from planning_memory.errors import UnsafePathError
+from planning_memory.layout import Layout
+from planning_memory.scan import get_file, scan, walk
+from planning_memory.scan.parsefile import blob_id
+from planning_memory.store import Store
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_git_listing_uses_index_hashes_and_status(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c = 1\n", "d.py": "d = 1\n"})
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "one")
+    (tmp_path / "b.py").write_text("b = 2\n")  # modified, not staged
+    (tmp_path / "c.py").unlink()  # deleted
+    (tmp_path / "e.py").write_text("e = 1\n")  # untracked
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    write(tmp_path, {"ignored/x.py": "x = 1\n"})
+    listing = walk.discover(tmp_path, walk.Rules.from_patterns([], []))
+    assert listing.git
+    got = {item.path: item.git_hash for item in listing.files}
+    assert got == {
+        "a.py": blob_id(b"a = 1\n"),
+        "b.py": None,
+        "d.py": blob_id(b"d = 1\n"),
+        "e.py": None,
+        ".gitignore": None,
+    }
+    assert git(tmp_path, "hash-object", "a.py").strip() == got["a.py"]
+
+
+def test_nested_gitignore_files_outside_git(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            ".gitignore": "*.gen.py\nbuild/\n",
+            "src/.gitignore": "!keep.gen.py\nscratch.py\n",
+            "src/app.py": "",
+            "src/app.gen.py": "",
+            "src/keep.gen.py": "",
+            "src/scratch.py": "",
+            "build/out.py": "",
+            "node_modules/pkg/index.js": "",
+            "lib/scratch.py": "",
+        },
+    )
+    listing = walk.discover(tmp_path, walk.Rules.from_patterns([], []), use_git=False)
+    assert not listing.git
+    assert [item.path for item in listing.files] == [
+        ".gitignore",
+        "lib/scratch.py",
+        "src/.gitignore",
+        "src/app.py",
+        "src/keep.gen.py",
+    ]
+
+
+def test_a_scan_limited_to_paths_touches_only_those(tmp_path: Path) -> None:
+    write(tmp_path, {"a/one.py": "def one():\n    pass\n", "b/two.py": "def two():\n    pass\n"})
+    git(tmp_path, "init", "-q")
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    assert scan(layout, store, {}).parsed == 2
+    (tmp_path / "a/one.py").write_text("def uno():\n    pass\n")
+    (tmp_path / "b/two.py").unlink()
+    report = scan(layout, store, {}, paths=["a/one.py"])
+    assert (report.parsed, report.removed) == (1, 0)
+    assert get_file(layout, store, "b/two.py") is not None  # outside the hint: left alone
+    report = scan(layout, store, {}, paths=[str(tmp_path / "b")])
+    assert report.removed == 1 and get_file(layout, store, "b/two.py") is None
+    with pytest.raises(UnsafePathError):
+        scan(layout, store, {}, paths=["../elsewhere"])
+
+
+def test_the_process_pool_gives_the_same_shards(tmp_path: Path) -> None:
+    files = {
+        f"pkg{i % 7}/m{i}.py": f"def f{i}(x):\n    return f{(i + 1) % 40}(x) if x else {i}\n"
+        for i in range(40)
+    }
+    progress: list[tuple[int, int]] = []
+    results = []
+    for name, config in (
+        ("pool", {"parallelThreshold": 1, "scanWorkers": 2}),
+        ("serial", {"scanWorkers": 1}),
+    ):
+        root = tmp_path / name
+        root.mkdir()
+        write(root, files)
+        layout = Layout.for_repo(root)
+        report = scan(
+            layout,
+            Store(layout),
+            {"memory": {"entity": config}},
+            progress=lambda done, total: progress.append((done, total)),
+        )
+        assert report.parsed == 40
+        results.append(
+            {
+                p.relative_to(root).as_posix(): p.read_bytes()
+                for p in sorted(layout.entity.rglob("*.json"))
+            }
+        )
+    assert results[0] == results[1]
+    assert progress[-1] == (40, 40)
+    assert json.loads(results[0][".planning/memory/entity/files/pkg0/_shard.json"])["files"]
