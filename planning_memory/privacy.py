@@ -186,32 +186,11 @@ _SECRET_KEY = _C(
     r"|secret(?:[_-]?(?:access[_-]?)?key)?|passw(?:or)?d|passphrase|contrase(?:ñ|n)a"
     r"|[_.-]pass|token)$"
 )
-_NOT_VALUES = frozenset(
-    {
-        "none",
-        "null",
-        "nil",
-        "true",
-        "false",
-        "undefined",
-        "str",
-        "string",
-        "int",
-        "bytes",
-        "number",
-        "bool",
-        "boolean",
-        "optional",
-        "any",
-        "object",
-        "required",
-        "secret",
-        "secretstr",
-        "password",
-        "token",
-        "buffer",
-    }
+_NOT_VALUE_WORDS = (
+    "none null nil true false undefined str string int bytes number bool boolean optional any"
+    " object required secret secretstr password token buffer"
 )
+_NOT_VALUES = frozenset(_NOT_VALUE_WORDS.split())
 _DOTTED = _C(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+$")
 _SNAKE_VAR = _C(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PHRASE = _C(r"^[^\W\d_]+(?:[ '-][^\W\d_]+)+[.!:?]?$")

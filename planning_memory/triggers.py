@@ -1,0 +1,405 @@
+"""Learning triggers: which utterances teach a pattern, a mistake, a preference or praise (pure).
+
+Seed 000's ``LEARNING_TRIGGERS`` (Spanish) and their English counterparts, classified in the
+seed's order: pattern, then mistake, then preference, then praise; the first kind that matches
+anywhere in the utterance wins, and within a kind the earliest match. ``docs/learning.md`` lists
+every phrase and the rules that keep ordinary sentences out:
+
+- code is not speech: fenced blocks, inline code and lines that look like code are masked;
+- a question (a sentence ending in ``?`` or opening with ``¿``) teaches nothing;
+- directive phrases (``always``/``never``/``don't``/``avoid``/``siempre``/``nunca``/``evita``,
+  ``prefer X``, ``use X instead of Y``) count only at the start of a clause and, for
+  ``always``/``never``, before a known imperative verb: "Always use pnpm" teaches, "I always
+  forget", "it never works" and "to avoid the race" do not;
+- praise counts only as the opening of the utterance ("Great!", "Perfecto, gracias").
+
+``extract_memorize_markers`` reads seed 002's ``[MEMORIZE: fact]`` / ``[MEMORIZAR: hecho]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+TriggerKind = Literal["pattern", "mistake", "preference", "praise"]
+Language = Literal["en", "es"]
+KINDS: tuple[TriggerKind, ...] = ("pattern", "mistake", "preference", "praise")
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """A learning trigger found in an utterance.
+
+    ``phrase`` is the trigger text as written ("always use", "nunca uses", "I prefer");
+    ``subject`` is the rest of the sentence, keeping the verb of an adverb directive
+    ("always use pnpm" -> "use pnpm"); ``preferred`` / ``avoided`` name the things chosen and
+    rejected ("use X instead of Y", "never use Z") when the utterance says so.
+    """
+
+    kind: TriggerKind
+    phrase: str
+    subject: str
+    language: Language
+    preferred: str | None = None
+    avoided: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    start: int
+    end: int
+    clauses: tuple[int, ...]  # where its clauses begin, after any lead-in word
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: TriggerKind
+    language: Language
+    regex: re.Pattern[str]
+    clause_start: bool  # the phrase must open a clause
+
+
+_VERBS_EN = (
+    "use|do|run|write|add|put|keep|check|call|return|wrap|validate|test|name|make|import"
+    "|include|handle|follow|commit|create|set|pass|log|type|declare|define|document|sort"
+    "|format|lint|rebase|squash|push|pull|merge|deploy|store|save|read|close|catch|throw"
+    "|raise|await|mock|pin|update|review|ask|prefix|escape|sanitize|hash|encrypt|hardcode"
+    "|mutate|modify|edit|delete|remove|touch|skip|ignore|leave|expose|trust|assume|swallow"
+    "|block|print|install|upgrade|bump|rely|go|place|split|extract|reuse|cache|retry"
+    "|specify|annotate|quote|indent|comment|explain|clean|release|lock|guard|verify|compare"
+    "|sign|tag|build|generate|fetch|query|paginate|limit|prefer|start|end|open|send|pin"
+)
+_VERBS_ES = (
+    "usa|haz|prefiero|utiliza|pon|escribe|añade|agrega|ejecuta|corre|valida|comprueba"
+    "|verifica|revisa|documenta|incluye|llama|importa|devuelve|maneja|crea|nombra|define"
+    "|declara|sigue|mantén|manten|lanza|captura|prueba|ordena|separa|guarda|registra|respeta"
+    "|cierra|pasa|tipa|formatea|comenta|explica|actualiza|elimina|borra|usamos|utilizamos"
+    "|hacemos|escribimos|ponemos"
+)
+_NEG_VERBS_ES = (
+    "uses|hagas|utilices|pongas|escribas|añadas|agregues|ejecutes|corras|llames|importes"
+    "|devuelvas|dejes|subas|mezcles|modifiques|toques|borres|elimines|guardes|expongas"
+    "|ignores|asumas|mutes|hardcodees|comitees|metas|confíes|confies|olvides|captures"
+    "|lances|silencies|hagamos|usemos"
+)
+_MODAL = r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to)\s+|we\s+)?"
+_EN_ALWAYS = rf"(?P<head>{_MODAL}always\s+(?P<verb>(?:{_VERBS_EN})))\b"
+_EN_NEVER = rf"(?P<head>{_MODAL}never\s+(?P<verb>(?:{_VERBS_EN})))\b"
+_EN_DONT = rf"(?P<head>(?:we\s+)?(?:don['’]?t|do\s+not)\s+(?P<verb>(?:{_VERBS_EN})))\b"
+_CONTRAST = r"(?:instead\s+of|rather\s+than|in\s+place\s+of|en\s+vez\s+de|en\s+lugar\s+de)"
+_UNTIL_CONTRAST = r".{0,200}?\s" + _CONTRAST + r"\s"
+
+# (kind, language, clause_start, regex); the seed's order: pattern, mistake, preference.
+_TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
+    ("pattern", "en", True, _EN_ALWAYS),
+    (
+        "pattern",
+        "en",
+        False,
+        r"(?P<head>(?:in|for)\s+this\s+(?:project|repo|repository|codebase|team|app)\s*,?"
+        r"\s+we)\s+(?P<verb>use|prefer|do|write|follow|keep|run|always)\b",
+    ),
+    ("pattern", "en", True, r"(?P<head>we\s+(?:usually\s+|generally\s+)?prefer)\b"),
+    ("pattern", "en", False, r"(?P<head>(?:the|our)\s+convention\s+(?:here\s+)?is(?:\s+to)?)\b"),
+    ("pattern", "en", True, r"(?P<head>better\s+this\s+way|this\s+way\s+is\s+better)\b"),
+    ("pattern", "es", True, rf"(?P<head>siempre\s+(?P<verb>(?:{_VERBS_ES})))\b"),
+    (
+        "pattern",
+        "es",
+        False,
+        r"(?P<head>en\s+este\s+(?:proyecto|repo|repositorio|equipo|c[oó]digo)\s*,?)"
+        r"\s+(?P<verb>usamos|preferimos|utilizamos|hacemos|seguimos|escribimos)\b",
+    ),
+    ("pattern", "es", False, r"(?P<head>la\s+convenci[oó]n\s+(?:aqu[ií]\s+)?es)\b"),
+    ("pattern", "es", True, r"(?P<head>(?:es\s+)?mejor\s+as[ií])(?!\w)"),
+    ("pattern", "es", True, r"(?P<head>preferimos)\b"),
+    ("mistake", "en", True, _EN_NEVER),
+    ("mistake", "en", True, _EN_DONT),
+    ("mistake", "en", True, r"(?P<head>(?:we\s+)?avoid)\b"),
+    (
+        "mistake",
+        "en",
+        False,
+        r"(?P<head>(?:that['’]?s|that\s+is|this\s+is)\s+(?:wrong|incorrect|not\s+right))\b",
+    ),
+    (
+        "mistake",
+        "en",
+        True,
+        r"(?P<head>no\s*,?\s+(?:do\s+it\s+(?:like\s+(?:this|that|so)|this\s+way|that\s+way)"
+        r"|not\s+like\s+(?:this|that)))(?!\w)",
+    ),
+    ("mistake", "es", True, r"(?P<head>no\s*,?\s+hazlo(?:\s+as[ií])?)(?!\w)"),
+    ("mistake", "es", True, r"(?P<head>as[ií]\s+no)(?!\w)"),
+    ("mistake", "es", False, r"(?P<head>(?:eso|esto)\s+est[aá]\s+mal)(?!\w)"),
+    ("mistake", "es", True, r"(?P<head>est[aá]\s+mal)(?!\w)"),
+    ("mistake", "es", True, rf"(?P<head>nunca\s+(?P<verb>(?:{_NEG_VERBS_ES})))(?!\w)"),
+    ("mistake", "es", True, rf"(?P<head>no\s+(?P<verb>(?:{_NEG_VERBS_ES})))(?!\w)"),
+    ("mistake", "es", True, r"(?P<head>evit(?:a|ad|emos|amos|en))(?!\w)"),
+    (
+        "preference",
+        "en",
+        False,
+        r"(?P<head>\bI\s*(?:would\s+|['’]d\s+)?(?:really\s+|always\s+|usually\s+|much\s+"
+        r"|rather\s+)?prefer)\b",
+    ),
+    (
+        "preference",
+        "en",
+        False,
+        r"(?P<head>\bI\s+(?:really\s+)?like)\s+\S.{0,200}?\s(?:better|more)\b",
+    ),
+    ("preference", "en", True, r"(?P<verb>use|utilize)\s+\S" + _UNTIL_CONTRAST),
+    ("preference", "en", True, r"(?P<head>prefer)\b"),
+    ("preference", "es", False, r"(?P<head>(?:\byo\s+)?prefiero)(?!\w)"),
+    ("preference", "es", False, r"(?P<head>me\s+gusta\s+m[aá]s)(?!\w)"),
+    ("preference", "es", True, r"(?P<verb>usa|utiliza|usad|usen)\s+\S" + _UNTIL_CONTRAST),
+)
+
+_LEAD = re.compile(
+    r"(?:(?:and|but|so|then|also|please|ok|okay|just|remember(?:\s+to)?|note|y|pero|entonces"
+    r"|luego|también|tambien|por\s+favor|recuerda(?:\s+que)?|ojo|vale|bueno|además|ademas)"
+    r"\b[\s,:]*)*",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[,:;(—–]\s*|\s[-–]\s+")
+_PRAISE_WORK = re.compile(
+    r"^[\W_]*(?:(?:oh|ok|okay|wow|yes|yeah|yep|s[ií]|vale|thanks|thank\s+you|gracias)\b"
+    r"[\s,!.]*)?"
+    r"(?P<head>(?:great|nice|good|excellent|awesome)\s+(?:work|job)|excelente\s+trabajo"
+    r"|buen\s+trabajo|bien\s+hecho|well\s+done)(?!\w)",
+    re.IGNORECASE,
+)
+_PRAISE_WORD = re.compile(
+    r"^[\W_]*(?:(?:oh|ok|okay|wow|yes|yeah|yep|s[ií]|vale|thanks|thank\s+you|gracias)\b"
+    r"[\s,!.]*)?"
+    r"(?P<head>great|perfect|exactly|excellent|awesome|that['’]?s\s+it|perfecto|perfecta"
+    r"|excelente|muy\s+bien|genial|exacto|eso\s+es)"
+    r"(?=\s*(?:[!.,;:)]|$|thanks\b|thank\s+you\b|gracias\b))",
+    re.IGNORECASE,
+)
+_SPANISH_PRAISE = re.compile(r"(?i)(?:perfect[oa]|excelente|muy|genial|exacto|eso|buen|bien)\b")
+_NEGATED = re.compile(
+    r"(?i)\b(?:don['’]?t|do\s+not|doesn['’]?t|not)\s+(?:think|believe|say|mean)\b"
+    r"|\bno\s+(?:creo|digo)\b|(?:^|\s)no\s+$|\bnot\s+sure\b"
+)
+_FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_CODE_LINE = re.compile(
+    r"^[ \t]*(?://|/\*|#|<!--|\$\s|>>>|def\s|class\s|function\s|const\s|let\s|var\s"
+    r"|import\s|from\s+\S+\s+import|return\b|if\s*\(|for\s*\(|while\s*\(|[{}]).*$"
+    r"|^.*[;{}][ \t]*$",
+    re.MULTILINE,
+)
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
+_CONTRAST_USE = (
+    r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of|en\s+vez\s+de|en\s+lugar\s+de)\s+"
+    r"|\s*[,;]?\s+(?:and\s+not|but\s+not|not|never|y\s+no|no|nunca)\s+"
+)
+_SPLIT_USE = re.compile(_CONTRAST_USE, re.IGNORECASE)
+_SPLIT_PREFER = re.compile(
+    _CONTRAST_USE + r"|\s+(?:over|than|to|antes\s+que|que|a)\s+", re.IGNORECASE
+)
+_CUT = re.compile(
+    r"\s*[,;]|\s+(?:for|when|in|on|to|because|so|since|unless|if|from|para|cuando|en|porque"
+    r"|si|desde|whenever)\s|\s+(?:better|more|m[aá]s)$",
+    re.IGNORECASE,
+)
+_AVOID_HEAD = re.compile(r"(?i)(?:we\s+)?avoid|evit")
+_USE_VERB = re.compile(
+    r"(?i)^(?:use|using|utilize|usa|usar|usamos|uses|usad|usen|utiliza|utilizar|utilizamos"
+    r"|utilices)\s+"
+)
+_PREFER_VERB = re.compile(r"(?i)^(?:prefer|prefiero|preferimos)\s+")
+_THEN_USE = re.compile(
+    r"(?i)(?:[,;]|\s[-–—])\s*(?:but\s+|pero\s+)?(?:use|prefer|usa|utiliza)\s+(?P<x>.+?)"
+    r"(?:\s+(?:instead|en\s+su\s+lugar))?\s*$"
+)
+_ARTICLE = re.compile(r"(?i)^(?:the|a|an|el|la|los|las|un|una|unos|unas)\s+")
+_MAX_FACT_SPAN = 2000
+_MEMORIZE = re.compile(r"\[\s*(?:memorize|memorise|memorizar)\s*:", re.IGNORECASE)
+
+_RULES = tuple(
+    _Rule(kind, lang, re.compile(regex, re.IGNORECASE), start)
+    for kind, lang, start, regex in _TABLE
+)
+
+
+def detect(utterance: str) -> Trigger | None:
+    """The learning trigger in ``utterance``, or None when it teaches nothing."""
+    text = _mask_code(utterance)
+    sentences = [
+        _Sentence(start, end, tuple(_clause_starts(text, start, end)))
+        for start, end in _sentences(text)
+        if not _is_question(text, start, end)
+    ]
+    for kind in KINDS[:3]:
+        found = _first(kind, utterance, text, sentences)
+        if found is not None:
+            return found
+    return _praise(utterance, text)
+
+
+def extract_memorize_markers(text: str) -> list[str]:
+    """The facts of ``[MEMORIZE: ...]`` / ``[MEMORIZAR: ...]`` markers, in order, without
+    repeats, whitespace collapsed. Case does not matter; brackets nested inside a fact are
+    kept; a fact may span lines but not a blank line; a marker left open runs to the end of
+    its line."""
+    facts: list[str] = []
+    for marker in _MEMORIZE.finditer(text):
+        fact = " ".join(_bracketed(text, marker.end()).split())
+        if fact and fact not in facts:
+            facts.append(fact)
+    return facts
+
+
+def _bracketed(text: str, start: int) -> str:
+    """The text up to the ``]`` that closes the marker, within its paragraph and 2,000
+    characters; a marker never closed there runs to the end of its line."""
+    paragraph = text.find("\n\n", start)
+    limit = min(len(text), start + _MAX_FACT_SPAN, paragraph if paragraph != -1 else len(text))
+    depth = 1
+    for pos in range(start, limit):
+        if text[pos] == "[":
+            depth += 1
+        elif text[pos] == "]":
+            depth -= 1
+            if depth == 0:
+                return text[start:pos]
+    line_end = text.find("\n", start)
+    return text[start : line_end if line_end != -1 else len(text)]
+
+
+def _mask_code(text: str) -> str:
+    """Code blanked out with the same length: fences and code lines become spaces, inline code
+    becomes ``x`` (a word that is no trigger), so offsets still point into the original."""
+
+    def blank(match: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", match.group(0))
+
+    text = _FENCE.sub(blank, text)
+    text = _CODE_LINE.sub(blank, text)
+    return _INLINE_CODE.sub(lambda m: "x" * len(m.group(0)), text)
+
+
+def _sentences(text: str) -> Iterator[tuple[int, int]]:
+    for match in _SENTENCE.finditer(text):
+        if match.group(0).strip():
+            yield match.start(), match.end()
+
+
+def _is_question(text: str, start: int, end: int) -> bool:
+    sentence = text[start:end].strip()
+    return sentence.endswith("?") or sentence.startswith("¿")
+
+
+def _clause_starts(text: str, start: int, end: int) -> Iterator[int]:
+    """Where clauses of the sentence begin, after a lead-in such as "and", "please", "y"."""
+    breaks = [start] + [m.end() for m in _CLAUSE_BREAK.finditer(text, start, end)]
+    for pos in breaks:
+        pos = end - len(text[pos:end].lstrip(" \t¡-*•"))
+        lead = _LEAD.match(text, pos, end)
+        yield lead.end() if lead else pos
+
+
+def _first(
+    kind: TriggerKind, original: str, text: str, sentences: list[_Sentence]
+) -> Trigger | None:
+    rules = [rule for rule in _RULES if rule.kind == kind]
+    for sentence in sentences:
+        for rule in rules:
+            match = _search(rule, text, sentence)
+            if match is not None:
+                return _build(rule, match, original, sentence.end)
+    return None
+
+
+def _search(rule: _Rule, text: str, sentence: _Sentence) -> re.Match[str] | None:
+    if rule.clause_start:
+        for pos in sentence.clauses:
+            match = rule.regex.match(text, pos, sentence.end)
+            if match is not None:
+                return match
+        return None
+    match = rule.regex.search(text, sentence.start, sentence.end)
+    if match is None or _NEGATED.search(text, sentence.start, match.start()):
+        return None
+    return match
+
+
+def _build(rule: _Rule, match: re.Match[str], original: str, end: int) -> Trigger:
+    phrase = " ".join(original[match.start() : match.end()].split()).strip(" ,")
+    if match.groupdict().get("verb") is not None:
+        subject_start = match.start("verb")
+    else:
+        subject_start = match.end("head")
+    subject = _clean(original[subject_start:end])
+    negated = rule.kind == "mistake" and match.groupdict().get("verb") is not None
+    preferred, avoided = _choices(rule.kind, phrase, subject, negated)
+    return Trigger(rule.kind, phrase, subject, rule.language, preferred, avoided)
+
+
+def _praise(original: str, text: str) -> Trigger | None:
+    first = next(iter(_sentences(text)), None)
+    if first is None or _is_question(text, *first):
+        return None
+    match = _PRAISE_WORK.match(text) or _PRAISE_WORD.match(text)
+    if match is None:
+        return None
+    head = original[match.start("head") : match.end("head")]
+    language: Language = "es" if _SPANISH_PRAISE.match(head) else "en"
+    subject = _clean(original[match.end("head") : first[1]])
+    return Trigger("praise", head, subject, language)
+
+
+def _clean(text: str) -> str:
+    text = " ".join(text.split())
+    text = text.lstrip(" ,:;-—–")
+    return text.rstrip(" .!?;:,").strip()
+
+
+def _choices(
+    kind: TriggerKind, phrase: str, subject: str, negated: bool
+) -> tuple[str | None, str | None]:
+    """``(preferred, avoided)`` read from a trigger: the object of "use" (avoided after "never"
+    or "don't"), of "avoid", or of "prefer", and the other side of "instead of" / "over"."""
+    if kind == "mistake" and _AVOID_HEAD.match(phrase):
+        first, _ = _split(_SPLIT_USE, subject)
+        return _then_use(subject), _thing(re.sub(r"(?i)^(?:using|usar)\s+", "", first))
+    use = _USE_VERB.match(subject)
+    prefer = _PREFER_VERB.match(subject)
+    if use is not None:
+        body = subject[use.end() :]
+        first, second = _split(_SPLIT_USE, body)
+        if negated:
+            return _then_use(body), _thing(first)
+        return _thing(first), _thing(second)
+    if kind == "preference" or prefer is not None or "prefer" in phrase.lower():
+        body = subject[prefer.end() :] if prefer else subject
+        first, second = _split(_SPLIT_PREFER, body)
+        return _thing(first), _thing(second)
+    return None, None
+
+
+def _split(splitter: re.Pattern[str], body: str) -> tuple[str, str | None]:
+    match = splitter.search(body)
+    if match is None:
+        return body, None
+    return body[: match.start()], body[match.end() :]
+
+
+def _then_use(body: str) -> str | None:
+    later = _THEN_USE.search(body)
+    return _thing(later.group("x")) if later else None
+
+
+def _thing(text: str | None) -> str | None:
+    """A chosen or rejected thing: cut at its purpose ("for", "when", ","), no article."""
+    if text is None:
+        return None
+    cut = _CUT.search(text)
+    text = text[: cut.start()] if cut else text
+    text = _ARTICLE.sub("", text.strip()).strip(" `'\".,;:!?")
+    return text or None
