@@ -194,8 +194,11 @@ def check_plan(plan: ImportPlan, check_record: Callable[[Record], object]) -> No
         seen.add(record["id"])
     if plan.preferences is not None:
         schema.check("preferences", plan.preferences)
-    for session in plan.sessions:
+    for index, session in enumerate(plan.sessions):
+        where = f"$.shortTerm.sessions[{index}]"
         schema.check("session", session)
+        if not ID_RE.match(str(session.get("id"))):  # it becomes a file name: check it now
+            raise SchemaError(f"invalid id {session.get('id')!r}", json_path=f"{where}.id")
 
 
 def export_document(

@@ -85,7 +85,15 @@ def check_file(path: Path, kind: str | None, store: Store, rel: str | None = Non
         return [Finding(_where(exc, rel), None, exc.message)]
     if kind == "long-term":
         return _check_record(path, value, rel)
-    return [Finding(rel, p.json_path, p.message) for p in schema.problems(kind, value)]
+    found = [Finding(rel, p.json_path, p.message) for p in schema.problems(kind, value)]
+    if kind == "session" and isinstance(value, dict) and not _session_named(path, value):
+        message = f"id {value.get('id')!r} does not match the file name"
+        found.append(Finding(rel, "$.id", message))
+    return found
+
+
+def _session_named(path: Path, value: dict[str, object]) -> bool:
+    return not path.name.startswith("session-") or path.name == f"session-{value.get('id')}.json"
 
 
 def _where(exc: PlanningMemoryError, rel: str) -> str:

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from planning_memory import codec, schema
 from planning_memory.cli import main
+from planning_memory.validate import kind_of
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / ".planning.example"
@@ -241,6 +242,14 @@ SHAPES = [
         "does not match",
         lambda: raw({"shortTerm": {"sessions": [{**example("session"), "id": "../../etc"}]}}),
         "does not match",
+    ),
+    Shape(
+        "session-id-file-name-mismatch",
+        "session",
+        lambda: raw({**example("session"), "id": "ses_other"}),
+        "'ses_other' does not match the file name",
+        lambda: raw({"shortTerm": {"sessions": [{**example("session"), "id": "ses_1\n"}]}}),
+        "$.shortTerm.sessions[0].id: invalid id",
     ),
     Shape(
         "long-term-not-object",
@@ -676,19 +685,15 @@ EXAMPLE_FILES = sorted(EXAMPLE.rglob("*.json"))
 
 
 def _schema_of(path: Path, value: Any) -> str:
-    if path.name == "memory-config.json":
-        return "config"
-    if path.name == "preferences.json":
-        return "preferences"
-    if path.name.startswith("session-"):
-        return "session"
-    return {"pattern": "pattern", "mistake": "mistake"}.get(value.get("type"), "learning")
+    kind = kind_of(path)
+    if kind == "long-term":
+        return {"pattern": "pattern", "mistake": "mistake"}.get(value.get("type"), "learning")
+    assert kind is not None, path
+    return kind
 
 
-@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLE)))
 def test_fast_check_passes_every_example_file(path: Path) -> None:
-    if "entity" in path.parts:
-        pytest.skip("entity files are checked by their own schemas")
     value = codec.loads(path.read_bytes())
     fast = schema.fast_check(_schema_of(path, value))
     assert fast is not None and fast(value) is True

@@ -158,11 +158,11 @@ def import_(ctx: Context, file: Path, dry_run: bool, as_json: bool) -> None:
     data = _read_input(file)
     try:
         result = mem.plan_import(data, name_hint=file.name)
+        if not dry_run:
+            mem.apply_import(result)
     except PlanningMemoryError as exc:  # name the file the bad item came from
         exc.path = exc.path or str(file)
         raise
-    if not dry_run:
-        mem.apply_import(result)
     summary = result.summary()
     verb = "Would import" if dry_run else "Imported"
     emit(
