@@ -17,8 +17,8 @@ Three ways in, all idempotent:
 
 from __future__ import annotations
 
-import json
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,8 +33,6 @@ from planning_memory.sources import Doc
 from planning_memory.store import Store
 
 RACY_NS = 100_000_000  # stats younger than this (0.1 s) are re-checked on the next sync
-RECORDS_PREFIX = "memory/long-term/"
-SESSIONS_PREFIX = "memory/short-term/"
 ENTITY_PREFIX = "memory/entity/"
 CODE_PREFIX = "file:"
 
@@ -165,18 +163,45 @@ def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> SyncRepor
 
 
 # -- sync from files ----------------------------------------------------------------------------
-def _sync_paths(
-    index: Index, layout: Layout, prefix: str, paths: Sequence[Path], reader: Reader
+Entry = tuple[str, Path, int, int]  # group, file, mtime_ns (0: do not trust), size
+
+
+def _scan(folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entry]:
+    """The regular files directly in ``folder`` whose name ``accept``s (symlinks skipped)."""
+    now = time.time_ns()
+    found: list[Entry] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if not accept(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    mtime = st.st_mtime_ns if now - st.st_mtime_ns > RACY_NS else 0
+                    found.append((prefix + entry.name, Path(entry.path), mtime, st.st_size))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return found
+
+
+def _sync_entries(
+    index: Index, prefix: str, entries: Sequence[Entry], reader: Reader, *, nested: bool = False
 ) -> SyncReport:
-    """Bring the groups under ``prefix`` in line with ``paths`` (mtime+size, then hash)."""
-    known = index.group_state(prefix)
-    report = SyncReport(seen=len(paths))
+    """Bring the groups under ``prefix`` in line with ``entries`` (mtime+size, then hash);
+    unless ``nested``, groups in sub-folders of ``prefix`` are left alone."""
+    known = {
+        g: state
+        for g, state in index.group_state(prefix).items()
+        if nested or "/" not in g[len(prefix) :]
+    }
+    report = SyncReport(seen=len(entries))
     with index.write():
-        for path in paths:
-            group = _rel(layout, path)
-            mtime, size = _stat(path)
+        for group, path, mtime, size in entries:
             state = known.pop(group, None)
-            if state is not None and state[1] == mtime and mtime and state[2] == size:
+            if state is not None and mtime and state[1] == mtime and state[2] == size:
                 continue
             docs = reader(path)
             if index.replace_group(group, docs, sources.content_hash(docs), mtime, size):
@@ -186,74 +211,92 @@ def _sync_paths(
     return report
 
 
-def _folder_stamp(folders: Iterable[Path]) -> str:
-    """The folders' mtimes as one string; "" when one is too recent to trust."""
-    stamps = []
-    for folder in folders:
-        mtime, size = _stat(folder)
-        if size >= 0 and not mtime:
-            return ""
-        stamps.append(mtime if size >= 0 else -1)
-    return json.dumps(stamps)
+def _folder_stamp(folder: Path) -> str:
+    """The folder's mtime; "" when too recent to trust; "absent" when there is none."""
+    mtime, size = _stat(folder)
+    if size < 0:
+        return "absent"
+    return str(mtime) if mtime else ""
 
 
-def _sync_folders(
+def _sync_folder(
     index: Index,
     layout: Layout,
-    prefix: str,
-    folders: list[Path],
-    list_files: Callable[[], list[Path]],
+    folder: Path,
+    accept: Callable[[str], bool],
     reader: Reader,
     *,
     force: bool,
 ) -> SyncReport:
-    """Sync when a folder's mtime moved since the last sync (or when forced)."""
-    key = f"folders:{prefix}"
-    stamp = _folder_stamp(folders)
+    """Sync one folder's files when its mtime moved since the last sync (or when forced)."""
+    prefix = _rel(layout, folder) + "/"
+    key = f"folder:{prefix}"
+    stamp = _folder_stamp(folder)
     if not force and stamp and index.get_meta(key) == stamp:
         return SyncReport()
-    report = _sync_paths(index, layout, prefix, list_files(), reader)
+    report = _sync_entries(index, prefix, _scan(folder, prefix, accept), reader)
     index.set_meta(key, stamp)
     return report
 
 
+def _is_json(name: str) -> bool:
+    return name.endswith(".json") and not name.startswith(".")
+
+
+def _is_session(name: str) -> bool:
+    return name.startswith("session-") and name.endswith(".json")
+
+
 def _sync_entities(index: Index, layout: Layout, store: Store) -> SyncReport:
-    return _sync_paths(
+    entries: list[Entry] = []
+    now = time.time_ns()
+    for path in sources.entity_files(layout):
+        mtime, size = _stat(path)
+        if size >= 0 and not path.is_symlink():
+            trusted = mtime if now - mtime > RACY_NS else 0
+            entries.append((_rel(layout, path), path, trusted, size))
+    return _sync_entries(
         index,
-        layout,
         ENTITY_PREFIX,
-        sources.entity_files(layout),
+        entries,
         lambda p: sources.read_entity_file(layout, store, p),
+        nested=True,
     )
 
 
 def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> SyncReport:
-    """Re-index the records, sessions and entity shards that changed on disk."""
-    folders = [layout.long_term / d for d in ("patterns", "mistakes", "learnings")]
-    report = _sync_folders(
+    """Re-index the records, sessions and entity shards that changed on disk. Each folder is
+    listed only when its mtime moved since the last sync."""
+    report = SyncReport()
+    for name in ("patterns", "mistakes", "learnings"):
+        report += _sync_folder(
+            index,
+            layout,
+            layout.long_term / name,
+            _is_json,
+            lambda p: sources.read_record_file(store, p),
+            force=force,
+        )
+    report += _sync_folder(
         index,
         layout,
-        RECORDS_PREFIX,
-        [layout.long_term, *folders],
-        lambda: sources.long_term_files(layout, store),
-        lambda p: sources.read_record_file(store, p),
+        layout.short_term,
+        _is_session,
+        lambda p: _read_session_file(store, p),
         force=force,
     )
-    report += _sync_folders(
+    report += _sync_folder(
         index,
         layout,
-        SESSIONS_PREFIX,
-        [layout.short_term, layout.short_term / "archive"],
-        lambda: [*sources.session_files(layout, store), *sources.archive_files(layout, store)],
-        lambda p: _read_session_file(store, p),
+        layout.short_term / "archive",
+        _is_json,
+        lambda p: sources.read_archive(store, p),
         force=force,
     )
     return report + _sync_entities(index, layout, store)
 
 
 def _read_session_file(store: Store, path: Path) -> list[Doc]:
-    if path.parent.name == "archive":
-        return sources.read_archive(store, path)
     session = sources.read_session(store, path)
     return sources.session_docs(session) if session else []
 

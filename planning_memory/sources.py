@@ -357,6 +357,14 @@ _ENTITY_TEXT_FIELDS = (
     "files",
     "entry",
     "database",
+    "functions",
+    "classes",
+    "models",
+    "packages",
+    "side_effects",
+    "depends_on",
+    "paths",
+    "type",
 )
 
 
@@ -395,10 +403,12 @@ def _entity_items(value: Any, kind: str, depth: int = 0) -> Iterator[tuple[str, 
         return
     if not isinstance(value, Mapping):
         return
-    for key, sub_kind in (*ENTITY_KINDS.items(), ("entities", kind), ("areas", "area")):
-        if isinstance(value.get(key), (Mapping, list)):
+    groups = (*ENTITY_KINDS.items(), ("entities", kind), ("areas", "area"))
+    grouped = [(k, sub) for k, sub in groups if isinstance(value.get(k), (Mapping, list))]
+    if grouped:  # the scanner's shard: {"files": {...}, "functions": {...}, ...}
+        for key, sub_kind in grouped:
             yield from _entity_items(value[key], sub_kind, depth + 1)
-            return
+        return
     if _entity_name(value, ""):
         yield _entity_name(value, ""), value, kind
         return
@@ -418,7 +428,7 @@ def entity_doc(name: str, item: Mapping[str, Any], kind: str) -> Doc | None:
     """The document of one entity (file, function, component or area)."""
     if not name:
         return None
-    parts: list[str] = []
+    parts: list[str] = [name.split("::", 1)[1]] if "::" in name else []
     for key in _ENTITY_TEXT_FIELDS:
         value = item.get(key)
         if isinstance(value, str):
@@ -428,6 +438,8 @@ def entity_doc(name: str, item: Mapping[str, Any], kind: str) -> Doc | None:
         elif isinstance(value, Mapping):
             parts.append(" ".join(f"{k} {_flat(v)}" for k, v in value.items()))
     path = str(item.get("path") or item.get("file") or (name if kind == "file" else ""))
+    if not path and "::" in name:  # the scanner keys functions as "<path>::<qualified name>"
+        path = name.split("::", 1)[0]
     purpose = next((str(item[k]) for k in ("purpose", "summary", "docstring") if item.get(k)), "")
     meta = {"purpose": purpose[:500], "signature": str(item.get("signature") or "")[:300]}
     modified = item.get("last_modified") or item.get("lastModified") or ""

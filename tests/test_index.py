@@ -345,3 +345,19 @@ def test_doc_hash_changes_with_content() -> None:
     a = sources.Doc(key="k", source="record", type="pattern", title="t", body="b")
     b = sources.Doc(key="k", source="record", type="pattern", title="t", body="c")
     assert sources.content_hash([a]) != sources.content_hash([b])
+
+
+def test_indexes_the_example_tree_in_the_scanners_format(example_repo: Path) -> None:
+    layout = Layout.for_repo(example_repo)
+    store = Store(layout)
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store, code=False)
+        per_type = index.stats()["per_type"]
+        for kind in ("file", "function", "component", "area"):
+            assert per_type.get(f"entity:{kind}", 0) > 0, kind
+        assert per_type.get("record:pattern", 0) > 0
+        assert per_type.get("message:user", 0) > 0
+        found = keys(index, '"loginform"')
+        assert "entity:file:src/components/Auth/LoginForm.tsx" in found
+        row = index.by_key("entity:area:authentication")
+        assert row is not None and "LoginForm" in row.doc.body
