@@ -3,13 +3,16 @@
 ``build_context`` gathers candidate items from the index and the current session, orders them
 by importance, and keeps whole items while the rendered text stays within the budget:
 
-1. temporal context (date, time, zone, inactivity notice), then pinned records;
+0. temporal context (date, time, zone, inactivity notice);
+1. pinned records;
 2. critical mistakes, high-severity mistakes that match the task, files named by the task,
    the session summary and current task;
-3. the session window (newest first), patterns and mistakes matching the task (best first);
-4. relevant files (entities and code), then related content (learnings, docs, decisions,
-   messages of other sessions), best first;
-5. high-severity mistakes that do not match the task.
+3. the 5 best matching records (patterns, mistakes, learnings), the 5 newest messages of the
+   session window and its 3 newest decisions;
+4. further matching records, the 5 best relevant files (entities, code), the rest of the
+   window and decisions;
+5. related content (docs, other sessions), further files, and up to 10 high-severity mistakes
+   that do not match the task.
 
 Tokens are estimated as ``ceil(characters / 4)`` of the rendered text (``chunks.
 estimate_tokens``). An item is either in the output whole or not at all: when one does not fit,
@@ -43,6 +46,8 @@ SEARCH_LIMIT = 25
 RELATED_THRESHOLD = 0.1
 TEXT_CAP = 300  # characters of one item's text (a message, a description)
 SESSION_SCAN = 20  # newest session files looked at to find the current one
+TOP_MATCHES = 5  # matching records (and files) that rank with the newest messages
+TOP_MESSAGES = 5  # newest session messages in the same tier as the best matches
 MAX_SEVERE = 100  # high/critical mistakes considered (the most recently updated)
 MAX_UNMATCHED_SEVERE = 10  # high-severity mistakes shown without matching the task
 
@@ -157,11 +162,11 @@ def _hit_item(hit: search.Hit, tier: int, order: float) -> Item | None:
             lines = f" lines {hit.meta.get('start_line')}-{hit.meta.get('end_line')}"
         text = f"{label}{lines}: {_cap(purpose or hit.snippet, 200)}"
         data = {"path": where, "kind": hit.type, "purpose": _cap(purpose or hit.snippet, 200)}
-        return Item("files", where, text, hit.reason, tier + 1, order, hit.key, data)
+        return Item("files", where, text, hit.reason, tier, order, hit.key, data)
     kind = {"doc": hit.path or "doc", "message": f"message ({hit.type})"}.get(hit.source, "")
     text = f"{kind or hit.source}: {_cap(hit.title, 120)} — {_cap(hit.snippet, 200)}"
     data = {"source": hit.source, "path": hit.path, "session_id": hit.session_id}
-    return Item("related", hit.ref_id or hit.key, text, hit.reason, tier + 1, order, hit.key, data)
+    return Item("related", hit.ref_id or hit.key, text, hit.reason, tier, order, hit.key, data)
 
 
 def _hit_doc(hit: search.Hit) -> sources.Doc:
@@ -208,10 +213,16 @@ def _memory_items(index: Index, task: Task, now: datetime, session_id: str) -> l
         elif unmatched < MAX_UNMATCHED_SEVERE:
             unmatched += 1
             items.append(_record_item(row, 5, 0, "high-severity mistake"))
-    for n, hit in enumerate(hits):
+    seen = {"record": 0, "files": 0, "other": 0}
+    for hit in hits:
         if hit.session_id and hit.session_id == session_id:
             continue  # the session section already shows the current session
-        item = _hit_item(hit, 3, n)
+        kind = "record" if hit.source == "record" else "files"
+        kind = kind if hit.source in ("record", "entity", "code") else "other"
+        n = seen[kind]
+        seen[kind] += 1
+        tier = {"record": 3 if n < TOP_MATCHES else 4, "files": 4 if n < TOP_MATCHES else 5}
+        item = _hit_item(hit, tier.get(kind, 5), n)
         if item is not None:
             items.append(item)
     for n, path in enumerate(task.files):
@@ -250,13 +261,25 @@ def _session_items(session: Mapping[str, Any] | None, window: int) -> list[Item]
         role = str(msg.get("role") or "user")
         text = f"[{role} {msg.get('at', '')}] {_cap(str(msg.get('content') or ''))}"
         data = {"kind": "message", "role": role, "at": msg.get("at"), "seq": len(messages) - age}
-        items.append(Item("session", str(msg.get("id")), text, "session window", 3, age, "", data))
+        tier = 3 if age < TOP_MESSAGES else 4
+        items.append(
+            Item("session", str(msg.get("id")), text, "session window", tier, age, "", data)
+        )
     for age, dec in enumerate(reversed(session.get("decisions") or [])):
         decided = _cap(str(dec.get("decision") or ""), 200)
         text = f"decided: {decided} (for: {_cap(str(dec.get('question') or ''), 120)})"
         data = {"kind": "decision", "at": dec.get("decided_at")}
         items.append(
-            Item("session", str(dec.get("id")), text, "session decision", 3, 100 + age, "", data)
+            Item(
+                "session",
+                str(dec.get("id")),
+                text,
+                "session decision",
+                3 if age < 3 else 4,
+                age,
+                "",
+                data,
+            )
         )
     return items
 

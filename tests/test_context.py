@@ -389,3 +389,18 @@ def test_index_reused_when_given(mem: tuple[Layout, Store]) -> None:
         indexer.rebuild(index, layout, store)
         pack_ = build_context(layout, store, "login", now=NOW, index=index)
         assert pack_.items
+
+
+def test_context_over_the_example_tree(example_repo: Path) -> None:
+    layout = Layout.for_repo(example_repo)
+    store = Store(layout)
+    task = {"description": "add a forgot password flow with an email reset link"}
+    when = datetime(2024, 1, 22, tzinfo=UTC)
+    pack_ = build_context(layout, store, task, now=when, budget=1500)
+    assert pack_.tokens <= 1500
+    text = pack_.text
+    assert "ForgotPassword" in text and "sendPasswordReset" in text
+    assert "Notice: 1 day has passed since the last message." in text
+    small = build_context(layout, store, task, now=when, budget=200)
+    kept = {i.reason for i in small.items}
+    assert "pinned: always included" in kept and small.tokens <= 200
