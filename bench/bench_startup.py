@@ -43,8 +43,9 @@ def main() -> None:
         "pmem --help": [PMEM, "--help"],
         "pmem show": [PMEM, "show"],
         "pmem show --json": [PMEM, "show", "--json"],
-        "pmem validate (example tree, 19 files)": [PMEM, "validate"],
     }
+    files = sum(1 for _ in EXAMPLE.rglob("*.json"))
+    commands[f"pmem validate (example tree, {files} files)"] = [PMEM, "validate"]
     lines = []
     with tempfile.TemporaryDirectory(prefix="pm-bench-startup-") as tmp:
         repo = Path(tmp)
