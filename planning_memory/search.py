@@ -9,7 +9,7 @@ Ranking (documented in docs/search.md)::
     relevance = -bm25(title 3, body 1, tags 2, path 2, terms 1)       # FTS5, > 0
     recency   = RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
     access    = ACCESS_WEIGHT * min(1, ln(1 + count) / ln(1 + ACCESS_SATURATION))
-    score     = relevance * SOURCE_PRIOR[source] * (1 + recency + access)
+    score     = relevance * (1 + recency + access)
     normalised score = score / best score of the query (the best hit has 1.0)
 
 The boosts are bounded: together they multiply relevance by at most 1.25, so they reorder
@@ -42,15 +42,6 @@ MIN_POOL = 30
 RRF_K = 60
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
 COMMON_DF = 1500  # documents; more common terms are left out of the OR step
-SOURCE_PRIOR = {
-    "record": 1.2,
-    "decision": 1.1,
-    "session": 1.0,
-    "entity": 1.0,
-    "doc": 1.0,
-    "code": 1.0,
-    "message": 0.9,
-}
 MATCH_MODES = ("auto", "all", "any")
 
 _STOPWORDS_TEXT = """
@@ -162,9 +153,8 @@ def access_boost(count: int) -> float:
 def final_score(row: Row, now: datetime) -> float:
     """The ranking formula above, before normalisation."""
     relevance = max(-row.bm25, 1e-9)
-    prior = SOURCE_PRIOR.get(row.doc.source, 1.0)
     boost = recency_boost(row.doc.updated_at, now) + access_boost(row.access_count)
-    return relevance * prior * (1.0 + boost)
+    return relevance * (1.0 + boost)
 
 
 def snippet(body: str, terms: Sequence[str], width: int = 160) -> str:
