@@ -163,6 +163,7 @@ def kind_of(path: Path) -> str | None:
 
 
 def validate_file(path: Path) -> list[Finding]:
+    path = Path(os.path.abspath(path))  # its folder names tell its kind, even for "x.json"
     store = Store(Layout(path.parent))
     kind = kind_of(path)
     if kind is None:

@@ -201,6 +201,18 @@ def test_validate_a_repository_and_a_single_file(example_repo: Path) -> None:
     assert "1 files checked, 0 problems" in result.output
 
 
+def test_validate_a_single_file_named_relative_to_its_own_folder(example_repo: Path) -> None:
+    folder = example_repo / ".planning/memory/long-term/mistakes"
+    name = sorted(folder.glob("*.json"))[0].name
+    result = pmem("validate", name, cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "1 files checked, 0 problems"
+    (folder / "mis_stray.json").write_bytes((folder / name).read_bytes())
+    result = pmem("validate", "mis_stray.json", cwd=folder)
+    assert result.returncode == 1
+    assert "mis_stray.json: $.id: id" in result.stdout
+
+
 def test_validate_reports_every_problem_as_file_json_path_message(example_repo: Path) -> None:
     lt = example_repo / ".planning/memory/long-term"
     mistake = sorted((lt / "mistakes").glob("*.json"))[0]
