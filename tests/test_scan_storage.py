@@ -60,7 +60,7 @@ def test_folder_names_cannot_collide_with_shards(tmp_path: Path) -> None:
 
 
 def test_a_big_folder_is_split_and_one_change_rewrites_one_bucket(tmp_path: Path) -> None:
-    count = SPLIT_AT + 50
+    count = SPLIT_AT // 2 + 50  # each file is one file entity and one function
     for i in range(count):
         (tmp_path / f"m{i:04d}.py").write_text(f"def f{i}():\n    return {i}\n")
     run(tmp_path, {"memory": {"entity": {"scanWorkers": 1}}})

@@ -189,8 +189,7 @@ def update(
         for key, entity in functions.of(target).items():
             keep = () if key in fresh else entity.get("called_by", [])
             linker.result[key] = {e for e in keep if file_of(e) not in moved}
-    for caller in sorted(p for p in moved if p in new.files):
-        linker.contribute(caller, None)
+    linker.contribute_all(sorted(p for p in moved if p in new.files), None)
     wanted: dict[str, set[str]] = {}
     for target in affected:
         names = {name_of(k, e) for k, e in functions.of(target).items() if k in fresh}
@@ -200,8 +199,7 @@ def update(
         callers: set[str] = set()
         for target in wanted:
             callers |= new.callers(target) - moved
-        for caller in sorted(callers):
-            linker.contribute(caller, wanted)
+        linker.contribute_all(sorted(callers), wanted)
     for target in affected:
         for key, entity in functions.of(target).items():
             value = sorted(linker.result.get(key, ()))
@@ -214,25 +212,32 @@ def update(
 
 
 class _Linker:
-    """Matches calls to definitions; keeps a per-file index of functions by name."""
+    """Matches calls to definitions through an index of functions by name and file."""
 
     def __init__(self, graph: Graph, functions: Functions) -> None:
         self.graph = graph
         self.functions = functions
         self.result: dict[str, set[str]] = {}
-        self._names: dict[str, dict[str, list[tuple[str, Entity]]]] = {}
+        self._indexed: set[str] = set()
+        self._by_name: dict[str, dict[str, list[tuple[str, Entity]]]] = {}
 
-    def named(self, path: str) -> dict[str, list[tuple[str, Entity]]]:
-        index = self._names.get(path)
-        if index is None:
-            index = {}
+    def _index(self, paths: set[str]) -> None:
+        for path in paths - self._indexed:
+            self._indexed.add(path)
             for key, entity in self.functions.of(path).items():
-                index.setdefault(name_of(key, entity), []).append((key, entity))
-            self._names[path] = index
-        return index
+                by_file = self._by_name.setdefault(name_of(key, entity), {})
+                by_file.setdefault(path, []).append((key, entity))
 
-    def contribute(self, caller: str, only: dict[str, set[str]] | None) -> None:
-        """Add ``caller``'s calls to the result (restricted to ``only``'s names per file)."""
+    def contribute_all(self, callers: list[str], only: dict[str, set[str]] | None) -> None:
+        """Add the calls of every file in ``callers`` (restricted to ``only``'s names)."""
+        seen: set[str] = set()
+        for caller in callers:
+            seen |= self.graph.visible(caller)
+        self._index(seen)
+        for caller in callers:
+            self._contribute(caller, only)
+
+    def _contribute(self, caller: str, only: dict[str, set[str]] | None) -> None:
         visible = self.graph.visible(caller)
         java = self.graph.family(caller) == "java"
         for caller_key, entity in self.functions.of(caller).items():
@@ -240,12 +245,21 @@ class _Linker:
                 if call.startswith("new "):
                     continue
                 name = last_segment(call)
+                candidates = self._by_name.get(name)
+                if not candidates:
+                    continue
                 own = call.startswith(("self.", "this."))
                 bare = call == name
+                if own:
+                    targets: list[str] = [caller] if caller in candidates else []
+                elif len(candidates) <= len(visible):
+                    targets = [t for t in candidates if t in visible]
+                else:
+                    targets = [t for t in visible if t in candidates]
                 found = [
                     (target, key)
-                    for target in ((caller,) if own else visible)
-                    for key, fn in self.named(target).get(name, ())
+                    for target in targets
+                    for key, fn in candidates[target]
                     if _compatible(fn, own, bare, java and target == caller)
                 ]
                 if not (bare or own or len(found) <= AMBIGUOUS):

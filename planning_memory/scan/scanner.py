@@ -28,7 +28,7 @@ from planning_memory.errors import ConfigError, UnsafePathError
 from planning_memory.layout import Layout
 from planning_memory.scan import areas, callgraph, coverage, entities, parsefile, resolve, walk
 from planning_memory.scan.languages import language_for
-from planning_memory.scan.shards import Shard, Shards, bucket_count, file_of, folder_of
+from planning_memory.scan.shards import Shard, Shards, file_of, folder_of
 from planning_memory.store import Store
 
 Entity = dict[str, Any]
@@ -456,14 +456,7 @@ def _write(run: _Run, clock: _Clock) -> int:
     by_folder: dict[str, list[str]] = {}
     for path in run.files:
         by_folder.setdefault(folder_of(path), []).append(path)
-    old_counts: dict[str, int] = {}
-    for path in run.old_files:
-        old_counts[folder_of(path)] = old_counts.get(folder_of(path), 0) + 1
     dirty = run.dirty | run.symbols.dirty
-    for folder in set(by_folder) | set(old_counts):
-        new_count = len(by_folder.get(folder, ()))
-        if bucket_count(new_count) != bucket_count(old_counts.get(folder, 0)):
-            dirty.add(folder)
     written = 0
     for folder in sorted(dirty):
         shard = Shard(

@@ -7,9 +7,10 @@ functions and components (the repository root's shard is ``entity/files/_shard.j
      "functions": {"<path>::<qualified name>": entity},
      "components": {"<path>::<name>": entity}, "version": 1}
 
-so a one-file change rewrites one shard. A folder with more than ``SPLIT_AT`` files is split
-into ``_shard-<n>.json`` buckets by a CRC-32 of the file name (a file's functions and components
-share its bucket), so no shard grows past about a megabyte.
+so a one-file change rewrites one shard. A folder with more than ``SPLIT_AT`` entities is split
+into ``_shard-<n>.json`` buckets (a power of two of them) by a CRC-32 of the file name (a file's
+functions and components share its bucket), so no shard grows past about a megabyte; when a
+folder crosses a threshold its buckets are rewritten once.
 
 Folder names are kept as they are except that ``%`` is written ``%25`` and a name starting with
 ``_shard`` is written ``%5Fshard...``, so no source folder can collide with a shard file.
@@ -43,7 +44,7 @@ from planning_memory.store import Store
 KINDS = ("files", "functions", "components")
 ROOT = "files"
 SHARD = "_shard"
-SPLIT_AT = 400
+SPLIT_AT = 2000  # entities (files + functions + components) per shard file, about 500 KB
 VERSION = 1
 Entity = dict[str, Any]
 
@@ -62,9 +63,9 @@ def _escape(segment: str) -> str:
     return "%5F" + segment[1:] if segment.startswith(SHARD) else segment
 
 
-def bucket_count(file_count: int) -> int:
+def bucket_count(entities: int) -> int:
     count = 1
-    while file_count > SPLIT_AT * count:
+    while entities > SPLIT_AT * count:
         count *= 2
     return count
 
@@ -232,7 +233,7 @@ class Shards:
     # -- writing -----------------------------------------------------------------------------
     def encode(self, directory: str, shard: Shard) -> dict[str, bytes]:
         """Canonical bytes of each shard file of ``directory`` (one per bucket)."""
-        buckets = bucket_count(len(shard.files))
+        buckets = bucket_count(len(shard.files) + len(shard.functions) + len(shard.components))
         grouped: dict[str, Shard] = {}
         for name in KINDS:
             for key, entity in shard.kind(name).items():

@@ -1,0 +1,198 @@
+"""Benchmark the entity scanner: cold scan, warm rescan, one-file change, and ctags for scale.
+
+Two trees, each put in a fresh git repository under a temporary folder:
+
+- synthetic: ``bench/gen_repo.py``'s deterministic tree (``--files``, default 100,000 small
+  files across Python, TypeScript, TSX, JavaScript, Go, Java and Rust);
+- stdlib: a copy of this interpreter's standard library (real code, ``site-packages`` left out).
+
+For each: universal-ctags over the same files (``ctags -R --output-format=json``), a cold scan
+(no ``.planning``), the shards committed, a warm rescan with nothing changed (in this process,
+and as a new ``python`` process to include start-up), and a rescan after a one-file change.
+Prints a table; ``--json`` writes the raw figures.
+
+    .venv/bin/python bench/bench_scan.py [--files 100000] [--only synthetic|stdlib]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gen_repo import generate  # noqa: E402
+
+from planning_memory.layout import Layout  # noqa: E402
+from planning_memory.scan import scan  # noqa: E402
+from planning_memory.store import Store  # noqa: E402
+
+CTAGS = shutil.which("ctags") or "/usr/bin/ctags"
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, env=ENV, capture_output=True, text=True,
+                          check=True)
+    return done.stdout
+
+
+def commit_all(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", message)
+
+
+def cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed_scan(root: Path) -> dict[str, Any]:
+    layout = Layout.for_repo(root)
+    before_cpu, started = cpu(), time.perf_counter()
+    report = scan(layout, Store(layout), {})
+    wall = time.perf_counter() - started
+    return {
+        "wall": round(wall, 2),
+        "cpu": round(cpu() - before_cpu, 2),
+        "parsed": report.parsed,
+        "unchanged": report.unchanged,
+        "shards_written": report.shards_written,
+        "errors": report.errors,
+        "phases": dict(report.phases),
+    }
+
+
+def process_scan(root: Path) -> float:
+    """A warm rescan as a new process (interpreter start and imports included)."""
+    code = (
+        "from pathlib import Path; from planning_memory.layout import Layout;"
+        "from planning_memory.store import Store; from planning_memory.scan import scan;"
+        f"l = Layout.for_repo(Path({str(root)!r})); r = scan(l, Store(l), {{}});"
+        "assert r.shards_written == 0, r"
+    )
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   cwd=Path(__file__).resolve().parent.parent)
+    return round(time.perf_counter() - started, 2)
+
+
+def ctags(root: Path) -> dict[str, Any]:
+    if not Path(CTAGS).exists():
+        return {"wall": None}
+    out = root.parent / f"{root.name}.tags.json"
+    started = time.perf_counter()
+    subprocess.run(
+        [CTAGS, "-R", "--output-format=json", "--exclude=.git", "--exclude=.planning",
+         "-f", str(out), "."],
+        cwd=root, check=True, capture_output=True,
+    )
+    wall = time.perf_counter() - started
+    with open(out, "rb") as fh:
+        tags = sum(1 for _ in fh)
+    out.unlink()
+    return {"wall": round(wall, 2), "tags": tags}
+
+
+def one_file_change(root: Path) -> Path:
+    candidates = sorted(p for p in root.rglob("*.py") if ".planning" not in p.parts)
+    target = candidates[len(candidates) // 2]
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef bench_added_function(value):\n    return value\n")
+    return target
+
+
+def bench_tree(name: str, root: Path, files: int) -> dict[str, Any]:
+    print(f"\n== {name}: {files:,} source files in {root}", flush=True)
+    result: dict[str, Any] = {"tree": name, "files": files}
+    result["ctags"] = ctags(root)
+    print(f"ctags        {result['ctags']}", flush=True)
+    result["cold"] = timed_scan(root)
+    print(f"cold scan    {result['cold']}", flush=True)
+    commit_all(root, "entity memory")
+    result["warm"] = timed_scan(root)
+    print(f"warm rescan  {result['warm']}", flush=True)
+    result["warm_process"] = process_scan(root)
+    print(f"warm, new process: {result['warm_process']} s", flush=True)
+    clean = git(root, "status", "--porcelain") == ""
+    result["git_status_clean"] = clean
+    changed = one_file_change(root)
+    result["one_change"] = timed_scan(root)
+    result["one_change"]["file"] = changed.relative_to(root).as_posix()
+    print(f"one change   {result['one_change']}", flush=True)
+    planning = root / ".planning"
+    result["shard_files"] = sum(1 for _ in planning.rglob("_shard*.json"))
+    result["largest_shard"] = max(p.stat().st_size for p in planning.rglob("_shard*.json"))
+    result["planning_bytes"] = sum(p.stat().st_size for p in planning.rglob("*.json"))
+    cold = result["cold"]["wall"]
+    result["files_per_second"] = round(result["cold"]["parsed"] / cold) if cold else None
+    if result["ctags"]["wall"]:
+        result["ratio_to_ctags"] = round(cold / result["ctags"]["wall"], 1)
+    return result
+
+
+def synthetic(work: Path, files: int) -> dict[str, Any]:
+    root = work / "synthetic"
+    count = generate(root, files)
+    git(root, "init", "-q")
+    commit_all(root, "synthetic tree")
+    return bench_tree("synthetic", root, count)
+
+
+def stdlib(work: Path) -> dict[str, Any]:
+    source = Path(sysconfig.get_paths()["stdlib"])
+    root = work / "stdlib"
+    shutil.copytree(source, root, symlinks=True,
+                    ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"))
+    git(root, "init", "-q")
+    commit_all(root, "stdlib")
+    count = sum(1 for p in root.rglob("*.py"))
+    return bench_tree("stdlib", root, count)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--only", choices=("synthetic", "stdlib"))
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--json", type=Path, help="write the raw figures here")
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-scan-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"cpus: {os.cpu_count()}, load: {os.getloadavg()}", flush=True)
+    results = []
+    try:
+        if args.only in (None, "stdlib"):
+            results.append(stdlib(work))
+        if args.only in (None, "synthetic"):
+            results.append(synthetic(work, args.files))
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print("\n| tree | files | cold s (cpu s) | files/s | ctags s | ratio | warm s | warm process s"
+          " | one change s | shards written (one change) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        print(f"| {r['tree']} | {r['files']:,} | {r['cold']['wall']} ({r['cold']['cpu']}) | "
+              f"{r['files_per_second']:,} | {r['ctags'].get('wall')} | {r.get('ratio_to_ctags')} | "
+              f"{r['warm']['wall']} | {r['warm_process']} | {r['one_change']['wall']} | "
+              f"{r['one_change']['shards_written']} |")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
