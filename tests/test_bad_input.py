@@ -720,7 +720,8 @@ def test_fast_check_never_passes_what_jsonschema_fails(
         _mutate(value, where, how, copy.deepcopy(new))
     fast = schema.fast_check(name)
     assert fast is not None
-    assert fast(value) == full_valid(name, value)
+    if fast(value):  # the contract is one-sided: a "no" may be conservative (if/then)
+        assert full_valid(name, value)
 
 
 def _mutate(value: Any, where: int, how: int, new: Any) -> None:
