@@ -19,6 +19,7 @@ from planning_memory import (
     session,
     summarize,
     sync,
+    teach,
     transfer,
 )
 from planning_memory.errors import (
@@ -203,6 +204,19 @@ class Memory:
             fields.setdefault("name", title)
         record = learn.new_record(record_type, self.now(), title=title, **fields)
         return learn.remember(self.tree(), record, self.now())
+
+    def learn_utterance(self, utterance: str, *, source: str = "cli") -> teach.Lesson:
+        """Learn from an utterance's trigger phrase ("always use X", "nunca uses Y", ...)."""
+        return teach.learn_utterance(self.tree(), self.now(), utterance, source=source)
+
+    def review_queue(self) -> list[dict[str, Any]]:
+        return teach.pending(self.tree())
+
+    def review_accept(self, record_id: str) -> learn.Outcome:
+        return teach.accept(self.tree(), self.now(), record_id)
+
+    def review_reject(self, record_id: str) -> dict[str, Any]:
+        return teach.reject(self.tree(), record_id)
 
     def praise(self, record_id: str | None = None) -> learn.Outcome:
         return learn.praise(self.tree(), self.now(), record_id)

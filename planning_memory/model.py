@@ -41,7 +41,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
             "autoLearn": True,
             "confirmBeforeLearn": False,
             "decayEnabled": False,
-            "similarityThreshold": 0.6,
+            "similarityThreshold": 0.5,
             "dedupWindowMinutes": 15,
         },
         "entity": {

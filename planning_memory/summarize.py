@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from planning_memory import triggers
 from planning_memory.errors import ExternalCommandError
 
 Message = Mapping[str, Any]
@@ -171,7 +172,7 @@ def unique(items: Iterable[str]) -> list[str]:
 def memorize_markers(text: str) -> list[str]:
     """The facts of ``[MEMORIZE: ...]`` / ``[MEMORIZAR: ...]`` markers in ``text`` (a fact
     that is nothing but redacted text is dropped)."""
-    found = (m.group(1).strip() for m in _MEMORIZE.finditer(text))
+    found = triggers.extract_memorize_markers(text)
     return [f for f in found if _REDACTED.sub("", f).strip(" \t.,;:-")]
 
 

@@ -222,7 +222,7 @@ EXPECTED_DEFAULTS = {
             "autoLearn": True,
             "confirmBeforeLearn": False,
             "decayEnabled": False,
-            "similarityThreshold": 0.6,
+            "similarityThreshold": 0.5,
             "dedupWindowMinutes": 15,
         },
         "entity": {

@@ -224,3 +224,74 @@ def mistakes(ctx: Context, deleted: bool, scope: str, as_json: bool) -> None:
         for r in found
     ]
     emit(found, as_json, "\n".join(lines) or "No mistakes recorded.")
+
+
+@cli.command(name="learn")
+@click.argument("utterance")
+@json_option
+@pass_ctx
+def learn_(ctx: Context, utterance: str, as_json: bool) -> None:
+    """Learn from what someone said: trigger phrases become a pattern, mistake or preference.
+
+    English: "always use X", "in this project we use", "the convention is", "never use",
+    "avoid", "that's wrong", "I prefer", "use X instead of Y"; Spanish: "siempre usa",
+    "en este proyecto usamos", "la convención es", "nunca uses", "evita", "eso está mal",
+    "prefiero", "usa X en vez de Y". Praise ("perfect", "muy bien") reinforces the latest
+    pattern. With no trigger, nothing is saved. autoLearn off: only a suggestion;
+    confirmBeforeLearn on: the item waits in `pmem review`.
+
+    \b
+    Examples:
+      pmem learn "always use pnpm, never npm"
+      pmem learn "usa zod en vez de yup"
+    """
+    lesson = ctx.memory().learn_utterance(utterance)
+    data = lesson.summary()
+    if lesson.trigger is None:
+        text = "No learning trigger found; nothing saved."
+    elif lesson.outcome is None:
+        text = f"{lesson.trigger.kind} ({lesson.trigger.phrase!r}): nothing to reinforce yet."
+    else:
+        text = f"{lesson.trigger.kind} ({lesson.trigger.phrase!r}) -> " + outcome_text(
+            lesson.outcome.summary()
+        )
+    emit(data, as_json, text)
+
+
+@cli.command()
+@click.option("--accept", "accept_ids", multiple=True, help="Accept this queued item (repeat).")
+@click.option("--reject", "reject_ids", multiple=True, help="Reject this queued item (repeat).")
+@click.option("--accept-all", is_flag=True, help="Accept everything waiting.")
+@json_option
+@pass_ctx
+def review(
+    ctx: Context,
+    accept_ids: tuple[str, ...],
+    reject_ids: tuple[str, ...],
+    accept_all: bool,
+    as_json: bool,
+) -> None:
+    """List, accept or reject learned items waiting for review (confirmBeforeLearn).
+
+    \b
+    Examples:
+      pmem review
+      pmem review --accept pat_01HMKP5GC0QR5G41H5MY08Y01C --reject mis_01HMKP6...
+      pmem review --accept-all
+    """
+    mem = ctx.memory()
+    if accept_all:
+        accept_ids = tuple(i["record"]["id"] for i in mem.review_queue())
+    done = [mem.review_accept(i).summary() for i in accept_ids]
+    rejected = [mem.review_reject(i)["record"]["id"] for i in reject_ids]
+    if accept_ids or reject_ids:
+        lines = [outcome_text(d) for d in done] + [f"rejected {i}" for i in rejected]
+        emit({"accepted": done, "rejected": rejected}, as_json, "\n".join(lines))
+        return
+    queue = mem.review_queue()
+    lines = [
+        f"{i['record']['id']}  {i['record']['type']:<10} {i['record']['title']}  "
+        f"(from: {i['utterance'][:60]})"
+        for i in queue
+    ]
+    emit(queue, as_json, "\n".join(lines) or "Nothing waiting for review.")
