@@ -17,6 +17,7 @@ import json
 import os
 import random
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -116,11 +117,12 @@ def bench_size(n: int, n_queries: int, root: Path) -> dict[str, float]:
         qs = queries(records, n_queries, rng)
         for q in qs[:20]:  # warm the page cache
             search.search(index, q, now=NOW)
-        times = []
+        times, cpu = [], []
         for q in qs:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             search.search(index, q, now=NOW, limit=10)
             times.append(time.perf_counter() - t0)
+            cpu.append(time.thread_time() - c0)
         t0 = time.perf_counter()
         indexer.sync(index, layout, store)
         sync_first = time.perf_counter() - t0
@@ -141,6 +143,9 @@ def bench_size(n: int, n_queries: int, root: Path) -> dict[str, float]:
         "search_p50_ms": 1000 * percentile(times, 0.5),
         "search_p95_ms": 1000 * percentile(times, 0.95),
         "search_max_ms": 1000 * max(times),
+        "search_cpu_p50_ms": 1000 * percentile(cpu, 0.5),
+        "search_cpu_p95_ms": 1000 * percentile(cpu, 0.95),
+        "loadavg": os.getloadavg()[0],
         "sync_first_ms": 1000 * sync_first,
         "sync_idle_ms": 1000 * sync_idle,
         "index_record_ms": 1000 * update,
@@ -153,11 +158,14 @@ def bench_context_process(root: Path, runs: int = 10) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     cmd = [sys.executable, "-c", CONTEXT_SNIPPET, str(root), "fix the error handling in the parser"]
     subprocess.run(cmd, env=env, check=True, capture_output=True)  # warm
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(cmd, env=env, check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append(time.perf_counter() - t0)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     empty = [sys.executable, "-c", "pass"]
     t0 = time.perf_counter()
     for _ in range(runs):
@@ -166,6 +174,7 @@ def bench_context_process(root: Path, runs: int = 10) -> dict[str, float]:
     return {
         "context_p50_ms": 1000 * statistics.median(times),
         "context_max_ms": 1000 * max(times),
+        "context_cpu_p50_ms": 1000 * statistics.median(cpu),
         "python_bare_ms": 1000 * bare,
         "context_tokens": len(out.stdout.decode()) / 4,
     }
@@ -185,17 +194,23 @@ def main() -> None:
             results.append(row)
             print(json.dumps(row), flush=True)
     print()
-    print(f"{'records':>8} {'rebuild s':>10} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'MB':>6}")
+    print(
+        f"{'records':>8} {'rebuild s':>10} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
+        f"{'cpu p50':>8} {'cpu p95':>8} {'MB':>6} {'load':>5}"
+    )
     for r in results:
         print(
             f"{int(r['records']):>8} {r['rebuild_s']:>10.2f} {r['search_p50_ms']:>8.2f} "
-            f"{r['search_p95_ms']:>8.2f} {r['search_max_ms']:>8.2f} {r['index_mb']:>6.1f}"
+            f"{r['search_p95_ms']:>8.2f} {r['search_max_ms']:>8.2f} "
+            f"{r['search_cpu_p50_ms']:>8.2f} {r['search_cpu_p95_ms']:>8.2f} "
+            f"{r['index_mb']:>6.1f} {r['loadavg']:>5.1f}"
         )
     for r in results:
         if "context_p50_ms" in r:
             print(
                 f"context end to end at {int(r['records'])} records: p50 "
-                f"{r['context_p50_ms']:.0f} ms, max {r['context_max_ms']:.0f} ms "
+                f"{r['context_p50_ms']:.0f} ms, max {r['context_max_ms']:.0f} ms, "
+                f"cpu p50 {r['context_cpu_p50_ms']:.0f} ms "
                 f"(bare python start {r['python_bare_ms']:.0f} ms)"
             )
 
