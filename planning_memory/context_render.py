@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from planning_memory.context import Item, Task
+    from planning_memory.context_items import Item, Task
 
 Renderer = Callable[[Sequence["Item"], "Task", int], str]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory import sources
+from planning_memory import codebase, sources
 from planning_memory.index import Index
 from planning_memory.layout import Layout
 from planning_memory.model import effective_config, timestamp
@@ -136,7 +136,7 @@ def index_files(
     report = SyncReport(seen=len(names))
     with index.write():
         for rel in names:
-            if sources.is_excluded(rel, opts["exclude"]) or not sources.language_of(rel):
+            if codebase.is_excluded(rel, opts["exclude"]) or not codebase.language_of(rel):
                 report += SyncReport(removed=index.remove_group(CODE_PREFIX + rel))
                 continue
             report += _sync_one(index, CODE_PREFIX + rel, root / rel, _code_reader(root, rel, opts))
@@ -145,10 +145,10 @@ def index_files(
 
 def _code_reader(root: Path, rel: str, opts: Mapping[str, Any]) -> Reader:
     def read(_path: Path) -> list[Doc]:
-        got = sources.read_source_text(root, rel, opts["max_bytes"])
+        got = codebase.read_source_text(root, rel, opts["max_bytes"])
         if got is None:
             return []
-        return sources.file_docs(rel, got[0], got[1], opts["size"], opts["overlap"])
+        return codebase.file_docs(rel, got[0], got[1], opts["size"], opts["overlap"])
 
     return read
 
@@ -309,7 +309,7 @@ def reindex_codebase(
     are gone or now ignored."""
     opts = _settings(config)
     root = layout.repo_root
-    names = sources.repo_files(root, opts["exclude"])
+    names = codebase.repo_files(root, opts["exclude"])
     known = index.group_state(CODE_PREFIX)
     report = SyncReport(seen=len(names))
     with index.write():
