@@ -17,6 +17,7 @@ Three ways in, all idempotent:
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -118,7 +119,7 @@ def index_entity_files(
 ) -> SyncReport:
     """Re-index entity shards (all of them when ``paths`` is None)."""
     if paths is None:
-        return _sync_entities(index, layout, store)
+        return _sync_entities(index, layout, store, force=True)
     report = SyncReport()
     for path in paths:
         report += SyncReport(seen=1) + _sync_one(
@@ -247,21 +248,50 @@ def _is_session(name: str) -> bool:
     return name.startswith("session-") and name.endswith(".json")
 
 
-def _sync_entities(index: Index, layout: Layout, store: Store) -> SyncReport:
+def _dir_mtime(path: Path) -> int:
+    """A folder's mtime (0 when too recent to trust, -1 when absent)."""
+    mtime, size = _stat(path)
+    return mtime if size >= 0 else -1
+
+
+def _entities_unchanged(index: Index, layout: Layout) -> bool:
+    """True when no folder of the entity tree changed since the last entity sync (shards are
+    replaced by rename, which moves their folder's mtime)."""
+    saved = index.get_meta("entity_dirs")
+    if not saved:
+        return False
+    stamps: dict[str, int] = json.loads(saved)
+    base = str(layout.planning) + os.sep
+    try:
+        return all(m > 0 and os.stat(base + d).st_mtime_ns == m for d, m in stamps.items())
+    except OSError:
+        return False
+
+
+def _sync_entities(
+    index: Index, layout: Layout, store: Store, *, force: bool = False
+) -> SyncReport:
+    """Re-index changed entity shards: a stat of each known folder when nothing changed,
+    else a walk of the tree with a stat of every shard."""
+    if not force and _entities_unchanged(index, layout):
+        return SyncReport()
+    dirs = {_rel(layout, layout.entity): _dir_mtime(layout.entity)}
     entries: list[Entry] = []
-    now = time.time_ns()
-    for path in sources.entity_files(layout):
-        mtime, size = _stat(path)
-        if size >= 0 and not path.is_symlink():
-            trusted = mtime if now - mtime > RACY_NS else 0
-            entries.append((_rel(layout, path), path, trusted, size))
-    return _sync_entries(
+    for folder, subdirs, _files in os.walk(layout.entity):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        base = Path(folder)
+        prefix = _rel(layout, base) + "/"
+        dirs[prefix[:-1]] = _dir_mtime(base)
+        entries += _scan(base, prefix, _is_json)
+    report = _sync_entries(
         index,
         ENTITY_PREFIX,
         entries,
         lambda p: sources.read_entity_file(layout, store, p),
         nested=True,
     )
+    index.set_meta("entity_dirs", json.dumps(dirs, sort_keys=True))
+    return report
 
 
 def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> SyncReport:
@@ -293,7 +323,7 @@ def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> 
         lambda p: sources.read_archive(store, p),
         force=force,
     )
-    return report + _sync_entities(index, layout, store)
+    return report + _sync_entities(index, layout, store, force=force)
 
 
 def _read_session_file(store: Store, path: Path) -> list[Doc]:

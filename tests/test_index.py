@@ -361,3 +361,29 @@ def test_indexes_the_example_tree_in_the_scanners_format(example_repo: Path) -> 
         assert "entity:file:src/components/Auth/LoginForm.tsx" in found
         row = index.by_key("entity:area:authentication")
         assert row is not None and "LoginForm" in row.doc.body
+
+
+def test_entity_tree_is_only_walked_when_a_folder_changed(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    for n in range(3):
+        store.write_json(
+            layout.entity / "files" / f"pkg{n}" / "_shard.json",
+            {"files": {f"pkg{n}/a.py": {"purpose": "okapi"}}},
+        )
+    old = time.time() - 60
+    for folder in [layout.entity, *layout.entity.rglob("*")]:
+        if folder.is_dir():
+            os.utime(folder, (old, old))
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store, code=False)
+        assert indexer.sync(index, layout, store).seen == 0
+        store.write_json(
+            layout.entity / "files" / "pkg1" / "_shard.json",
+            {"files": {"pkg1/a.py": {"purpose": "zorilla"}}},
+        )
+        report = indexer.sync(index, layout, store)
+        assert report.changed == 1
+        assert keys(index, '"zorilla"') == {"entity:file:pkg1/a.py"}
+        store.delete(layout.entity / "files" / "pkg2" / "_shard.json")
+        indexer.sync(index, layout, store)
+        assert keys(index, '"okapi"') == {"entity:file:pkg0/a.py"}
