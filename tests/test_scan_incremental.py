@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from planning_memory.layout import Layout
+from planning_memory.memory import GITIGNORE
 from planning_memory.scan import (
     get_file,
     get_function,
@@ -41,6 +42,8 @@ def snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "app"
     shutil.copytree(FIXTURE, root)
+    (root / ".planning").mkdir()
+    (root / ".planning" / ".gitignore").write_text(GITIGNORE)  # as `pmem init` writes it
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "app")

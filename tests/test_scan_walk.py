@@ -94,10 +94,14 @@ def test_a_scan_limited_to_paths_touches_only_those(tmp_path: Path) -> None:
 
 
 def test_the_process_pool_gives_the_same_shards(tmp_path: Path) -> None:
+    # 40 folders of files, plus enough folders that shards are encoded in forked workers too
     files = {
         f"pkg{i % 7}/m{i}.py": f"def f{i}(x):\n    return f{(i + 1) % 40}(x) if x else {i}\n"
         for i in range(40)
     }
+    files.update(
+        {f"many/d{i:03d}/m.py": f"from ..d{(i + 1) % 210:03d} import m\n" for i in range(210)}
+    )
     progress: list[tuple[int, int]] = []
     results = []
     for name, config in (
@@ -114,7 +118,7 @@ def test_the_process_pool_gives_the_same_shards(tmp_path: Path) -> None:
             {"memory": {"entity": config}},
             progress=lambda done, total: progress.append((done, total)),
         )
-        assert report.parsed == 40
+        assert report.parsed == 250
         results.append(
             {
                 p.relative_to(root).as_posix(): p.read_bytes()
@@ -122,5 +126,5 @@ def test_the_process_pool_gives_the_same_shards(tmp_path: Path) -> None:
             }
         )
     assert results[0] == results[1]
-    assert progress[-1] == (40, 40)
+    assert progress[-1] == (250, 250)
     assert json.loads(results[0][".planning/memory/entity/files/pkg0/_shard.json"])["files"]

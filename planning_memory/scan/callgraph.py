@@ -62,10 +62,16 @@ class Graph:
         self.files = files
         self._package: dict[tuple[str, str], list[str]] | None = None
         self._visible: dict[str, frozenset[str]] = {}
-        self._callers: dict[str, set[str]] | None = None
+        self._importers: dict[str, set[str]] | None = None
+        self._reexporters: dict[str, set[str]] | None = None
+        self._family: dict[str, str] = {}
 
     def family(self, path: str) -> str:
-        return FAMILY.get(str(self.files.get(path, {}).get("language")), "")
+        known = self._family.get(path)
+        if known is None:
+            known = FAMILY.get(str(self.files.get(path, {}).get("language")), "")
+            self._family[path] = known
+        return known
 
     def package(self, folder: str, family: str) -> list[str]:
         if self._package is None:
@@ -128,15 +134,34 @@ class Graph:
         self._visible[path] = result
         return result
 
-    def callers(self, target: str) -> set[str]:
-        """Files that see ``target``."""
-        if self._callers is None:
-            index: dict[str, set[str]] = {}
+    def _reverse(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """``(importers, re-exporters)`` of every file, built once."""
+        if self._importers is None or self._reexporters is None:
+            importers: dict[str, set[str]] = {}
+            reexporters: dict[str, set[str]] = {}
             for path in self.files:
-                for seen in self.visible(path):
-                    index.setdefault(seen, set()).add(path)
-            self._callers = index
-        return self._callers.get(target, set())
+                for target in self.direct(path):
+                    importers.setdefault(target, set()).add(path)
+                for target in self.reexports(path):
+                    reexporters.setdefault(target, set()).add(path)
+            self._importers, self._reexporters = importers, reexporters
+        return self._importers, self._reexporters
+
+    def callers(self, target: str) -> set[str]:
+        """Files that see ``target`` (the inverse of ``visible``)."""
+        importers, reexporters = self._reverse()
+        found = {target} if target in self.files else set()
+        family = self.family(target)
+        if family in PACKAGE_FAMILIES:
+            found.update(self.package(posixpath.dirname(target), family))
+        frontier = {target}
+        for _depth in range(_REEXPORT_DEPTH + 1):
+            for path in frontier:
+                found.update(importers.get(path, ()))
+            frontier = {b for path in frontier for b in reexporters.get(path, ())} - frontier
+            if not frontier:
+                break
+        return found
 
     def importers(self, target: str) -> set[str]:
         """Files that import ``target`` (directly or through a package folder)."""
@@ -179,16 +204,21 @@ def update(
     ``fresh`` holds the keys of functions that did not exist before this scan.
     """
     moved = delta(old, new, changed_files)
-    affected: set[str] = set()
-    for path in moved:
-        affected |= old.visible(path) if path in old.files else frozenset()
-        affected |= new.visible(path) if path in new.files else frozenset()
-    affected = {p for p in affected if p in new.files}
     linker = _Linker(new, functions)
-    for target in sorted(affected):
-        for key, entity in functions.of(target).items():
-            keep = () if key in fresh else entity.get("called_by", [])
-            linker.result[key] = {e for e in keep if file_of(e) not in moved}
+    if moved.issuperset(new.files):
+        affected = set(new.files)  # everything moved: nothing to keep
+    else:
+        affected = set()
+        for path in moved:
+            affected |= old.visible(path) if path in old.files else frozenset()
+            affected |= new.visible(path) if path in new.files else frozenset()
+        affected = {p for p in affected if p in new.files}
+        for target in sorted(affected):
+            for key, entity in functions.of(target).items():
+                keep = () if key in fresh else entity.get("called_by", ())
+                kept = {e for e in keep if file_of(e) not in moved}
+                if kept:
+                    linker.result[key] = kept
     linker.contribute_all(sorted(p for p in moved if p in new.files), None)
     wanted: dict[str, set[str]] = {}
     for target in affected:

@@ -23,7 +23,6 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*\.py$|_test\.(py|go)$|"
     r"\.(test|spec)\.[jt]sx?$|Tests?\.java$"
 )
-_SUFFIX = re.compile(r"#\d+$")
 Entity = dict[str, Any]
 FILE_LISTS = ("packages", "reexports", "exports", "classes", "components", "models")
 FUNCTION_LISTS = ("side_effects", "calls", "called_by")
@@ -63,7 +62,12 @@ def keyed(path: str, names: list[str]) -> list[str]:
 
 
 def qualified_of(key: str) -> str:
-    return _SUFFIX.sub("", key.split("::", 1)[1]) if "::" in key else key
+    qualified = key.split("::", 1)[1] if "::" in key else key
+    if "#" in qualified:
+        head, _, tail = qualified.rpartition("#")
+        if tail.isdigit():
+            return head
+    return qualified
 
 
 def name_of(key: str, entity: Entity) -> str:

@@ -15,11 +15,44 @@ import os
 from typing import Any, NotRequired, TypedDict
 
 from planning_memory import privacy
-from planning_memory.scan import entities, sideeffects
+from planning_memory.scan import entities, resolve, sideeffects
 from planning_memory.scan.facts import FileFacts
 from planning_memory.scan.languages import EXTRACTORS
 
 BINARY_PROBE = 8192
+CONFIG_FILE_LIMIT = 1_000_000
+
+_context: resolve.Context | None = None  # set by ``prepare`` in each worker
+
+
+def prepare(root: str, sources: frozenset[str]) -> None:
+    """Give this process what import resolution needs: the repository root and the set of
+    source files the scan will end with (a pool initializer, or called once in-process)."""
+    global _context
+    _context = resolve.build_context(sources, lambda rel: read_config(root, rel))
+
+
+def read_config(root: str, rel: str) -> bytes | None:
+    """A small config file (tsconfig.json, go.mod) of the repository, links not followed."""
+    status, data = read_source(os.path.join(root, rel), CONFIG_FILE_LIMIT)
+    return data if status == "ok" else None
+
+
+def resolved(entity: dict[str, Any], path: str, context: resolve.Context) -> dict[str, Any]:
+    """``entity`` with its ``imports`` mapped to repository paths and ``packages`` listed."""
+    language = str(entity.get("language"))
+    imports: dict[str, str | None] = {}
+    packages: set[str] = set()
+    for module in entity.get("imports", {}):
+        found, package = resolve.resolve(module, path, language, context)
+        imports[module] = found
+        if package is not None:
+            packages.add(package)
+    updated = {**entity, "imports": imports, "packages": sorted(packages)}
+    for key in ("imports", "packages"):
+        if not updated[key]:
+            del updated[key]
+    return updated
 
 
 class Job(TypedDict):
@@ -88,11 +121,14 @@ def run(job: Job) -> Parsed:
         return {"path": path, "status": "error", "hash": digest, "error": repr(exc)[:200]}
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     effects = [sideeffects.classify(f["calls"]) for f in facts["functions"]]
+    entity = entities.file_entity(path, language, digest, lines, facts, _is_utf8(data))
+    if _context is not None:
+        entity = resolved(entity, path, _context)
     return {
         "path": path,
         "status": "ok",
         "hash": digest,
-        "file": entities.file_entity(path, language, digest, lines, facts, _is_utf8(data)),
+        "file": entity,
         "functions": entities.function_entities(path, facts, effects),
         "components": entities.component_entities(path, facts),
     }

@@ -28,7 +28,7 @@ from planning_memory.errors import ConfigError, UnsafePathError
 from planning_memory.layout import Layout
 from planning_memory.scan import areas, callgraph, coverage, entities, parsefile, resolve, walk
 from planning_memory.scan.languages import language_for
-from planning_memory.scan.shards import Shard, Shards, file_of, folder_of
+from planning_memory.scan.shards import HashIndex, Shard, Shards, file_of, folder_of
 from planning_memory.store import Store
 
 Entity = dict[str, Any]
@@ -36,6 +36,7 @@ Progress = Callable[[int, int], None]
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 DEFAULT_PARALLEL_THRESHOLD = 200
 RELATIONSHIPS = "relationships.json"
+HASH_INDEX = "entity-hashes.json"  # under contextual/: derived, gitignored, rebuilt when absent
 _CONFIG_FILE_LIMIT = 1_000_000
 
 
@@ -160,15 +161,26 @@ class _Run:
     settings: Settings
     full: bool
     shards: Shards
-    old_files: dict[str, Entity]
-    files: dict[str, Entity]
+    index: HashIndex
     symbols: _Symbols
+    old_files: dict[str, Entity] = field(default_factory=dict)  # filled by ``load``
+    files: dict[str, Entity] = field(default_factory=dict)
+    loaded: bool = False
     dirty: set[str] = field(default_factory=set)  # folders whose shard must be rebuilt
     changed: set[str] = field(default_factory=set)  # paths whose functions may have changed
     parsed: set[str] = field(default_factory=set)
     fresh: set[str] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
     error_paths: list[str] = field(default_factory=list)
+    sources: frozenset[str] = frozenset()  # source files the workers resolve imports against
+    written: dict[str, dict[str, Entity]] = field(default_factory=dict)  # folder -> files
+
+    def load(self) -> None:
+        """Read the stored file entities: needed as soon as anything is to change."""
+        if not self.loaded:
+            self.old_files = self.shards.load_files()
+            self.files = dict(self.old_files)
+            self.loaded = True
 
     def count(self, name: str, by: int = 1) -> None:
         self.counts[name] = self.counts.get(name, 0) + by
@@ -207,22 +219,19 @@ def scan(
     clock.lap("list")
     with store.lock():
         shards = Shards(layout, store)
-        old_files = shards.load_files()
-        run = _Run(
-            layout, store, settings, full, shards, old_files, dict(old_files), _Symbols(shards)
-        )
+        cache = layout.contextual / HASH_INDEX
+        run = _Run(layout, store, settings, full, shards, shards.index(cache), _Symbols(shards))
         jobs = _plan(run, listing, scope)
         clock.lap("load")
-        for result in _execute(jobs, settings, progress):
+        for result in _execute(run, jobs, progress):
+            if result["status"] != "same":
+                run.load()
             _apply(run, result)
         clock.lap("parse")
-        _resolve_imports(run)
-        _apply_coverage(run)
-        clock.lap("resolve")
-        old_graph, new_graph = callgraph.Graph(old_files), callgraph.Graph(run.files)
-        callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
-        clock.lap("called_by")
-        written = _write(run, clock)
+        if _must_refresh(run):  # always called: it records the coverage reports seen
+            run.load()
+        written = _update(run, clock) if run.loaded else 0
+        shards.save_index(cache, run.index, run.written)
     counts = run.counts
     return ScanReport(
         files_seen=len(listing.files),
@@ -251,6 +260,36 @@ class _Clock:
         self.last = now
 
 
+def _must_refresh(run: _Run) -> bool:
+    """Whether a scan that found no changed file must still recompute derived facts: a full
+    scan, no relationships.json, or coverage reports that changed since the last scan."""
+    reports = coverage.find_reports(run.layout.repo_root, run.settings.coverage_reports)
+    seen = [[str(p), *_stat(p)] for p in reports]
+    if run.index.notes.get("coverage", []) != seen:
+        run.index.notes["coverage"] = seen
+        run.index.stale = True
+        return True
+    return run.full or not (run.layout.entity / RELATIONSHIPS).exists()
+
+
+def _stat(path: Path) -> list[int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _update(run: _Run, clock: _Clock) -> int:
+    _resolve_imports(run)
+    _apply_coverage(run)
+    clock.lap("resolve")
+    old_graph, new_graph = callgraph.Graph(run.old_files), callgraph.Graph(run.files)
+    callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
+    clock.lap("called_by")
+    return _write(run, clock)
+
+
 def _scope(root: Path, paths: list[str] | None) -> list[str] | None:
     if paths is None:
         return None
@@ -276,6 +315,7 @@ def _in_scope(path: str, scope: list[str] | None) -> bool:
 # -- planning and parsing ------------------------------------------------------------------
 def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[parsefile.Job]:
     root = run.layout.repo_root
+    stored = run.index.hashes
     listed: set[str] = set()
     jobs: list[parsefile.Job] = []
     for item in listing.files:
@@ -283,8 +323,7 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
         language = language_for(item.path)
         if language is None:
             continue
-        old = run.old_files.get(item.path)
-        known = old.get("hash") if old and old.get("language") else None
+        known = stored.get(item.path)
         if not run.full and known and item.git_hash == known:
             run.count("unchanged")
             continue
@@ -298,22 +337,30 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
                 "max_bytes": run.settings.max_file_bytes,
             }
         )
-    for path, old in run.old_files.items():
+    run.sources = frozenset(
+        {p for p, h in stored.items() if h and not _in_scope(p, scope)}
+        | {p for p in listed if language_for(p)}
+    )
+    for path, known in stored.items():
         if not _in_scope(path, scope):
             continue
         if path not in listed:
             _drop(run, path, keep_annotations=False)
-        elif language_for(path) is None and old.get("language"):
+        elif language_for(path) is None and known:
             _drop(run, path, keep_annotations=True)
     return jobs
 
 
 def _execute(
-    jobs: list[parsefile.Job], settings: Settings, progress: Progress | None
+    run: _Run, jobs: list[parsefile.Job], progress: Progress | None
 ) -> Iterator[parsefile.Parsed]:
+    settings = run.settings
     total = len(jobs)
     workers = settings.workers or os.cpu_count() or 1
+    setup = (str(run.layout.repo_root), run.sources)
     if total < max(settings.parallel_threshold, 1) or workers < 2:
+        if jobs:
+            parsefile.prepare(*setup)
         for done, job in enumerate(jobs, 1):
             yield parsefile.run(job)
             if progress is not None and (done % 64 == 0 or done == total):
@@ -322,7 +369,9 @@ def _execute(
     size = max(16, min(256, total // (workers * 8)))
     batches = [jobs[i : i + size] for i in range(0, total, size)]
     done = 0
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=_context(), initializer=parsefile.prepare, initargs=setup
+    ) as pool:
         for batch in pool.map(parsefile.run_batch, batches):
             yield from batch
             done += len(batch)
@@ -380,6 +429,7 @@ def _failed_entity(path: str, digest: str) -> Entity:
 
 
 def _drop(run: _Run, path: str, *, keep_annotations: bool) -> None:
+    run.load()
     old = run.files.get(path)
     if old is None:
         return
@@ -394,43 +444,23 @@ def _drop(run: _Run, path: str, *, keep_annotations: bool) -> None:
 
 # -- imports, coverage ---------------------------------------------------------------------
 def _resolve_imports(run: _Run) -> None:
-    root = run.layout.repo_root
-    sources = {p for p, e in run.files.items() if e.get("language")}
+    """Resolve what the workers could not: every file when the set of source files differs
+    from the one they resolved against, or unchanged files when files came or went."""
+    sources = frozenset(p for p, e in run.files.items() if e.get("language"))
     before = {p for p, e in run.old_files.items() if e.get("language")}
-    everything = run.full or sources != before
-    targets = sorted(sources if everything else run.parsed & sources)
+    if sources != run.sources:
+        targets = sources
+    elif sources != before:
+        targets = sources - run.parsed
+    else:
+        return
     if not targets:
         return
-    ctx = resolve.build_context(sources, lambda rel: _read_config(root, rel))
-    for path in targets:
+    root = str(run.layout.repo_root)
+    context = resolve.build_context(sources, lambda rel: parsefile.read_config(root, rel))
+    for path in sorted(targets):
         entity = run.files[path]
-        language = str(entity.get("language"))
-        imports: dict[str, str | None] = {}
-        packages: set[str] = set()
-        for module in entity.get("imports", {}):
-            found, package = resolve.resolve(module, path, language, ctx)
-            imports[module] = found
-            if package is not None:
-                packages.add(package)
-        if imports != entity.get("imports", {}) or sorted(packages) != entity.get("packages", []):
-            updated = {**entity, "imports": imports, "packages": sorted(packages)}
-            for key in ("imports", "packages"):
-                if not updated[key]:
-                    del updated[key]
-            run.set_file(path, updated)
-
-
-def _read_config(root: Path, rel: str) -> bytes | None:
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, _CONFIG_FILE_LIMIT)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+        run.set_file(path, parsefile.resolved(entity, path, context))
 
 
 def _apply_coverage(run: _Run) -> None:
@@ -456,25 +486,76 @@ def _write(run: _Run, clock: _Clock) -> int:
     by_folder: dict[str, list[str]] = {}
     for path in run.files:
         by_folder.setdefault(folder_of(path), []).append(path)
-    dirty = run.dirty | run.symbols.dirty
+    folders = sorted(run.dirty | run.symbols.dirty)
+    global _writing
+    _writing = (run, by_folder)
     written = 0
-    for folder in sorted(dirty):
-        shard = Shard(
-            files={p: run.files[p] for p in sorted(by_folder.get(folder, []))},
-            functions=run.symbols.flat(folder, "functions"),
-            components=run.symbols.flat(folder, "components"),
-        )
-        written += run.shards.write_dir(folder, shard)
+    try:
+        for folder, encoded in _encoded(folders, run.settings):
+            written += run.shards.write_encoded(folder, encoded)
+            run.written[folder] = {p: run.files[p] for p in by_folder.get(folder, [])}
+    finally:
+        _writing = None
     clock.lap("write")
     written += _write_relationships(run)
     clock.lap("areas")
     return written
 
 
+_writing: tuple[_Run, dict[str, list[str]]] | None = None  # read by forked encoders
+PARALLEL_ENCODE = 200  # folders to write before encoding moves to forked workers
+
+
+def _encoded(folders: list[str], settings: Settings) -> Iterator[tuple[str, dict[str, bytes]]]:
+    """``(folder, shard bytes)`` for each folder; encoded in forked workers when there are
+    many (the workers inherit the scan's state, so nothing big is pickled)."""
+    workers = settings.workers or os.cpu_count() or 1
+    fork = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    if len(folders) < PARALLEL_ENCODE or workers < 2 or not fork:
+        for folder in folders:
+            yield folder, _encode_folder(folder)
+        return
+    size = max(8, len(folders) // (workers * 8))
+    chunks = [folders[i : i + size] for i in range(0, len(folders), size)]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for chunk, encoded in zip(chunks, pool.map(_encode_chunk, chunks), strict=True):
+            yield from zip(chunk, encoded, strict=True)
+
+
+def _encode_chunk(folders: list[str]) -> list[dict[str, bytes]]:
+    return [_encode_folder(folder) for folder in folders]
+
+
+def _encode_folder(folder: str) -> dict[str, bytes]:
+    assert _writing is not None
+    run, by_folder = _writing
+    shard = Shard(
+        files={p: run.files[p] for p in sorted(by_folder.get(folder, []))},
+        functions=run.symbols.flat(folder, "functions"),
+        components=run.symbols.flat(folder, "components"),
+    )
+    return run.shards.encode(folder, shard)
+
+
+_AREA_INPUTS = ("language", "imports", "components", "classes", "models")
+
+
+def _areas_may_change(run: _Run) -> bool:
+    """Whether anything areas are derived from (paths, imports, components, classes,
+    models) differs from the last scan."""
+    if run.full or run.files.keys() != run.old_files.keys():
+        return True
+    for path, entity in run.files.items():
+        old = run.old_files[path]
+        if entity is not old and any(entity.get(k) != old.get(k) for k in _AREA_INPUTS):
+            return True
+    return False
+
+
 def _write_relationships(run: _Run) -> int:
     target = run.layout.entity / RELATIONSHIPS
-    something = run.dirty or run.changed or run.full
-    if not something and target.exists():
+    if target.exists() and not _areas_may_change(run):
         return 0
     existing = run.shards.read(target) if target.exists() else None
     sources = {p: e for p, e in run.files.items() if e.get("language")}

@@ -47,6 +47,7 @@ SHARD = "_shard"
 SPLIT_AT = 2000  # entities (files + functions + components) per shard file, about 500 KB
 VERSION = 1
 Entity = dict[str, Any]
+_FUNCTIONS_KEY = b'\n  "functions": '  # a top-level key in canonical text, nowhere else
 
 
 def folder_of(path: str) -> str:
@@ -156,6 +157,50 @@ def _encode_dict(value: dict[Any, Any], newline: str, out: list[str]) -> None:
     out.append(newline + "}")
 
 
+@dataclass
+class HashIndex:
+    """Stored hash of every file (``None`` for an entry that only carries annotations)."""
+
+    folders: dict[str, list[Any]]  # shard folder -> [signature, {path: hash}]
+    stale: bool
+    notes: dict[str, Any] = field(default_factory=dict)  # other derived state (coverage)
+
+    @property
+    def hashes(self) -> dict[str, str | None]:
+        return {p: h for _sig, mapping in self.folders.values() for p, h in mapping.items()}
+
+
+def _signature(folder: Path, names: list[str]) -> list[list[Any]]:
+    found = []
+    for name in names:
+        try:
+            st = os.stat(folder / name)
+        except OSError:
+            continue
+        found.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
+    return found
+
+
+def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    try:
+        with open(cache, "rb") as fh:
+            value = json.loads(fh.read())
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(value, dict) or value.get("version") != VERSION:
+        return {}, {}
+    folders = value.get("folders")
+    notes = value.get("notes")
+    if not isinstance(folders, dict) or not isinstance(notes, dict):
+        return {}, {}
+    valid = {
+        k: v
+        for k, v in folders.items()
+        if isinstance(v, list) and len(v) == 2 and isinstance(v[1], dict)
+    }
+    return valid, notes
+
+
 class Shards:
     """Reads and writes the shards of one memory tree (writes go through ``Store``)."""
 
@@ -224,11 +269,80 @@ class Shards:
             yield from shard.kind(kind).items()
 
     def load_files(self) -> dict[str, Entity]:
-        """Every file entity in the tree (functions and components are not kept)."""
+        """Every file entity in the tree. Only the part of each shard before ``"functions"``
+        is decoded when the shard is canonical (keys sorted: ``components``, ``directory``,
+        ``files`` come first), which makes a warm rescan read a third of the JSON."""
         files: dict[str, Entity] = {}
-        for shard in self.iter_shards():
-            files.update(shard.files)
+        for folder, _dirs, names in os.walk(self.base):
+            for name in names:
+                if name.startswith(SHARD) and name.endswith(".json"):
+                    value = self._read_head(Path(folder) / name)
+                    if value is not None and isinstance(value.get(ROOT), dict):
+                        files.update(value[ROOT])
         return files
+
+    def _read_head(self, path: Path) -> dict[str, Any] | None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        cut = data.find(_FUNCTIONS_KEY)
+        if cut > 0 and data[cut - 1 : cut] == b",":
+            try:
+                value = json.loads(data[: cut - 1] + b"\n}")
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and isinstance(value.get(ROOT), dict):
+                return value
+        return self.read(path)
+
+    # -- the hash index: a derived, gitignored cache of each file's stored hash --------------
+    def index(self, cache: Path) -> HashIndex:
+        """Each stored file's hash, from ``cache`` for folders whose shard files have the size,
+        mtime and inode recorded there, from the shards themselves for the others."""
+        recorded, notes = _load_cache(cache)
+        folders: dict[str, list[Any]] = {}
+        stale = False
+        for folder, _dirs, names in os.walk(self.base):
+            shard_names = sorted(n for n in names if n.startswith(SHARD) and n.endswith(".json"))
+            if not shard_names:
+                continue
+            rel = os.path.relpath(folder, self.base)
+            signature = _signature(Path(folder), shard_names)
+            entry = recorded.get(rel)
+            if entry is not None and entry[0] == signature:
+                folders[rel] = entry
+                continue
+            stale = True
+            files: dict[str, Entity] = {}
+            for name in shard_names:
+                value = self._read_head(Path(folder) / name)
+                if value is not None and isinstance(value.get(ROOT), dict):
+                    files.update(value[ROOT])
+            folders[rel] = [signature, {p: e.get("hash") for p, e in files.items()}]
+        stale = stale or recorded.keys() != folders.keys()
+        return HashIndex(folders, stale, notes)
+
+    def save_index(
+        self, cache: Path, index: HashIndex, written: dict[str, dict[str, Entity]]
+    ) -> None:
+        """Record ``written`` (source folder -> its file entities, as just written) in the
+        index and store it when anything changed."""
+        for directory, files in written.items():
+            folder = self.folder(directory)
+            rel = os.path.relpath(folder, self.base)
+            names = [p.name for p in self._shard_files(folder)]
+            if names:
+                hashes = {p: e.get("hash") for p, e in files.items()}
+                index.folders[rel] = [_signature(folder, names), hashes]
+            else:
+                index.folders.pop(rel, None)
+            index.stale = True
+        if index.stale:
+            value = {"version": VERSION, "folders": index.folders, "notes": index.notes}
+            data = json.dumps(value).encode()
+            self.store.write_bytes(cache, data)
 
     # -- writing -----------------------------------------------------------------------------
     def encode(self, directory: str, shard: Shard) -> dict[str, bytes]:

@@ -13,8 +13,9 @@ repository is read and link loops cannot occur).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,27 @@ class Listing:
     git: bool = False
 
 
+Matcher = Callable[[str], bool]
+
+
+def matcher(spec: GitIgnoreSpec) -> Matcher:
+    """``path -> matched`` for ``spec``: one combined regex when no pattern negates (checking a
+    path against each pattern in turn costs 5x more at 100k files), else ``check_file``."""
+    patterns = [p for p in spec.patterns if p.include is not None]
+    if all(p.include for p in patterns):
+        try:
+            parts = [_GROUP.sub("(?:", p.regex.pattern) for p in patterns if p.regex is not None]
+            combined = re.compile("|".join(f"(?:{part})" for part in parts) or "(?!)")
+        except (re.error, AttributeError, TypeError):
+            pass
+        else:
+            return lambda path: combined.search(path) is not None
+    return lambda path: bool(spec.check_file(path).include)
+
+
+_GROUP = re.compile(r"\(\?P<[^>]+>")
+
+
 @dataclass
 class Rules:
     """Include/exclude patterns from the config, plus the folders that are never scanned."""
@@ -63,6 +85,10 @@ class Rules:
     include: GitIgnoreSpec | None = None
     exclude: GitIgnoreSpec = field(default_factory=lambda: GitIgnoreSpec.from_lines([]))
     _dirs: dict[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._excluded = matcher(self.exclude)
+        self._included = matcher(self.include) if self.include is not None else None
 
     @classmethod
     def from_patterns(cls, include: Iterable[str], exclude: Iterable[str]) -> Rules:
@@ -82,17 +108,15 @@ class Rules:
         known = self._dirs.get(directory)
         if known is None:
             parent = directory.rsplit("/", 1)[0] if "/" in directory else ""
-            known = self.dir_excluded(parent) or bool(
-                self.exclude.check_file(directory + "/").include
-            )
+            known = self.dir_excluded(parent) or self._excluded(directory + "/")
             self._dirs[directory] = known
         return known
 
     def keep(self, path: str) -> bool:
         directory = path.rsplit("/", 1)[0] if "/" in path else ""
-        if self.dir_excluded(directory) or self.exclude.check_file(path).include:
+        if self.dir_excluded(directory) or self._excluded(path):
             return False
-        return self.include is None or bool(self.include.check_file(path).include)
+        return self._included is None or self._included(path)
 
 
 # -- entry point ---------------------------------------------------------------------------
