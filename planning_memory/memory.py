@@ -9,19 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planning_memory import (
-    learn,
-    privacy,
-    records,
-    schema,
-    session,
-    summarize,
-    sync,
-    teach,
-    transfer,
-)
 from planning_memory.errors import (
     AlreadyInitializedError,
     ConfigError,
@@ -30,8 +19,35 @@ from planning_memory.errors import (
     PlanningMemoryError,
 )
 from planning_memory.layout import Layout, find_repo_root
+from planning_memory.lazy import lazy
 from planning_memory.model import DEFAULT_CONFIG, Record, effective_config
 from planning_memory.store import Store
+
+if TYPE_CHECKING:
+    from planning_memory import (
+        learn,
+        privacy,
+        records,
+        schema,
+        session,
+        summarize,
+        sync,
+        teach,
+        transfer,
+    )
+    from planning_memory.context import ContextPack
+    from planning_memory.index import Index
+    from planning_memory.search import Hit
+else:
+    learn = lazy("planning_memory.learn")
+    privacy = lazy("planning_memory.privacy")
+    records = lazy("planning_memory.records")
+    schema = lazy("planning_memory.schema")
+    session = lazy("planning_memory.session")
+    summarize = lazy("planning_memory.summarize")
+    sync = lazy("planning_memory.sync")
+    teach = lazy("planning_memory.teach")
+    transfer = lazy("planning_memory.transfer")
 
 Clock = Callable[[], datetime]
 
@@ -100,6 +116,7 @@ class Memory:
             for folder in (*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual):
                 folder.mkdir(parents=True, exist_ok=True)
             mem.store.write_text(lay.planning / ".gitignore", GITIGNORE)
+            sync.render_all(mem.views())
         return mem
 
     def now(self) -> datetime:
@@ -382,6 +399,11 @@ class Memory:
         self.require()
         return sync.render_all(self.views())
 
+    def refresh_views(self) -> sync.SyncReport:
+        """Re-render the views that are stale after a write; leave hand-edited ones alone
+        (``pmem sync`` imports those). The daemon does this by itself when it runs."""
+        return sync.refresh(self.views())
+
     def render_check(self) -> list[sync.ViewState]:
         """The rendered files that are stale or hand-edited (empty when all are current)."""
         self.require()
@@ -392,6 +414,276 @@ class Memory:
         (nothing written) unless ``prefer`` is ``"json"`` or ``"md"``."""
         self.require()
         return sync.sync(self.views(), self.now(), prefer=prefer)
+
+    # -- contextual: search, context, timeline (seed 000 / seed 003) --------------------------
+    def index(self) -> Index:
+        """The derived search index, synced with the files on disk (rebuilt if missing)."""
+        from planning_memory import indexer
+        from planning_memory.index import Index
+
+        self.require()
+        index = Index.open(self.layout)
+        indexer.ensure_ready(index, self.layout, self.store, self.config)
+        return index
+
+    def search(
+        self,
+        query: str,
+        *,
+        sources: tuple[str, ...] | list[str] = (),
+        types: tuple[str, ...] | list[str] = (),
+        scope: str | None = None,
+        tags: tuple[str, ...] | list[str] = (),
+        limit: int = 10,
+        threshold: float = 0.0,
+        match: str = "auto",
+    ) -> list[Hit]:
+        """Ranked hits (BM25 with bounded recency and access boosts; pinned first)."""
+        from planning_memory import search
+
+        index = self.index()
+        try:
+            return search.search(
+                index,
+                query,
+                now=self.now(),
+                sources=sources,
+                types=types,
+                scope=scope,
+                tags=tags,
+                limit=limit,
+                threshold=threshold,
+                match=match,
+            )
+        finally:
+            index.close()
+
+    def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
+        """Seed 000's ``searchContext``."""
+        return self.search(query, limit=limit, threshold=threshold)
+
+    def context(
+        self,
+        task: str | dict[str, Any],
+        *,
+        budget: int | None = None,
+        fmt: str = "md",
+        session_id: str | None = None,
+        agent: str | None = None,
+    ) -> ContextPack:
+        """The context block an agent needs before ``task``, within ``budget`` tokens."""
+        from planning_memory import context
+
+        index = self.index()
+        try:
+            return context.build_context(
+                self.layout,
+                self.store,
+                task,
+                now=self.now(),
+                budget=budget,
+                fmt=fmt,
+                session_id=session_id,
+                agent=agent,
+                config=self.config,
+                index=index,
+            )
+        finally:
+            index.close()
+
+    def get_full_context(self, task: str | dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's ``getFullContext``: every section's items as plain data."""
+        from planning_memory import context
+
+        index = self.index()
+        try:
+            return context.full_context(
+                self.layout, self.store, task, now=self.now(), config=self.config, index=index
+            )
+        finally:
+            index.close()
+
+    def prepare_agent_context(
+        self, agent: str, task: str | dict[str, Any], *, budget: int | None = None
+    ) -> str:
+        """Seed 000's ``prepareAgentContext``: the memory context, then the task."""
+        from planning_memory import context
+
+        index = self.index()
+        try:
+            return context.prepare_agent_context(
+                self.layout,
+                self.store,
+                agent,
+                task,
+                now=self.now(),
+                budget=budget,
+                config=self.config,
+                index=index,
+            )
+        finally:
+            index.close()
+
+    def process_agent_result(self, agent: str, result: dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's ``processAgentResult``: files modified -> file access and entity
+        annotations; decisions -> recorded (reusable ones learned as patterns); errors fixed
+        -> mistakes."""
+        done: dict[str, Any] = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
+        for item in result.get("filesModified", result.get("files_modified", [])):
+            self.record_file_access(item["path"], "modified")
+            self.update_file_entity(item["path"], modified_by=[agent], purpose=item.get("purpose"))
+            done["files"] += 1
+        for decision in result.get("decisions", []):
+            self.record_decision(
+                decision["question"],
+                decision.get("answer", decision.get("decision", "")),
+                decision.get("reasoning", ""),
+                decision.get("alternatives", ()),
+            )
+            done["decisions"] += 1
+            if decision.get("isPattern") or decision.get("is_pattern"):
+                self.learn_pattern(
+                    decision.get("patternName") or decision["question"],
+                    decision.get("reasoning", ""),
+                    decision.get("implementation", ""),
+                    source=f"agent:{agent}",
+                )
+                done["patterns"] += 1
+        for error in result.get("errorsFixed", result.get("errors_fixed", [])):
+            self.learn_from_mistake(
+                error["original"],
+                error.get("fix", ""),
+                error.get("severity") or "medium",
+                source=f"agent:{agent}",
+            )
+            done["mistakes"] += 1
+        return done
+
+    def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[Any]:
+        """The chronological neighbours of a memory, message or decision."""
+        from planning_memory import timeline
+
+        index = self.index()
+        try:
+            return timeline.timeline(
+                self.layout, self.store, item_id, before=before, after=after, index=index
+            )
+        finally:
+            index.close()
+
+    def reindex(self, *, code: bool = True) -> Any:
+        """Rebuild the search index from the files (safe at any time)."""
+        from planning_memory import indexer
+        from planning_memory.index import Index
+
+        self.require()
+        index = Index.open(self.layout)
+        try:
+            return indexer.rebuild(index, self.layout, self.store, self.config, code=code)
+        finally:
+            index.close()
+
+    def reindex_codebase(self) -> Any:
+        """Seed 000's ``reindexCodebase``: index new and changed code and docs."""
+        from planning_memory import indexer
+
+        index = self.index()
+        try:
+            return indexer.reindex_codebase(index, self.layout, self.config)
+        finally:
+            index.close()
+
+    def index_content(self, content: str, metadata: dict[str, Any]) -> str:
+        """Seed 000's ``indexContent``: keep a note (as a ``discovery`` learning, so it is a
+        real, versioned memory) and index it."""
+        title = str(metadata.get("title") or " ".join(content.split())[:80] or "Note")
+        outcome = self.save(
+            title,
+            str(metadata.get("type", "discovery")),
+            body={
+                "what": content,
+                "why": "",
+                "where": str(metadata.get("path", "")),
+                "learned": "",
+            },
+            tags=list(metadata.get("tags", [])),
+            source="api",
+        )
+        return str(outcome.record["id"])
+
+    def index_stats(self) -> dict[str, Any]:
+        index = self.index()
+        try:
+            return index.stats()
+        finally:
+            index.close()
+
+    # -- entity: the code map (seed 000) -----------------------------------------------------
+    def scan(
+        self, *, paths: list[str] | None = None, full: bool = False, progress: Any = None
+    ) -> Any:
+        """Bring the code map up to date (incremental by content hash)."""
+        from planning_memory import scan
+
+        self.require()
+        report = scan.scan(
+            self.layout, self.store, self.config, paths=paths, full=full, progress=progress
+        )
+        scan.mark_stale_anchors(self.layout, self.store)
+        return report
+
+    def last_scan(self) -> str | None:
+        """When the code map was last written (newest entity file), or None."""
+        newest = 0.0
+        for path in self.layout.entity.rglob("*.json") if self.layout.entity.is_dir() else []:
+            newest = max(newest, path.stat().st_mtime)
+        return (
+            datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if (newest) else None
+        )
+
+    def map_codebase(self) -> Any:
+        """Seed 000's ``mapCodebase``."""
+        return self.scan()
+
+    def get_file_info(self, path: str) -> dict[str, Any] | None:
+        from planning_memory import scan
+
+        return scan.get_file(self.layout, self.store, path)
+
+    def get_function(self, name: str) -> list[dict[str, Any]]:
+        from planning_memory import scan
+
+        return scan.get_function(self.layout, self.store, name)
+
+    def get_component(self, name: str) -> list[dict[str, Any]]:
+        from planning_memory import scan
+
+        return scan.get_component(self.layout, self.store, name)
+
+    def get_area(self, name: str) -> dict[str, Any] | None:
+        from planning_memory import scan
+
+        return scan.get_area(self.layout, self.store, name)
+
+    def get_relationships(self, name: str) -> dict[str, Any]:
+        from planning_memory import scan
+
+        return scan.get_relationships(self.layout, self.store, name)
+
+    def update_file_entity(
+        self,
+        path: str,
+        *,
+        notes: list[str] | None = None,
+        purpose: str | None = None,
+        modified_by: list[str] | None = None,
+    ) -> Any:
+        """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
+        from planning_memory import scan
+
+        return scan.update_file_annotations(
+            self.layout, self.store, path, notes=notes, purpose=purpose, modified_by=modified_by
+        )
 
     # -- overview ----------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:
@@ -434,20 +726,11 @@ class Memory:
         ]
 
     def entity_raw(self) -> dict[str, Any]:
-        """The entity level merged from its shards: ``{files, functions, components,
-        relationships}``."""
-        result: dict[str, Any] = {}
-        for sub in ("files", "functions", "components"):
-            merged: dict[str, Any] = {}
-            folder = self.layout.entity / sub
-            for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
-                value = self.store.read_json(path)
-                if isinstance(value, dict):
-                    merged.update(value.get(sub, value))
-            result[sub] = dict(sorted(merged.items()))
-        rel = self.layout.entity / "relationships.json"
-        result["relationships"] = self.store.read_json(rel) if rel.is_file() else {}
-        return result
+        """The entity level in one value: ``{files, functions, components, relationships}``."""
+        from planning_memory import scan
+
+        snapshot: dict[str, Any] = scan.entity_snapshot(self.layout, self.store)
+        return snapshot
 
     def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
         """Everything in memory as one document (the seed's combined shape)."""

@@ -42,11 +42,26 @@ def schema_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "schemas"
 
 
+def _anchor_patterns(value: Any) -> Any:
+    """ECMA-262 ``$`` is the end of the text; Python's ``$`` also matches before a final
+    newline. Rewrite a closing ``$`` to ``\\Z`` so ``"pat_1\\n"`` fails as the schema means."""
+    if isinstance(value, dict):
+        out = {k: _anchor_patterns(v) for k, v in value.items()}
+        pattern = out.get("pattern")
+        if isinstance(pattern, str) and pattern.endswith("$") and not pattern.endswith("\\$"):
+            out["pattern"] = pattern[:-1] + "\\Z"
+        return out
+    if isinstance(value, list):
+        return [_anchor_patterns(v) for v in value]
+    return value
+
+
 @functools.cache
 def _schemas() -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for path in sorted(schema_dir().glob(f"*{SCHEMA_SUFFIX}")):
-        found[path.name[: -len(SCHEMA_SUFFIX)]] = json.loads(path.read_text("utf-8"))
+        schema = _anchor_patterns(json.loads(path.read_text("utf-8")))
+        found[path.name[: -len(SCHEMA_SUFFIX)]] = schema
     return found
 
 
@@ -87,6 +102,8 @@ def _problem(error: ValidationError) -> Problem:
     """The error as a Problem; a long offending value (a 60,000-character string) is cut short
     so that the message stays one readable line."""
     message = error.message
+    if error.validator == "pattern":
+        message = message.replace("\\\\Z'", "$'")  # show the pattern as the schema file has it
     shown = repr(error.instance)
     if len(shown) > MAX_SHOWN and shown in message:
         short = f"{shown[:MAX_SHOWN]}... ({len(shown):,} characters)"

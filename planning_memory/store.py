@@ -20,9 +20,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planning_memory import codec, privacy
+from planning_memory import codec
 from planning_memory.errors import (
     ConflictError,
     InputError,
@@ -33,6 +33,12 @@ from planning_memory.errors import (
     UnsafePathError,
 )
 from planning_memory.layout import Layout
+from planning_memory.lazy import lazy
+
+if TYPE_CHECKING:
+    from planning_memory import privacy
+else:
+    privacy = lazy("planning_memory.privacy")
 
 TEMP_SUFFIX = ".pm-tmp"
 ABSENT = "absent"

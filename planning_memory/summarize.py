@@ -26,10 +26,15 @@ import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from planning_memory import triggers
 from planning_memory.errors import ExternalCommandError
+from planning_memory.lazy import lazy
+
+if TYPE_CHECKING:
+    from planning_memory import triggers
+else:
+    triggers = lazy("planning_memory.triggers")
 
 Message = Mapping[str, Any]
 

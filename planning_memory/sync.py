@@ -257,7 +257,18 @@ def _import(views: Views, state: ViewState, now: datetime, report: SyncReport) -
     report.imported[state.name] = sum(counts.values())
 
 
+def _keep_base(views: Views, state: ViewState) -> None:
+    """Remember a current view as the base of later three-way imports."""
+    if state.path.parent == views.layout.planning and state.name != "CLAUDE.md":
+        path = base_path(views.layout, state.name)
+        if not path.is_file():
+            views.store.write_text(path, state.fresh)
+
+
 def _write(views: Views, state: ViewState, report: SyncReport) -> None:
+    if state.state == "current":
+        _keep_base(views, state)
+        return
     text = state.fresh
     if state.path.parent == views.layout.planning:
         changed = views.store.write_text(state.path, text)
@@ -300,8 +311,7 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
             if state.state == "edited" and outside and prefer != "json":
                 report.conflicts.append(state)
                 continue
-            if state.state != "current":
-                _write(views, state, report)
+            _write(views, state, report)
     return report
 
 
@@ -325,8 +335,7 @@ def render_all(views: Views) -> SyncReport:
         if report.conflicts:
             return report
         for state in [*views.states(), *views.target_states()]:
-            if state.state != "current":
-                _write(views, state, report)
+            _write(views, state, report)
     return report
 
 
@@ -337,3 +346,15 @@ def conflict_error(report: SyncReport, store: Store) -> ConflictError:
         hint="`pmem sync --prefer md` imports your edits, `--prefer json` re-renders "
         "(your edited copy is kept as .orig)",
     )
+
+
+def refresh(views: Views) -> SyncReport:
+    """Render only the views that are missing or stale; never touch a hand-edited one."""
+    report = SyncReport()
+    with views.store.lock():
+        for state in [*views.states(), *views.target_states()]:
+            if state.state in ("missing", "stale", "current"):
+                _write(views, state, report)
+            elif state.state != "current":
+                report.conflicts.append(state)
+    return report

@@ -196,9 +196,13 @@ def check_plan(plan: ImportPlan, check_record: Callable[[Record], object]) -> No
         schema.check("preferences", plan.preferences)
     for index, session in enumerate(plan.sessions):
         where = f"$.shortTerm.sessions[{index}]"
-        schema.check("session", session)
         if not ID_RE.match(str(session.get("id"))):  # it becomes a file name: check it now
             raise SchemaError(f"invalid id {session.get('id')!r}", json_path=f"{where}.id")
+        try:
+            schema.check("session", session)
+        except SchemaError as exc:
+            inner = (exc.json_path or "$")[1:]
+            raise SchemaError(exc.message, json_path=where + inner) from None
 
 
 def export_document(

@@ -24,6 +24,7 @@ LONG_TERM = EXAMPLE / "memory" / "long-term"
 SHORT_TERM = EXAMPLE / "memory" / "short-term"
 BASE_URI = "https://planning-memory.dev/schemas/"
 SCHEMA_NAMES = ("common", "config", "learning", "mistake", "pattern", "preferences", "session")
+ENTITY_SCHEMA_NAMES = ("entity-components", "entity-files", "entity-functions", "relationships")
 LEARNING_TYPES = (
     "bugfix",
     "decision",
@@ -121,7 +122,7 @@ def changed(base: Any, path: tuple[str | int, ...], value: Any) -> Any:
 
 def test_schema_folder_holds_exactly_the_known_schemas() -> None:
     assert sorted(p.name for p in SCHEMA_DIR.glob("*.json")) == sorted(
-        f"{n}.schema.json" for n in SCHEMA_NAMES
+        f"{n}.schema.json" for n in (*SCHEMA_NAMES, *ENTITY_SCHEMA_NAMES)
     )
 
 

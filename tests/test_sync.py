@@ -138,7 +138,15 @@ def test_managed_block_keeps_outside_text(example_repo: Path) -> None:
     assert (example_repo / "AGENTS.md").read_bytes().startswith(outside.encode())
 
 
+def test_example_tree_views_are_current(example_repo: Path) -> None:
+    stale = [(s.name, s.state) for s in Memory(example_repo).render_check()]
+    assert stale in ([], [("CLAUDE.md", "missing")]), (
+        "the .planning.example views are stale: re-render them (see docs/design.md)"
+    )
+
+
 def test_cli_render_check_exits_1_and_names_files(example_repo: Path) -> None:
+    (example_repo / ".planning" / "mistakes.md").unlink()
     run = subprocess.run(
         [
             sys.executable,
@@ -154,4 +162,4 @@ def test_cli_render_check_exits_1_and_names_files(example_repo: Path) -> None:
         check=False,
     )
     assert run.returncode == 1, run.stderr
-    assert ".planning/patterns.md: not rendered yet" in run.stdout
+    assert ".planning/mistakes.md: not rendered yet" in run.stdout

@@ -6,7 +6,16 @@ assembles the CLI.
 
 from __future__ import annotations
 
-from planning_memory.cli import core, git, longterm, session, views  # noqa: F401  (registers commands)
+from planning_memory.cli import (  # noqa: F401  (each module registers its commands)
+    agents,
+    contextual,
+    core,
+    entity,
+    git,
+    longterm,
+    session,
+    views,
+)
 from planning_memory.cli.base import EXIT_CODES, cli, main
 
 __all__ = ["EXIT_CODES", "cli", "main"]

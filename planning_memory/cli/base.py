@@ -50,6 +50,17 @@ def emit(data: Any, as_json: bool, text: str | None = None) -> None:
         click.echo(text)
 
 
+def refresh(mem: Memory) -> None:
+    """After a write: re-render stale Markdown views; say so if one was edited by hand."""
+    report = mem.refresh_views()
+    for state in report.conflicts:
+        click.echo(
+            f"note: {mem.store.rel(state.path)} was edited by hand; `pmem sync` imports "
+            "the edits and re-renders it",
+            err=True,
+        )
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from planning_memory import codec
-from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, refresh
 from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.memory import Memory
 
@@ -160,6 +160,7 @@ def import_(ctx: Context, file: Path, dry_run: bool, as_json: bool) -> None:
         result = mem.plan_import(data, name_hint=file.name)
         if not dry_run:
             mem.apply_import(result)
+            refresh(mem)
     except PlanningMemoryError as exc:  # name the file the bad item came from
         exc.path = exc.path or str(file)
         raise

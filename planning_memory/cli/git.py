@@ -5,16 +5,27 @@ from __future__ import annotations
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from planning_memory import gitint
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.lazy import lazy
+
+if TYPE_CHECKING:
+    from planning_memory import gitint
+else:
+    gitint = lazy("planning_memory.gitint")
 
 
 @cli.group("git")
 def git_group() -> None:
-    """Share memory through git: ignores, a merge driver and a pre-commit hook."""
+    """Share memory through git: ignores, a merge driver and a pre-commit hook.
+
+    \b
+    Example:
+      pmem git install
+    """
 
 
 @git_group.command("install")
@@ -85,7 +96,12 @@ def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
 
 @cli.group()
 def secrets() -> None:
-    """Find secrets before they reach git."""
+    """Find secrets before they reach git.
+
+    \b
+    Example:
+      pmem secrets scan --staged
+    """
 
 
 @secrets.command("scan")

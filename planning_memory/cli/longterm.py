@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, refresh
 from planning_memory.memory import Memory
 
 # -- long-term -------------------------------------------------------------------------------
@@ -134,7 +134,9 @@ def save(
         }
     elif learned:
         fields["learned"] = learned
-    outcome = _scoped(ctx, scope).save(title, record_type, **fields)
+    mem = _scoped(ctx, scope)
+    outcome = mem.save(title, record_type, **fields)
+    refresh(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
@@ -152,7 +154,9 @@ def forget(ctx: Context, record_id: str, hard: bool, scope: str, as_json: bool) 
       pmem forget pat_01HMKP5GC0QR5G41H5MY08Y01C
       pmem forget mis_01HMKP5GC0QR5G41H5MY08Y01C --hard
     """
-    outcome = _scoped(ctx, scope).forget(record_id, hard=hard)
+    mem = _scoped(ctx, scope)
+    outcome = mem.forget(record_id, hard=hard)
+    refresh(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
@@ -169,7 +173,9 @@ def pin(ctx: Context, record_id: str, off: bool, scope: str, as_json: bool) -> N
     Example:
       pmem pin pat_01HMKP5GC0QR5G41H5MY08Y01C
     """
-    outcome = _scoped(ctx, scope).pin(record_id, pinned=not off)
+    mem = _scoped(ctx, scope)
+    outcome = mem.pin(record_id, pinned=not off)
+    refresh(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
@@ -245,7 +251,9 @@ def learn_(ctx: Context, utterance: str, as_json: bool) -> None:
       pmem learn "always use pnpm, never npm"
       pmem learn "usa zod en vez de yup"
     """
-    lesson = ctx.memory().learn_utterance(utterance)
+    mem = ctx.memory()
+    lesson = mem.learn_utterance(utterance)
+    refresh(mem)
     data = lesson.summary()
     if lesson.trigger is None:
         text = "No learning trigger found; nothing saved."
@@ -284,6 +292,8 @@ def review(
         accept_ids = tuple(i["record"]["id"] for i in mem.review_queue())
     done = [mem.review_accept(i).summary() for i in accept_ids]
     rejected = [mem.review_reject(i)["record"]["id"] for i in reject_ids]
+    if done:
+        refresh(mem)
     if accept_ids or reject_ids:
         lines = [outcome_text(d) for d in done] + [f"rejected {i}" for i in rejected]
         emit({"accepted": done, "rejected": rejected}, as_json, "\n".join(lines))

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from planning_memory import session as sessions
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.lazy import lazy
 from planning_memory.memory import Memory
+
+if TYPE_CHECKING:
+    from planning_memory import session as sessions
+else:
+    sessions = lazy("planning_memory.session")
 
 channel_option = click.option(
     "--channel",
@@ -66,7 +71,12 @@ def start(ctx: Context, goal: str | None, name: str | None, channel: str, as_jso
 
 @session.command()
 @click.argument("content")
-@click.option("--role", type=click.Choice(list(sessions.ROLES)), default="user", show_default=True)
+@click.option(
+    "--role",
+    type=click.Choice(["user", "assistant", "system", "tool"]),
+    default="user",
+    show_default=True,
+)
 @session_option
 @channel_option
 @json_option

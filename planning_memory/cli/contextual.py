@@ -1,0 +1,176 @@
+"""Contextual commands: search, context, timeline, reindex, stats."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import click
+
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+
+SOURCES = ["memory", "entity", "code", "doc", "session"]
+
+
+@cli.command()
+@click.argument("query")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    help="Only this source (repeatable): memory, entity, code, doc, session.",
+)
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    help="Only this type (repeatable): pattern, mistake, decision, file, function, message, ...",
+)
+@click.option("--scope", type=click.Choice(["project", "personal"]), default=None)
+@click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeatable).")
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option(
+    "--threshold",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Drop hits scoring below this fraction of the best hit.",
+)
+@click.option(
+    "--any",
+    "match_any",
+    is_flag=True,
+    help="Match any term (default: all terms first, then any when that finds too little).",
+)
+@json_option
+@pass_ctx
+def search(
+    ctx: Context,
+    query: str,
+    sources: tuple[str, ...],
+    types: tuple[str, ...],
+    scope: str | None,
+    tags: tuple[str, ...],
+    limit: int,
+    threshold: float,
+    match_any: bool,
+    as_json: bool,
+) -> None:
+    """Search memory, code, docs and sessions (BM25 with recency and usage boosts).
+
+    \b
+    Examples:
+      pmem search "auth session strategy"
+      pmem search fetch timeout --source memory --type mistake --json
+    """
+    hits = ctx.memory().search(
+        query,
+        sources=sources,
+        types=types,
+        scope=scope,
+        tags=tags,
+        limit=limit,
+        threshold=threshold,
+        match="any" if match_any else "auto",
+    )
+    lines = [
+        f"{h.score:5.2f}  {h.type:<10} {h.ref_id or h.key}  {h.title}\n       {h.snippet}"
+        for h in hits
+    ]
+    emit([h.as_dict() for h in hits], as_json, "\n".join(lines) or "No results.")
+
+
+@cli.command()
+@click.argument("task")
+@click.option(
+    "-b",
+    "--budget",
+    type=int,
+    default=None,
+    help="Token budget, 100-20000 (default: the config's injectBudgetTokens, 1500).",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "xml", "json"]),
+    default="md",
+    show_default=True,
+)
+@click.option("--session", "session_id", default=None, help="Session to include.")
+@click.option("--agent", default=None, help="The agent the context is for.")
+@pass_ctx
+def context(
+    ctx: Context, task: str, budget: int | None, fmt: str, session_id: str | None, agent: str | None
+) -> None:
+    """What an agent should know before TASK: patterns to follow, mistakes to avoid, relevant
+    files, related content, session and temporal context, within a token budget.
+
+    \b
+    Examples:
+      pmem context "add password reset to the login form"
+      pmem context "fix the flaky auth test" --budget 800 --format xml
+    """
+    pack = ctx.memory().context(task, budget=budget, fmt=fmt, session_id=session_id, agent=agent)
+    click.echo(pack.text)
+
+
+@cli.command()
+@click.argument("item_id")
+@click.option("--before", default=5, show_default=True, type=click.IntRange(0, 100))
+@click.option("--after", default=5, show_default=True, type=click.IntRange(0, 100))
+@json_option
+@pass_ctx
+def timeline(ctx: Context, item_id: str, before: int, after: int, as_json: bool) -> None:
+    """The chronological neighbours of a memory, message or decision.
+
+    \b
+    Example:
+      pmem timeline dec_01HMKP5GC0QR5G41H5MY08Y01C --before 3 --after 3
+    """
+    entries = ctx.memory().timeline(item_id, before=before, after=after)
+    lines = [f"{'>' if e.anchor else ' '} {e.at}  {e.kind:<10} {e.id}  {e.text}" for e in entries]
+    emit([e.as_dict() for e in entries], as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.option("--no-code", is_flag=True, help="Index memory only, not the code and docs.")
+@json_option
+@pass_ctx
+def reindex(ctx: Context, no_code: bool, as_json: bool) -> None:
+    """Rebuild the search index from the files (it is derived; safe to delete at any time).
+
+    \b
+    Example:
+      pmem reindex
+    """
+    report = ctx.memory().reindex(code=not no_code)
+    data = dataclasses.asdict(report)
+    emit(data, as_json, f"Indexed {data['changed']} documents from {data['seen']} sources.")
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def stats(ctx: Context, as_json: bool) -> None:
+    """Counts per level, the index's size and the last scan.
+
+    \b
+    Example:
+      pmem stats --json
+    """
+    mem = ctx.memory()
+    data: dict[str, Any] = mem.counts()
+    data["index"] = mem.index_stats()
+    data["entity"]["last_scan"] = mem.last_scan()
+    idx = data["index"]
+    lines = [
+        f"long-term   {data['long_term']['records']} records",
+        f"short-term  {data['short_term']['sessions']} sessions",
+        f"entity      {data['entity']['files']} entity files; last scan "
+        f"{data['entity']['last_scan'] or 'never'}",
+        f"index       {idx['documents']} documents, {idx['bytes'] / 1e6:.1f} MB, "
+        f"built {idx['built_at']}",
+    ]
+    lines += [f"  {source:<10} {count}" for source, count in sorted(idx["per_source"].items())]
+    emit(data, as_json, "\n".join(lines))
