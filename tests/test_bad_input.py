@@ -241,7 +241,7 @@ SHAPES = [
         lambda: raw({**example("session"), "id": "../../etc"}),
         "'../../etc'",
         lambda: raw({"shortTerm": {"sessions": [{**example("session"), "id": "../../etc"}]}}),
-        "does not match",
+        "invalid id",
     ),
     Shape(
         "session-id-file-name-mismatch",
