@@ -14,7 +14,6 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from planning_memory.codec import dumps
 from planning_memory.errors import ConfigError
 from planning_memory.inert import inline
 from planning_memory.parse import parse_view
@@ -42,7 +41,15 @@ def source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str:
     """``sha256:<hex>`` of the canonical JSON of ``records`` (sorted by id) and ``extra``
     strings (e.g. the template), for a rendered file's header."""
     ordered = sorted(records, key=lambda r: str(r.get("id", "")))
-    data = dumps({"records": ordered, "extra": list(extra)}).encode("utf-8", "surrogatepass")
+    # compact separators keep json on its C encoder: ~10x faster than the indented canonical form
+    text = json.dumps(
+        {"records": ordered, "extra": list(extra)},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    data = text.encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 

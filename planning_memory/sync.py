@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +23,7 @@ from planning_memory.errors import ConflictError, InputError, SchemaError
 from planning_memory.inert import extract_managed_block, replace_managed_block
 from planning_memory.layout import Layout
 from planning_memory.model import Record, timestamp
-from planning_memory.parse import parse_view
+from planning_memory.parse import ParsedView, parse_view
 from planning_memory.store import Store
 from planning_memory.templates import load_template
 from planning_memory.viewdiff import Changes, diff_view
@@ -83,18 +84,42 @@ class Views:
         settings: dict[str, Any] = self.config["memory"]["render"]
         return settings
 
+    @functools.cached_property
+    def all_records(self) -> list[Record]:
+        """Every long-term record, soft-deleted ones too (read once per Views)."""
+        return records.load_all(self.layout, self.store, deleted=True)
+
     def records(self, kind: str) -> list[Record]:
-        return records.load_all(self.layout, self.store, [VIEWS[kind]], deleted=True)
+        return [r for r in self.all_records if r["type"] == VIEWS[kind]]
+
+    def forget_cache(self) -> None:
+        """Drop what was read, after this run wrote records."""
+        for name in ("all_records", "_claude_cache"):
+            self.__dict__.pop(name, None)
 
     def view_text(self, kind: str) -> str:
+        if kind not in self._claude_cache:
+            self._claude_cache[kind] = self._view_text(kind)
+        return self._claude_cache[kind]
+
+    def _view_text(self, kind: str) -> str:
         template = load_template(f"{kind}.md")
         found = self.records(kind)
         src = render.source_hash(found, template)
         return render.render_view(found, kind, template, source_hash=src)  # type: ignore[arg-type]
 
+    @functools.cached_property
+    def _claude_cache(self) -> dict[bool | str, str]:
+        return {}
+
     def claude_text(self, *, header: bool = True) -> str:
+        if header not in self._claude_cache:
+            self._claude_cache[header] = self._claude_text(header=header)
+        return self._claude_cache[header]
+
+    def _claude_text(self, *, header: bool) -> str:
         template = load_template("CLAUDE.md")
-        found = records.load_all(self.layout, self.store)
+        found = [r for r in self.all_records if r.get("deleted_at") is None]
         prefs = (
             self.store.read_json(self.layout.preferences)
             if self.layout.preferences.is_file()
@@ -215,7 +240,7 @@ def base_path(layout: Layout, name: str) -> Path:
     return layout.contextual / "views" / name
 
 
-def _against_base(views: Views, state: ViewState, changes: Changes) -> Changes:
+def _against_base(views: Views, state: ViewState, changes: Changes, edited: ParsedView) -> Changes:
     """Keep only what the person changed relative to the render they edited: an item missing
     from the edit but absent from that render too (a record added to JSON since) is not a
     deletion, and an item equal to its rendered form (its record changed in JSON since) is not
@@ -229,7 +254,6 @@ def _against_base(views: Views, state: ViewState, changes: Changes) -> Changes:
         return changes
     kind = state.name.removesuffix(".md")
     base = parse_view(base_text, kind, template=load_template(state.name))  # type: ignore[arg-type]
-    edited = parse_view(on_disk, kind, template=load_template(state.name))  # type: ignore[arg-type]
     base_items = {i.record_id: i.fields for i in base.items if i.record_id}
     edited_items = {i.record_id: i.fields for i in edited.items if i.record_id}
     return dataclasses.replace(
@@ -249,11 +273,12 @@ def _import(views: Views, state: ViewState, now: datetime, report: SyncReport) -
     parsed = parse_view(state.on_disk or "", kind, template=template)  # type: ignore[arg-type]
     changes = diff_view(parsed, views.records(kind), timestamp(now))
     changes.raise_for_errors(path=views.store.rel(state.path))
-    changes = _against_base(views, state, changes)
+    changes = _against_base(views, state, changes, parsed)
     report.warnings += [
         f"{views.store.rel(state.path)}:{w.line}: {w.message}" for w in changes.warnings
     ]
     counts = _apply_changes(views, kind, changes, now)
+    views.forget_cache()
     report.imported[state.name] = sum(counts.values())
 
 
