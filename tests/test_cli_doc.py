@@ -18,6 +18,9 @@ def test_cli_reference_is_current() -> None:
 def test_every_command_has_an_example() -> None:
     text = reference()
     sections = text.split("\n## ")[1:]
-    missing = [s.splitlines()[0] for s in sections
-               if "Example" not in s and "hidden" not in s and len(s.splitlines()[0].split()) > 1]
+    missing = [
+        s.splitlines()[0]
+        for s in sections
+        if "Example" not in s and "hidden" not in s and len(s.splitlines()[0].split()) > 1
+    ]
     assert not missing, f"commands without examples in --help: {missing}"
