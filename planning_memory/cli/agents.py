@@ -1,0 +1,153 @@
+"""Agent commands: ``pmem mcp``, ``pmem hook claude-code EVENT``, ``pmem install claude-code``
+and ``pmem import-seed002 DIR``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.errors import NotInitializedError
+
+
+@cli.command(name="mcp")
+@pass_ctx
+def mcp_command(ctx: Context) -> None:
+    """Run the MCP server over stdio (for Claude Code, Cursor, ... ; see docs/agents.md).
+
+    Tools: memory_save, memory_search, memory_get, memory_context, memory_timeline,
+    memory_pin, memory_forget, session_start, session_log, session_end, entity_file,
+    entity_function, entity_area. The memory is the repository's containing the working
+    directory (or -C DIR), looked up at each call.
+
+    \b
+    Example (.mcp.json):
+      {"mcpServers": {"planning-memory": {"command": "pmem", "args": ["mcp"]}}}
+    """
+    from planning_memory import mcp_server
+
+    mcp_server.run(ctx.root)
+
+
+@cli.group()
+def hook() -> None:
+    """Agent hooks: read the hook's JSON on stdin, never block the agent (exit 0).
+
+    `pmem install claude-code` writes the settings that call them.
+
+    \b
+    Example:
+      pmem hook claude-code SessionStart < payload.json
+    """
+
+
+@hook.command(name="claude-code")
+@click.argument("event")
+@pass_ctx
+def claude_code_hook(ctx: Context, event: str) -> None:
+    """Handle a Claude Code hook EVENT: SessionStart, UserPromptSubmit, PostToolUse,
+    PreCompact or SessionEnd (or session-start, ...).
+
+    SessionStart prints the memory context as additionalContext; UserPromptSubmit logs the
+    prompt and learns from trigger phrases; PostToolUse records file reads and edits;
+    PreCompact and SessionEnd write summaries. Errors are one line on stderr, exit code 0.
+
+    \b
+    Example:
+      echo '{"session_id": "abc", "cwd": "'$PWD'", "source": "startup"}' \\
+        | pmem hook claude-code SessionStart
+    """
+    from planning_memory import hooks
+
+    done = hooks.run(event, sys.stdin.read(hooks.MAX_STDIN + 1), ctx.root)
+    if done.stdout:
+        click.echo(done.stdout, nl=False)
+    if done.errors:
+        click.echo(done.stderr, nl=False, err=True)
+
+
+@cli.group()
+def install() -> None:
+    """Connect an agent to this repository's memory.
+
+    \b
+    Example:
+      pmem install claude-code
+    """
+
+
+@install.command(name="claude-code")
+@click.option(
+    "--command",
+    "command",
+    default="pmem",
+    show_default=True,
+    help="How Claude Code runs pmem (e.g. 'uv run pmem').",
+)
+@json_option
+@pass_ctx
+def install_claude_code(ctx: Context, command: str, as_json: bool) -> None:
+    """Write the hooks into .claude/settings.json and the MCP server into .mcp.json.
+
+    Merges with what is there: other hooks, servers and settings are kept; running it again
+    changes nothing; a malformed file is an error and nothing is written.
+
+    \b
+    Example:
+      pmem install claude-code && git add .claude/settings.json .mcp.json
+    """
+    from planning_memory import hooks, install
+
+    root = ctx.root or hooks.project_root()
+    if root is None:
+        raise NotInitializedError(
+            "not inside a git repository or memory tree",
+            hint="run it in the repository root, or pass -C DIR",
+        )
+    report = install.install_claude_code(root, command=command)
+    lines = [
+        f"{'Updated' if changed else 'Unchanged'} {path}"
+        for path, changed in (
+            (report.settings, report.settings_changed),
+            (report.mcp, report.mcp_changed),
+        )
+    ]
+    emit(report.as_dict(), as_json, "\n".join([*lines, *(f"note: {n}" for n in report.notes)]))
+
+
+@cli.command(name="import-seed002")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--channel", default="seed-002", show_default=True, help="Channel of the imported session."
+)
+@click.option("--dry-run", is_flag=True, help="Check and report; write nothing.")
+@json_option
+@pass_ctx
+def import_seed002(ctx: Context, folder: Path, channel: str, dry_run: bool, as_json: bool) -> None:
+    """Import a seed 002 agent memory: FOLDER/memoria/largo_plazo.json (facts -> learnings,
+    profile -> preferences) and sesion_actual.json (steps -> a paused session).
+
+    Importing the same folder twice adds nothing; existing records are never overwritten.
+
+    \b
+    Example:
+      pmem import-seed002 ../mi-agente --dry-run
+    """
+    from planning_memory import seed002
+
+    done = seed002.import_folder(ctx.memory(), folder, channel=channel, dry_run=dry_run)
+    summary = done.summary()
+    verb = "Would import" if dry_run else "Imported"
+    text = (
+        f"{verb}: {summary['learnings']} learnings, "
+        f"{len(summary['preferences'])} preference sections, "
+        f"{len(summary['sessions'])} sessions"
+        + (
+            f"; already present: {len(summary['already_present'])}"
+            if summary["already_present"]
+            else ""
+        )
+    )
+    emit(summary, as_json, text)

@@ -1,0 +1,240 @@
+"""Claude Code hooks: hook payloads (``tests/fixtures/hooks/``) run through the real
+``pmem hook claude-code <event>`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planning_memory import hooks
+from planning_memory.memory import Memory
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+CLAUDE_ID = "9f1c2a4e-5b6d-4c3e-8a1f-0d2e3c4b5a61"
+
+
+def pmem() -> list[str]:
+    script = Path(sys.executable).parent / "pmem"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "planning_memory.cli.run"]
+
+
+def payload(name: str, cwd: Path, **changes: Any) -> dict[str, Any]:
+    text = (FIXTURES / f"{name}.json").read_text("utf-8").replace("{{CWD}}", str(cwd))
+    value: dict[str, Any] = json.loads(text)
+    value.update(changes)
+    return value
+
+
+def hook(event: str, data: dict[str, Any] | str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    text = data if isinstance(data, str) else json.dumps(data)
+    return subprocess.run(
+        [*pmem(), "hook", "claude-code", event],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ),
+        timeout=60,
+    )
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
+    """The hook's JSON output (None if it printed nothing); it must succeed silently."""
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def context_of(output: dict[str, Any] | None, event: str) -> str:
+    assert output is not None
+    specific = output["hookSpecificOutput"]
+    assert specific["hookEventName"] == event
+    text: str = specific["additionalContext"]
+    return text
+
+
+def claude_sessions(repo: Path) -> list[dict[str, Any]]:
+    mem = Memory(repo)
+    return [s for s in mem.sessions_raw() if s["channel"] == "claude-code"]
+
+
+@pytest.fixture
+def repo(empty_repo: Path) -> Path:
+    for rel in ("src/payments/webhook.py", "src/payments/retry.py", "README.md"):
+        (empty_repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (empty_repo / rel).write_text("x = 1\n", "utf-8")
+    return empty_repo
+
+
+def test_a_whole_claude_code_session(repo: Path) -> None:
+    start = context_of(
+        ok(hook("SessionStart", payload("session_start_startup", repo), repo)), "SessionStart"
+    )
+    assert "Temporal context" in start
+    [session] = claude_sessions(repo)
+    assert session["name"] == f"claude-code {CLAUDE_ID}" and session["status"] == "active"
+
+    said = ok(hook("UserPromptSubmit", payload("user_prompt_submit", repo), repo))
+    note = context_of(said, "UserPromptSubmit")
+    assert note.startswith("planning-memory: created") and "pnpm" in note
+    learned = [r for r in Memory(repo).records() if "pnpm" in r["title"].lower()]
+    assert len(learned) == 1 and learned[0]["source"] == f"session:{session['id']}"
+
+    for name in (
+        "post_tool_use_read",
+        "post_tool_use_edit",
+        "post_tool_use_multiedit",
+        "post_tool_use_write_create",
+        "post_tool_use_write_update",
+        "post_tool_use_read_outside",
+    ):
+        assert ok(hook("PostToolUse", payload(name, repo), repo)) is None
+    [session] = claude_sessions(repo)
+    assert [(f["path"], f["action"]) for f in session["files_accessed"]] == [
+        ("src/payments/webhook.py", "read"),
+        ("src/payments/webhook.py", "modified"),
+        ("src/payments/retry.py", "modified"),
+        ("tests/test_webhook.py", "created"),
+        ("README.md", "modified"),
+    ]  # /etc/hostname is outside the repository: not recorded
+    assert [m["role"] for m in session["messages"]] == ["user"]
+    assert "pnpm" in session["messages"][0]["content"]
+
+    assert ok(hook("PreCompact", payload("pre_compact", repo), repo)) is None
+    after = context_of(
+        ok(hook("SessionStart", payload("session_start_compact", repo), repo)), "SessionStart"
+    )
+    assert "pnpm" in after  # the compacted session's prompt and the learned pattern
+    assert len(claude_sessions(repo)) == 1  # compaction keeps the same session
+
+    assert ok(hook("SessionEnd", payload("session_end", repo), repo)) is None
+    [ended] = claude_sessions(repo)
+    assert ended["status"] == "ended" and ended["end_summary"] is not None
+    assert "src/payments/webhook.py" in ended["end_summary"]["relevant_files"]
+
+    nxt = context_of(
+        ok(hook("SessionStart", payload("session_start_next", repo), repo)), "SessionStart"
+    )
+    assert "## Last session" in nxt and "pnpm" in nxt
+    assert len(claude_sessions(repo)) == 2
+    budget = Memory(repo).config["memory"]["contextual"]["injectBudgetTokens"]
+    assert len(nxt) <= budget * 4
+
+    # resuming the ended Claude session starts a fresh one of ours (the old one stays ended)
+    ok(hook("SessionStart", payload("session_start_resume", repo), repo))
+    assert sorted(s["status"] for s in claude_sessions(repo)) == ["active", "active", "ended"]
+
+
+def test_event_names_in_kebab_case_and_the_budget(repo: Path) -> None:
+    config = json.loads((repo / ".planning/memory-config.json").read_text("utf-8"))
+    config["memory"]["contextual"]["injectBudgetTokens"] = 200
+    (repo / ".planning/memory-config.json").write_text(json.dumps(config), "utf-8")
+    mem = Memory(repo)
+    for n in range(30):
+        mem.save(f"Payments webhook rule {n}", "pattern", description="retry webhooks " * 20)
+    text = context_of(
+        ok(hook("session-start", payload("session_start_startup", repo), repo)), "SessionStart"
+    )
+    assert len(text) <= 200 * 4
+
+
+def test_private_text_and_secrets_never_reach_disk(repo: Path) -> None:
+    ok(hook("UserPromptSubmit", payload("user_prompt_submit_private", repo), repo))
+    ok(hook("SessionEnd", payload("session_end", repo), repo))
+    [session] = claude_sessions(repo)
+    assert "[REDACTED]" in session["messages"][0]["content"]
+    for path in (repo / ".planning").rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"CANARY-7f3e9b" not in data, path
+            assert b"sk-ant-api03" not in data, path
+
+
+@pytest.mark.parametrize(
+    ("event", "stdin", "expected"),
+    [
+        ("SessionStart", "{not json", "not JSON"),
+        ("SessionStart", "[1, 2]", "JSON object"),
+        ("Stop", "{}", "unknown Claude Code hook event"),
+        ("UserPromptSubmit", {"session_id": "x", "prompt": 42}, ""),
+    ],
+)
+def test_bad_input_never_blocks_the_agent(
+    repo: Path, event: str, stdin: str | dict[str, Any], expected: str
+) -> None:
+    data = stdin if isinstance(stdin, str) else {**stdin, "cwd": str(repo)}
+    done = hook(event, data, repo)
+    assert done.returncode == 0 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == (1 if expected else 0)
+    assert expected in done.stderr
+
+
+def test_a_missing_memory_tree_is_one_stderr_line(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    done = hook("SessionStart", payload("session_start_startup", tmp_path), tmp_path)
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "pmem init" in done.stderr
+    assert not (tmp_path / ".planning").exists()
+
+
+def test_parallel_tool_hooks_share_one_session(repo: Path) -> None:
+    """Claude runs parallel tool calls' hooks at once; the first one to come starts the
+    session (no SessionStart here) and the others use it."""
+    names = ["post_tool_use_read", "post_tool_use_edit", "post_tool_use_multiedit"] * 2
+    with ThreadPoolExecutor(len(names)) as pool:
+        results = list(pool.map(lambda n: hook("PostToolUse", payload(n, repo), repo), names))
+    for done in results:
+        ok(done)
+    [session] = claude_sessions(repo)
+    assert len(session["files_accessed"]) == len(names)
+
+
+def test_the_hook_path_stays_light(repo: Path) -> None:
+    """Recording a file access loads neither the MCP SDK nor the index or the scanner."""
+    code = (
+        "import json, sys\n"
+        "from planning_memory import hooks\n"
+        "done = hooks.run('PostToolUse', sys.stdin.read())\n"
+        "assert not done.errors, done.errors\n"
+        "heavy = [m for m in ('mcp', 'sqlite3', 'tree_sitter', 'pydantic') if m in sys.modules]\n"
+        "print(json.dumps(heavy))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(payload("post_tool_use_edit", repo)),
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_linked_worktrees_and_subfolders_share_the_main_memory(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    main.mkdir()
+
+    def git(*args: str, cwd: Path = main) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+    git("init", "-q")
+    (main / "README.md").write_text("x\n", "utf-8")
+    git("add", "README.md")
+    git("commit", "-q", "-m", "init")
+    Memory.init(main)  # not committed: the worktree has no .planning/ of its own
+    git("worktree", "add", "-q", str(tmp_path / "wt"))
+    (tmp_path / "wt" / "pkg").mkdir()
+
+    assert hooks.project_root(tmp_path / "wt" / "pkg") == main.resolve()
+    assert hooks.open_project(tmp_path / "wt").layout.planning == main.resolve() / ".planning"
+    assert hooks.main_worktree(main) is None
+    assert hooks.project_root(main / ".planning") == main.resolve()

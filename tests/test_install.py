@@ -1,0 +1,159 @@
+"""``pmem install claude-code``: hooks in .claude/settings.json and the server in .mcp.json,
+merged with what is there, idempotent, never clobbering, nothing written on a bad file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from planning_memory.cli import cli
+from planning_memory.errors import InputError
+from planning_memory.install import HOOK_EVENTS, install_claude_code, merge_settings
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test:*)"]},
+    "hooks": {
+        "PostToolUse": [
+            {"matcher": "Write", "hooks": [{"type": "command", "command": "prettier --write"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+    },
+    "model": "opus",
+}
+USER_MCP = {"mcpServers": {"github": {"command": "gh-mcp", "args": [], "env": {"X": "1"}}}}
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [
+        {**h, "matcher": g.get("matcher")}
+        for g in settings["hooks"].get(event, [])
+        for h in g["hooks"]
+        if "hook claude-code" in h["command"]
+    ]
+
+
+def test_fresh_install_writes_both_files(tmp_path: Path) -> None:
+    (tmp_path / ".planning").mkdir()
+    report = install_claude_code(tmp_path)
+    assert report.settings_changed and report.mcp_changed
+    settings = read(tmp_path / ".claude" / "settings.json")
+    for event, (matcher, timeout) in HOOK_EVENTS.items():
+        [hook] = ours(settings, event)
+        assert hook["command"] == f"pmem hook claude-code {event}"
+        assert hook["type"] == "command" and hook["timeout"] == timeout
+        assert hook["matcher"] == matcher
+    assert ours(settings, "PostToolUse")[0]["matcher"] == "Read|Edit|MultiEdit|Write"
+    server = read(tmp_path / ".mcp.json")["mcpServers"]["planning-memory"]
+    assert server == {"type": "stdio", "command": "pmem", "args": ["mcp"], "env": {}}
+    assert (tmp_path / ".claude" / "settings.json").read_text("utf-8").endswith("}\n")
+
+
+def test_merging_keeps_the_users_settings_and_is_idempotent(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS), "utf-8")
+    (tmp_path / ".mcp.json").write_text(json.dumps(USER_MCP), "utf-8")
+    install_claude_code(tmp_path)
+    settings = read(tmp_path / ".claude" / "settings.json")
+    assert settings["permissions"] == USER_SETTINGS["permissions"]
+    assert settings["model"] == "opus"
+    assert settings["hooks"]["Stop"] == USER_SETTINGS["hooks"]["Stop"]
+    assert settings["hooks"]["PostToolUse"][0] == USER_SETTINGS["hooks"]["PostToolUse"][0]
+    assert len(settings["hooks"]["PostToolUse"]) == 2
+    servers = read(tmp_path / ".mcp.json")["mcpServers"]
+    assert servers["github"] == USER_MCP["mcpServers"]["github"]
+    assert "planning-memory" in servers
+
+    before = {
+        p: p.read_bytes() for p in (tmp_path / ".claude/settings.json", tmp_path / ".mcp.json")
+    }
+    again = install_claude_code(tmp_path)
+    assert not again.settings_changed and not again.mcp_changed
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_new_command_updates_our_entries_only(tmp_path: Path) -> None:
+    install_claude_code(tmp_path)
+    install_claude_code(tmp_path, command="uv run pmem")
+    settings = read(tmp_path / ".claude" / "settings.json")
+    for event in HOOK_EVENTS:
+        [hook] = ours(settings, event)
+        assert hook["command"] == f"uv run pmem hook claude-code {event}"
+    server = read(tmp_path / ".mcp.json")["mcpServers"]["planning-memory"]
+    assert server["command"] == "uv" and server["args"] == ["run", "pmem", "mcp"]
+
+
+def test_a_foreign_server_under_our_name_is_left_alone(tmp_path: Path) -> None:
+    foreign = {"mcpServers": {"planning-memory": {"command": "something-else", "args": []}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(foreign), "utf-8")
+    report = install_claude_code(tmp_path)
+    assert read(tmp_path / ".mcp.json") == foreign
+    assert any("left as it is" in n for n in report.notes)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        (".claude/settings.json", '{"hooks": {'),
+        (".claude/settings.json", "[]"),
+        (".claude/settings.json", '{"hooks": []}'),
+        (".claude/settings.json", '{"hooks": {"SessionStart": {}}}'),
+        (".claude/settings.json", '{"hooks": {"SessionStart": [{"hooks": 3}]}}'),
+        (".mcp.json", '{"mcpServers": [1]}'),
+        (".mcp.json", "not json"),
+    ],
+)
+def test_a_malformed_file_is_an_error_and_nothing_is_written(
+    tmp_path: Path, name: str, content: str
+) -> None:
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(content, "utf-8")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(InputError) as caught:
+        install_claude_code(tmp_path)
+    assert name.split("/")[-1] in caught.value.one_line()
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / name).read_text("utf-8") == content
+
+
+def test_merge_settings_does_not_change_its_input() -> None:
+    given = json.loads(json.dumps(USER_SETTINGS))
+    merge_settings(given, "pmem")
+    assert given == USER_SETTINGS
+
+
+def test_the_cli_command(empty_repo: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-C", str(empty_repo), "install", "claude-code", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["settings_changed"] and report["mcp_changed"]
+    assert Path(report["settings"]) == empty_repo / ".claude" / "settings.json"
+    text = runner.invoke(cli, ["-C", str(empty_repo), "install", "claude-code"]).output
+    assert "Unchanged" in text
+
+
+def test_missing_memory_tree_is_a_note(tmp_path: Path) -> None:
+    report = install_claude_code(tmp_path, command="definitely-not-a-program-xyz")
+    assert any("pmem init" in n for n in report.notes)
+    assert any("not on PATH" in n for n in report.notes)
+
+
+def test_the_api_example_in_the_agent_docs_runs() -> None:
+    """docs/agents.md points at docs/examples/api_example.py; it must keep working."""
+    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "api_example.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "### Patterns to Follow" in done.stdout and "## Task" in done.stdout
+    assert "'mistakes': 1" in done.stdout
