@@ -224,3 +224,23 @@ def test_anchors_to_changed_code_are_marked_for_review(tmp_path: Path) -> None:
 def test_load_of_a_missing_tree_is_empty(tmp_path: Path) -> None:
     layout = Layout.for_repo(tmp_path)
     assert Shards(layout, Store(layout)).load_files() == {}
+
+
+def test_the_hash_index_is_only_a_cache(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def a():\n    pass\n")
+    (tmp_path / "b.py").write_text("def b():\n    pass\n")
+    assert run(tmp_path).parsed == 2
+    layout = Layout.for_repo(tmp_path)
+    cache = layout.contextual / "entity-hashes.json"
+    assert set(json.loads(cache.read_text())["folders"]["."][1]) == {"a.py", "b.py"}
+    assert run(tmp_path).parsed == 0
+    shard = layout.entity / "files" / "_shard.json"
+    edited = json.loads(shard.read_text())
+    edited["files"]["a.py"]["hash"] = "0" * 40  # as if another branch had other content
+    shard.write_text(json.dumps(edited))
+    assert run(tmp_path).parsed == 1  # the shard changed under the cache: it is read again
+    cache.write_text("{not json")
+    assert run(tmp_path).parsed == 0  # a broken cache is rebuilt from the shards
+    assert set(json.loads(cache.read_text())["folders"]["."][1]) == {"a.py", "b.py"}
+    cache.unlink()
+    assert run(tmp_path).parsed == 0 and cache.exists()

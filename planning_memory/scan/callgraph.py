@@ -205,8 +205,9 @@ def update(
     """
     moved = delta(old, new, changed_files)
     linker = _Linker(new, functions)
-    if moved.issuperset(new.files):
-        affected = set(new.files)  # everything moved: nothing to keep
+    everything = moved.issuperset(new.files)
+    if everything:
+        affected = set(new.files)  # every caller contributes anew: nothing to keep
     else:
         affected = set()
         for path in moved:
@@ -221,7 +222,7 @@ def update(
                     linker.result[key] = kept
     linker.contribute_all(sorted(p for p in moved if p in new.files), None)
     wanted: dict[str, set[str]] = {}
-    for target in affected:
+    for target in () if everything else affected:
         names = {name_of(k, e) for k, e in functions.of(target).items() if k in fresh}
         if names:
             wanted[target] = names

@@ -197,8 +197,9 @@ def _tsconfig_for(folder: str, ctx: Context) -> _TsConfig | None:
         config = _load_tsconfig(posixpath.join(folder, name).lstrip("/"), ctx, 0)
         if config is not None:
             break
-    if config is None and folder:
-        config = _tsconfig_for(posixpath.dirname(folder), ctx)
+    parent = posixpath.dirname(folder)
+    if config is None and folder and parent != folder:
+        config = _tsconfig_for(parent, ctx)
     ctx._tsconfig[folder] = config
     return config
 
@@ -269,7 +270,8 @@ def _gomod_for(folder: str, ctx: Context) -> tuple[str, str] | None:
     if match:
         found: tuple[str, str] | None = (match.group(1).decode("utf-8", "replace"), folder)
     else:
-        found = _gomod_for(posixpath.dirname(folder), ctx) if folder else None
+        parent = posixpath.dirname(folder)
+        found = _gomod_for(parent, ctx) if folder and parent != folder else None
     ctx._gomod[folder] = found
     return found
 

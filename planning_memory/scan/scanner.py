@@ -110,15 +110,16 @@ class _Symbols:
     """Functions and components grouped by folder then file; ``of``/``touch`` make it the
     ``callgraph.Functions`` of a scan."""
 
-    def __init__(self, shards: Shards) -> None:
+    def __init__(self, shards: Shards, existing: set[str]) -> None:
         self.shards = shards
+        self.existing = existing  # source folders that have shards on disk
         self.folders: dict[str, dict[str, dict[str, dict[str, Entity]]]] = {}
         self.dirty: set[str] = set()
 
     def _folder(self, folder: str) -> dict[str, dict[str, dict[str, Entity]]]:
         grouped = self.folders.get(folder)
         if grouped is None:
-            shard = self.shards.load_dir(folder)
+            shard = self.shards.load_dir(folder) if folder in self.existing else Shard()
             grouped = {"functions": {}, "components": {}}
             for kind, by_file in grouped.items():
                 for key, entity in shard.kind(kind).items():
@@ -220,7 +221,9 @@ def scan(
     with store.lock():
         shards = Shards(layout, store)
         cache = layout.contextual / HASH_INDEX
-        run = _Run(layout, store, settings, full, shards, shards.index(cache), _Symbols(shards))
+        index = shards.index(cache)
+        existing = {folder_of(p) for p in index.hashes}
+        run = _Run(layout, store, settings, full, shards, index, _Symbols(shards, existing))
         jobs = _plan(run, listing, scope)
         clock.lap("load")
         for result in _execute(run, jobs, progress):
@@ -489,45 +492,49 @@ def _write(run: _Run, clock: _Clock) -> int:
     folders = sorted(run.dirty | run.symbols.dirty)
     global _writing
     _writing = (run, by_folder)
-    written = 0
     try:
-        for folder, encoded in _encoded(folders, run.settings):
-            written += run.shards.write_encoded(folder, encoded)
-            run.written[folder] = {p: run.files[p] for p in by_folder.get(folder, [])}
+        written = _flush(folders, run)
     finally:
         _writing = None
+    for folder in folders:
+        run.written[folder] = {p: run.files[p] for p in by_folder.get(folder, [])}
     clock.lap("write")
     written += _write_relationships(run)
     clock.lap("areas")
     return written
 
 
-_writing: tuple[_Run, dict[str, list[str]]] | None = None  # read by forked encoders
-PARALLEL_ENCODE = 200  # folders to write before encoding moves to forked workers
+_writing: tuple[_Run, dict[str, list[str]]] | None = None  # read by forked writers
+PARALLEL_WRITE = 200  # folders to write before encoding and writing move to forked workers
 
 
-def _encoded(folders: list[str], settings: Settings) -> Iterator[tuple[str, dict[str, bytes]]]:
-    """``(folder, shard bytes)`` for each folder; encoded in forked workers when there are
-    many (the workers inherit the scan's state, so nothing big is pickled)."""
-    workers = settings.workers or os.cpu_count() or 1
+def _flush(folders: list[str], run: _Run) -> int:
+    """Encode and write the shards of ``folders``; returns the files changed. With many
+    folders, forked workers do it: they inherit the scan's state (nothing big is pickled)
+    and the memory lock, and their fsyncs overlap, which is where a cold scan's write time
+    goes. Each writes through its copy of the ``Store``."""
     fork = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    if len(folders) < PARALLEL_ENCODE or workers < 2 or not fork:
-        for folder in folders:
-            yield folder, _encode_folder(folder)
-        return
-    size = max(8, len(folders) // (workers * 8))
+    if len(folders) < PARALLEL_WRITE or not fork:
+        return sum(_write_folder(folder) for folder in folders)
+    writers = max(2, min(8, 2 * (os.cpu_count() or 1)))
+    size = max(8, len(folders) // (writers * 4))
     chunks = [folders[i : i + size] for i in range(0, len(folders), size)]
+    written = 0
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        for chunk, encoded in zip(chunks, pool.map(_encode_chunk, chunks), strict=True):
-            yield from zip(chunk, encoded, strict=True)
+    with ProcessPoolExecutor(max_workers=writers, mp_context=context) as pool:
+        for count, broken in pool.map(_write_chunk, chunks):
+            written += count
+            run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
+    return written
 
 
-def _encode_chunk(folders: list[str]) -> list[dict[str, bytes]]:
-    return [_encode_folder(folder) for folder in folders]
+def _write_chunk(folders: list[str]) -> tuple[int, list[str]]:
+    assert _writing is not None
+    written = sum(_write_folder(folder) for folder in folders)
+    return written, _writing[0].shards.broken
 
 
-def _encode_folder(folder: str) -> dict[str, bytes]:
+def _write_folder(folder: str) -> int:
     assert _writing is not None
     run, by_folder = _writing
     shard = Shard(
@@ -535,7 +542,7 @@ def _encode_folder(folder: str) -> dict[str, bytes]:
         functions=run.symbols.flat(folder, "functions"),
         components=run.symbols.flat(folder, "components"),
     )
-    return run.shards.encode(folder, shard)
+    return run.shards.write_dir(folder, shard)
 
 
 _AREA_INPUTS = ("language", "imports", "components", "classes", "models")
