@@ -128,3 +128,19 @@ def test_the_process_pool_gives_the_same_shards(tmp_path: Path) -> None:
     assert results[0] == results[1]
     assert progress[-1] == (250, 250)
     assert json.loads(results[0][".planning/memory/entity/files/pkg0/_shard.json"])["files"]
+
+
+def test_the_pool_works_when_threads_make_fork_unsafe(tmp_path: Path) -> None:
+    import threading
+
+    write(tmp_path, {f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(12)})
+    stop = threading.Event()
+    watcher = threading.Thread(target=stop.wait, daemon=True)  # like the daemon's threads
+    watcher.start()
+    try:
+        layout = Layout.for_repo(tmp_path)
+        config = {"memory": {"entity": {"parallelThreshold": 1, "scanWorkers": 2}}}
+        assert scan(layout, Store(layout), config).parsed == 12
+    finally:
+        stop.set()
+    assert get_file(layout, Store(layout), "m3.py") is not None

@@ -4,7 +4,7 @@ A function is an entity when it has a name: a declaration, a method, or a functi
 expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper.
 An object literal bound to a variable names the functions inside it (``authOptions.authorize``).
 Anonymous callbacks are transparent: their calls belong to the named function around them.
-A component is a PascalCase function (or a ``Component`` subclass) that renders JSX. Pure.
+Components are found by ``react``. Pure.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Node
 
-from planning_memory.scan.facts import ComponentFact, FileFacts, FunctionFact, ImportFact
+from planning_memory.scan import react
+from planning_memory.scan.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.scan.react import pattern_keys
 from planning_memory.scan.syntax import (
     Grammar,
     Scope,
@@ -36,7 +38,6 @@ from planning_memory.scan.syntax import (
     summary,
     text,
     unique,
-    within,
 )
 
 _BASE = """
@@ -80,11 +81,7 @@ _WRAPPERS = frozenset({"memo", "forwardRef", "observer", "styled", "withRouter",
 _TRANSPARENT = frozenset(
     {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
 )
-_STATE_HOOKS = frozenset({"useState", "useReducer"})
-_HOOK = re.compile(r"^use[A-Z0-9]")
 _PRISMA = re.compile(r"(?:^|\.)prisma\.([A-Za-z_]\w*)\.\w+$")
-_COMPONENT_BASE = re.compile(r"\b(?:Pure)?Component\b")
-_IDENT = r"[A-Za-z_$][\w$]*"
 
 
 @cache
@@ -120,7 +117,7 @@ class _File:
         self.call_text = [callee(text(n)) for n in self.call_nodes]
         self.jsx = sorted(caps.get("jsx", []), key=lambda n: n.start_byte)
         self.jsx_pos = [n.start_byte for n in self.jsx]
-        self.types = _type_members(caps.get("type", []))
+        self.types = react.type_members(caps.get("type", []))
 
 
 def extract(source: bytes, dialect: str) -> FileFacts:
@@ -134,7 +131,7 @@ def extract(source: bytes, dialect: str) -> FileFacts:
     imports, exports = _imports_exports(f)
     exported = set(exports)
     functions = [_function(s, f, exported) for s in scopes if s.is_function]
-    components = _components(scopes, f, exported)
+    components = react.components(scopes, f, lambda scope: _is_exported(scope, exported))
     return {
         "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _DOCUMENTED)),
         "imports": imports,
@@ -337,22 +334,8 @@ def _pattern_names(pattern: Node) -> list[str]:
     if pattern.type == "identifier":
         return [text(pattern)]
     if pattern.type in ("object_pattern", "array_pattern"):
-        return _pattern_keys(pattern)
+        return pattern_keys(pattern)
     return []
-
-
-def _pattern_keys(pattern: Node) -> list[str]:
-    keys: list[str] = []
-    for child in pattern.named_children:
-        if child.type in ("shorthand_property_identifier_pattern", "identifier"):
-            keys.append(text(child))
-        elif child.type == "object_assignment_pattern":
-            keys.append(field_text(child, "left"))
-        elif child.type == "pair_pattern":
-            keys.append(string_value(field_text(child, "key")))
-        elif child.type == "assignment_pattern":
-            keys.append(field_text(child, "left"))
-    return [k for k in keys if k]
 
 
 def _commonjs_exports(root: Node) -> list[str]:
@@ -384,184 +367,6 @@ def _object_or_name(value: Node) -> list[str]:
                 keys.append(string_value(field_text(child, "key") or field_text(child, "name")))
         return keys
     return ["default"]
-
-
-# -- components ----------------------------------------------------------------------------
-def _components(scopes: list[Scope], f: _File, exported: set[str]) -> list[ComponentFact]:
-    found: list[ComponentFact] = []
-    for scope in scopes:
-        if not scope.name[:1].isupper():
-            continue
-        first, last = within(f.jsx_pos, scope.start, scope.end)
-        if scope.kind == "function" and first < last:
-            found.append(_function_component(scope, f, first, last, exported))
-        elif scope.kind == "class" and _is_component_class(scope.node) and first < last:
-            found.append(_class_component(scope, f, first, last, exported))
-    return found
-
-
-def _children(f: _File, first: int, last: int) -> list[str]:
-    names = []
-    for node in f.jsx[first:last]:
-        name = field_text(node, "name")
-        if name and (name[0].isupper() or "." in name):
-            names.append(name)
-    return unique(names)
-
-
-def _function_component(
-    scope: Scope, f: _File, first: int, last: int, exported: set[str]
-) -> ComponentFact:
-    lo, hi = within(f.call_pos, scope.start, scope.end)
-    hooks: list[str] = []
-    state: list[str] = []
-    for index in range(lo, hi):
-        hook = last_segment(f.call_text[index])
-        if not _HOOK.match(hook):
-            continue
-        if hook in _STATE_HOOKS:
-            state.extend(_state_name(f.call_nodes[index]))
-        else:
-            hooks.append(hook)
-    return {
-        "name": scope.name,
-        "kind": "function",
-        "lines": lines(scope.node),
-        "props": _function_props(scope.node, f),
-        "state": unique(state),
-        "hooks": unique(hooks),
-        "children": _children(f, first, last),
-        "exported": _is_exported(scope, exported),
-    }
-
-
-def _state_name(callee_node: Node) -> list[str]:
-    call = callee_node.parent
-    declarator = call.parent if call is not None else None
-    if declarator is None or declarator.type != "variable_declarator":
-        return []
-    target = declarator.child_by_field_name("name")
-    if target is None:
-        return []
-    if target.type == "array_pattern":
-        names = [c for c in target.named_children if c.type == "identifier"]
-        return [text(names[0])] if names else []
-    return [text(target)] if target.type == "identifier" else []
-
-
-def _function_props(node: Node, f: _File) -> list[str]:
-    params = node.child_by_field_name("parameters")
-    first = node.child_by_field_name("parameter")
-    if first is None and params is not None and params.named_child_count:
-        first = params.named_children[0]
-    if first is None:
-        return []
-    pattern, annotation = first, None
-    if first.type in ("required_parameter", "optional_parameter"):
-        pattern = first.child_by_field_name("pattern") or first
-        annotation = first.child_by_field_name("type")
-    elif first.type == "assignment_pattern":
-        pattern = first.child_by_field_name("left") or first
-    if pattern.type == "object_pattern":
-        return unique(_pattern_keys(pattern))
-    props: list[str] = []
-    if annotation is not None:
-        props.extend(f.types.get(_type_name(text(annotation)), []))
-    if pattern.type == "identifier":
-        props.extend(_accessed(text(node), re.escape(text(pattern))))
-    return unique(props)
-
-
-def _accessed(body: str, holder: str) -> list[str]:
-    names = re.findall(rf"\b{holder}\.({_IDENT})", body)
-    for group in re.findall(rf"\{{([^{{}}]*)\}}\s*=\s*{holder}\b", body):
-        names.extend(_keys_of(group))
-    return names
-
-
-def _keys_of(inner: str) -> list[str]:
-    keys = []
-    for part in inner.split(","):
-        part = part.strip()
-        if not part or part.startswith("..."):
-            continue
-        match = re.match(_IDENT, part)
-        if match:
-            keys.append(match.group(0))
-    return keys
-
-
-def _type_name(annotation: str) -> str:
-    name = annotation.lstrip(":").strip()
-    name = re.sub(r"^(?:Readonly|React\.FC|FC|PropsWithChildren)<(.*)>$", r"\1", name)
-    return name.split("<", 1)[0].strip()
-
-
-def _is_component_class(node: Node) -> bool:
-    for child in node.children:
-        if child.type == "class_heritage":
-            return bool(_COMPONENT_BASE.search(text(child)))
-    return False
-
-
-def _class_component(
-    scope: Scope, f: _File, first: int, last: int, exported: set[str]
-) -> ComponentFact:
-    body = text(scope.node)
-    props = _accessed(body, r"this\.props")
-    for heritage in scope.node.children:
-        if heritage.type == "class_heritage":
-            args = re.search(r"<\s*(" + _IDENT + r")", text(heritage))
-            if args:
-                props = f.types.get(args.group(1), []) + props
-    state = []
-    for match in re.finditer(r"(?:\bstate\s*=|this\.setState\()\s*\{", body):
-        state.extend(_object_keys(body, match.end()))
-    return {
-        "name": scope.name,
-        "kind": "class",
-        "lines": lines(scope.node),
-        "props": unique(props),
-        "state": unique(state),
-        "hooks": [],
-        "children": _children(f, first, last),
-        "exported": _is_exported(scope, exported),
-    }
-
-
-def _object_keys(body: str, start: int) -> list[str]:
-    """Top-level keys of the object literal whose ``{`` ends just before ``start``."""
-    depth, keys, token = 1, [], ""
-    for char in body[start:]:
-        if char in "{[(":
-            depth += 1
-        elif char in "}])":
-            depth -= 1
-            if depth == 0:
-                break
-        elif depth == 1 and char == ",":
-            keys.extend(_keys_of(token))
-            token = ""
-            continue
-        if depth == 1:
-            token += char
-    keys.extend(_keys_of(token))
-    return keys
-
-
-def _type_members(nodes: list[Node]) -> dict[str, list[str]]:
-    members: dict[str, list[str]] = {}
-    for node in nodes:
-        body = node.child_by_field_name("body") or node.child_by_field_name("value")
-        if body is None:
-            continue
-        names = [
-            string_value(field_text(child, "name"))
-            for child in body.named_children
-            if child.type in ("property_signature", "method_signature")
-        ]
-        members[field_text(node, "name")] = [n for n in names if n]
-    return members
 
 
 def _models(f: _File, scopes: list[Scope]) -> list[str]:

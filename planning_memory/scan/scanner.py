@@ -2,42 +2,47 @@
 
 1. List files (``walk``): inside git the index vouches for unchanged files' hashes, so they are
    not even opened; elsewhere every source file is read and hashed.
-2. Files whose hash equals the one stored in their shard are skipped; the rest are parsed, in a
-   process pool when there are at least ``parallelThreshold`` of them.
-3. Imports are resolved (all files when files were added or removed, else the parsed ones),
-   coverage is applied when a report exists, ``called_by`` is updated where it can have
-   changed (``callgraph``), and feature areas are recomputed when anything changed.
-4. Only the shards whose content changed are written (``Store.write_json`` leaves equal bytes
-   alone), all under the memory lock.
+2. Compare with the stored hashes (``shards.HashIndex``: a derived cache in ``contextual/``,
+   rebuilt from the shards when absent or stale). Nothing changed: done, no shard read.
+3. Parse the rest (``pool``), resolving imports in the workers; resolve again only when files
+   came or went; apply coverage when a report exists; update ``called_by`` where it can have
+   changed (``callgraph``); recompute feature areas when their inputs changed (``areas``).
+4. Write only the shards whose content changed (equal bytes are left alone), all under the
+   memory lock.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import posixpath
-import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.errors import ConfigError, UnsafePathError
+from planning_memory.errors import UnsafePathError
 from planning_memory.layout import Layout
-from planning_memory.scan import areas, callgraph, coverage, entities, parsefile, resolve, walk
+from planning_memory.scan import (
+    areas,
+    callgraph,
+    coverage,
+    entities,
+    parsefile,
+    pool,
+    resolve,
+    walk,
+)
 from planning_memory.scan.languages import language_for
-from planning_memory.scan.shards import HashIndex, Shard, Shards, file_of, folder_of
+from planning_memory.scan.settings import Settings
+from planning_memory.scan.shards import HashIndex, Shard, Shards, folder_of
+from planning_memory.scan.symbols import Symbols
 from planning_memory.store import Store
 
 Entity = dict[str, Any]
 Progress = Callable[[int, int], None]
-DEFAULT_MAX_FILE_BYTES = 1_000_000
-DEFAULT_PARALLEL_THRESHOLD = 200
 RELATIONSHIPS = "relationships.json"
 HASH_INDEX = "entity-hashes.json"  # under contextual/: derived, gitignored, rebuilt when absent
-_CONFIG_FILE_LIMIT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -61,98 +66,6 @@ class ScanReport:
     phases: tuple[tuple[str, float], ...] = ()  # seconds spent per step, for benchmarks
 
 
-@dataclass(frozen=True)
-class Settings:
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    coverage_reports: tuple[str, ...] | None = None
-    workers: int = 0  # 0: one per CPU
-    parallel_threshold: int = DEFAULT_PARALLEL_THRESHOLD
-    use_git: bool = True
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any] | None) -> Settings:
-        memory = (config or {}).get("memory", {})
-        entity = memory.get("entity", {}) if isinstance(memory, dict) else {}
-        if not isinstance(entity, dict):
-            raise ConfigError("memory.entity must be an object", json_path="$.memory.entity")
-        reports = entity.get("coverageReports")
-        return cls(
-            include=_strings(entity, "includePatterns"),
-            exclude=_strings(entity, "excludePatterns"),
-            max_file_bytes=_int(entity, "maxFileBytes", DEFAULT_MAX_FILE_BYTES),
-            coverage_reports=None if reports is None else _strings(entity, "coverageReports"),
-            workers=_int(entity, "scanWorkers", 0),
-            parallel_threshold=_int(entity, "parallelThreshold", DEFAULT_PARALLEL_THRESHOLD),
-            use_git=bool(entity.get("useGit", True)),
-        )
-
-
-def _strings(entity: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = entity.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{key} must be a list of strings", json_path=f"$.memory.entity.{key}")
-    return tuple(value)
-
-
-def _int(entity: dict[str, Any], key: str, default: int) -> int:
-    value = entity.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ConfigError(
-            f"{key} must be a non-negative integer", json_path=f"$.memory.entity.{key}"
-        )
-    return value
-
-
-# -- functions and components, loaded per folder on demand --------------------------------
-class _Symbols:
-    """Functions and components grouped by folder then file; ``of``/``touch`` make it the
-    ``callgraph.Functions`` of a scan."""
-
-    def __init__(self, shards: Shards, existing: set[str]) -> None:
-        self.shards = shards
-        self.existing = existing  # source folders that have shards on disk
-        self.folders: dict[str, dict[str, dict[str, dict[str, Entity]]]] = {}
-        self.dirty: set[str] = set()
-
-    def _folder(self, folder: str) -> dict[str, dict[str, dict[str, Entity]]]:
-        grouped = self.folders.get(folder)
-        if grouped is None:
-            shard = self.shards.load_dir(folder) if folder in self.existing else Shard()
-            grouped = {"functions": {}, "components": {}}
-            for kind, by_file in grouped.items():
-                for key, entity in shard.kind(kind).items():
-                    by_file.setdefault(file_of(key), {})[key] = entity
-            self.folders[folder] = grouped
-        return grouped
-
-    def of(self, path: str) -> dict[str, Entity]:
-        return self._folder(folder_of(path))["functions"].get(path, {})
-
-    def components_of(self, path: str) -> dict[str, Entity]:
-        return self._folder(folder_of(path))["components"].get(path, {})
-
-    def touch(self, path: str) -> None:
-        self.dirty.add(folder_of(path))
-
-    def replace(self, path: str, kind: str, entries: dict[str, Entity]) -> None:
-        grouped = self._folder(folder_of(path))[kind]
-        if grouped.get(path, {}) == entries:
-            return
-        if entries:
-            grouped[path] = entries
-        else:
-            grouped.pop(path, None)
-        self.dirty.add(folder_of(path))
-
-    def flat(self, folder: str, kind: str) -> dict[str, Entity]:
-        out: dict[str, Entity] = {}
-        for entries in self._folder(folder)[kind].values():
-            out.update(entries)
-        return out
-
-
 @dataclass
 class _Run:
     """Mutable state of one scan."""
@@ -163,7 +76,7 @@ class _Run:
     full: bool
     shards: Shards
     index: HashIndex
-    symbols: _Symbols
+    symbols: Symbols
     old_files: dict[str, Entity] = field(default_factory=dict)  # filled by ``load``
     files: dict[str, Entity] = field(default_factory=dict)
     loaded: bool = False
@@ -223,10 +136,11 @@ def scan(
         cache = layout.contextual / HASH_INDEX
         index = shards.index(cache)
         existing = {folder_of(p) for p in index.hashes}
-        run = _Run(layout, store, settings, full, shards, index, _Symbols(shards, existing))
+        run = _Run(layout, store, settings, full, shards, index, Symbols(shards, existing))
         jobs = _plan(run, listing, scope)
         clock.lap("load")
-        for result in _execute(run, jobs, progress):
+        setup = (str(layout.repo_root), run.sources)
+        for result in pool.parse(jobs, settings, setup, progress):
             if result["status"] != "same":
                 run.load()
             _apply(run, result)
@@ -354,43 +268,6 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
     return jobs
 
 
-def _execute(
-    run: _Run, jobs: list[parsefile.Job], progress: Progress | None
-) -> Iterator[parsefile.Parsed]:
-    settings = run.settings
-    total = len(jobs)
-    workers = settings.workers or os.cpu_count() or 1
-    setup = (str(run.layout.repo_root), run.sources)
-    if total < max(settings.parallel_threshold, 1) or workers < 2:
-        if jobs:
-            parsefile.prepare(*setup)
-        for done, job in enumerate(jobs, 1):
-            yield parsefile.run(job)
-            if progress is not None and (done % 64 == 0 or done == total):
-                progress(done, total)
-        return
-    size = max(16, min(256, total // (workers * 8)))
-    batches = [jobs[i : i + size] for i in range(0, total, size)]
-    done = 0
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=_context(), initializer=parsefile.prepare, initargs=setup
-    ) as pool:
-        for batch in pool.map(parsefile.run_batch, batches):
-            yield from batch
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
-
-
 def _apply(run: _Run, result: parsefile.Parsed) -> None:
     path, status = result["path"], result["status"]
     if status == "same":
@@ -510,21 +387,17 @@ PARALLEL_WRITE = 200  # folders to write before encoding and writing move to for
 
 def _flush(folders: list[str], run: _Run) -> int:
     """Encode and write the shards of ``folders``; returns the files changed. With many
-    folders, forked workers do it: they inherit the scan's state (nothing big is pickled)
-    and the memory lock, and their fsyncs overlap, which is where a cold scan's write time
-    goes. Each writes through its copy of the ``Store``."""
-    fork = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    if len(folders) < PARALLEL_WRITE or not fork:
+    folders, forked workers do it: their fsyncs overlap, which is where a cold scan's write
+    time goes. Each writes through its inherited copy of the ``Store``."""
+    if len(folders) < PARALLEL_WRITE or not pool.can_fork():
         return sum(_write_folder(folder) for folder in folders)
     writers = max(2, min(8, 2 * (os.cpu_count() or 1)))
     size = max(8, len(folders) // (writers * 4))
     chunks = [folders[i : i + size] for i in range(0, len(folders), size)]
     written = 0
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=writers, mp_context=context) as pool:
-        for count, broken in pool.map(_write_chunk, chunks):
-            written += count
-            run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
+    for count, broken in pool.forked(_write_chunk, chunks, writers):
+        written += count
+        run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
     return written
 
 
