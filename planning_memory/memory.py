@@ -373,8 +373,10 @@ class Memory:
         """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
         sid = session_id or self.current_session(start=False)
         counts = self.counts()
+        snap = session.snapshot(session.get(self.layout, self.store, sid), self.now())
         return {
-            "shortTerm": session.snapshot(session.get(self.layout, self.store, sid), self.now()),
+            "sessionId": sid,
+            "shortTerm": snap,
             "longTermSummary": counts["long_term"],
             "entitySummary": counts["entity"],
         }
@@ -382,9 +384,11 @@ class Memory:
     def restore_from_checkpoint(self, data: dict[str, Any]) -> dict[str, Any]:
         """Seed 000's ``restoreFromCheckpoint``: only the session is restored; long-term and
         entity memory are read from their files."""
-        snap = data.get("shortTerm", data)
-        sid = str(snap.get("id") or self.current_session(start=False))
-        return session.restore(self.layout, self.store, self.config, sid, snap, now=self.now())
+        sid = str(data.get("sessionId") or self.current_session(start=False))
+        restored: dict[str, Any] = session.restore(
+            self.layout, self.store, self.config, sid, data.get("shortTerm", data), now=self.now()
+        )
+        return restored
 
     def delete_session(self, session_id: str) -> session.Deleted:
         return session.delete(self.layout, self.store, session_id)
@@ -457,6 +461,48 @@ class Memory:
             )
         finally:
             index.close()
+
+    def get_relevant_patterns(
+        self, context: str | list[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Seed 000's ``getRelevantPatterns``: patterns for a task text (searched) or a list
+        of tags (matched), pinned and established ones first."""
+        return self._relevant("pattern", context, limit)
+
+    def get_mistakes_to_avoid(
+        self, context: str | list[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Seed 000's ``getMistakesToAvoid``: mistakes for a task text or tags, most severe
+        first."""
+        return self._relevant("mistake", context, limit)
+
+    def _relevant(
+        self, record_type: str, context: str | list[str] | None, limit: int
+    ) -> list[Record]:
+        severity = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+        def priority(r: Record) -> tuple[Any, ...]:
+            return (
+                not r.get("pinned"),
+                not r.get("established", False),
+                severity.get(r.get("severity", ""), 4),
+                -r.get("usage_count", 0),
+                -r.get("occurrences", 0),
+                r["id"],
+            )
+
+        live = sorted(self.records(record_type), key=priority)
+        if not context:
+            return live[:limit]
+        if isinstance(context, str):
+            by_id = {r["id"]: r for r in live}
+            hits = self.search(
+                context, sources=["record"], types=[record_type], limit=limit, match="auto"
+            )
+            found = [by_id[h.ref_id] for h in hits if h.ref_id in by_id]
+            return found[:limit]
+        tags = set(context)
+        return [r for r in live if tags & set(r.get("tags", []))][:limit]
 
     def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
         """Seed 000's ``searchContext``."""
@@ -646,26 +692,31 @@ class Memory:
         return self.scan()
 
     def get_file_info(self, path: str) -> dict[str, Any] | None:
+        """Seed 000's ``getFileInfo``: a file's entity, or None."""
         from planning_memory import scan
 
         return scan.get_file(self.layout, self.store, path)
 
     def get_function(self, name: str) -> list[dict[str, Any]]:
+        """Functions or methods named ``name`` (or ``Class.method``)."""
         from planning_memory import scan
 
         return scan.get_function(self.layout, self.store, name)
 
     def get_component(self, name: str) -> list[dict[str, Any]]:
+        """UI components named ``name``: props, state, hooks, children."""
         from planning_memory import scan
 
         return scan.get_component(self.layout, self.store, name)
 
     def get_area(self, name: str) -> dict[str, Any] | None:
+        """A feature area of relationships.json, or None."""
         from planning_memory import scan
 
         return scan.get_area(self.layout, self.store, name)
 
     def get_relationships(self, name: str) -> dict[str, Any]:
+        """Seed 000's ``getRelationships``: how ``name`` relates to the rest."""
         from planning_memory import scan
 
         return scan.get_relationships(self.layout, self.store, name)

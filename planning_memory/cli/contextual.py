@@ -9,7 +9,7 @@ import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 
-SOURCES = ["memory", "entity", "code", "doc", "session"]
+SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
 
 
 @cli.command()
@@ -61,7 +61,7 @@ def search(
     \b
     Examples:
       pmem search "auth session strategy"
-      pmem search fetch timeout --source memory --type mistake --json
+      pmem search fetch timeout --source record --type mistake --json
     """
     hits = ctx.memory().search(
         query,

@@ -1,0 +1,90 @@
+"""The facade offers seed 000's MemoryManager operations, and they work end to end."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from planning_memory.memory import Memory
+
+SEED_OPERATIONS = (
+    "record_decision",
+    "record_file_access",
+    "get_session_context",
+    "learn_pattern",
+    "learn_from_mistake",
+    "get_relevant_patterns",
+    "get_mistakes_to_avoid",
+    "update_file_entity",
+    "get_file_info",
+    "get_relationships",
+    "map_codebase",
+    "search_context",
+    "index_content",
+    "reindex_codebase",
+    "get_full_context",
+    "save_to_checkpoint",
+    "restore_from_checkpoint",
+    "prepare_agent_context",
+    "process_agent_result",
+)
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "repos" / "nextauth-app"
+
+
+def test_every_seed_operation_is_a_documented_method() -> None:
+    for name in SEED_OPERATIONS:
+        method = getattr(Memory, name)
+        assert callable(method) and method.__doc__, name
+
+
+def test_relevant_patterns_and_mistakes(example_repo: Path) -> None:
+    mem = Memory(example_repo)
+    assert mem.get_relevant_patterns("form validation zod")[0]["name"] == "Form Validation with zod"
+    assert [m["severity"] for m in mem.get_mistakes_to_avoid(["typescript"])] == ["high"]
+    ordered = mem.get_relevant_patterns()
+    assert ordered[0]["pinned"] and all(
+        not r["pinned"] for r in ordered[1:] if not r["established"]
+    )
+
+
+def test_agent_round_trip(example_repo: Path) -> None:
+    shutil.copytree(FIXTURE, example_repo, dirs_exist_ok=True)
+    mem = Memory(example_repo)
+    mem.map_codebase()
+    prompt = mem.prepare_agent_context("executor", "add a remember-me checkbox to LoginForm")
+    assert "LoginForm" in prompt and "add a remember-me checkbox" in prompt
+    done = mem.process_agent_result(
+        "executor",
+        {
+            "filesModified": [
+                {
+                    "path": "src/components/Auth/LoginForm.tsx",
+                    "purpose": "Login form with remember-me",
+                }
+            ],
+            "decisions": [
+                {
+                    "question": "Where to keep the flag?",
+                    "answer": "cookie",
+                    "reasoning": "survives reloads",
+                    "isPattern": True,
+                    "patternName": "Persist UI flags in cookies",
+                }
+            ],
+            "errorsFixed": [
+                {
+                    "original": "Stored the session token in localStorage",
+                    "fix": "Use an httpOnly cookie",
+                    "severity": "high",
+                }
+            ],
+        },
+    )
+    assert done == {"files": 1, "decisions": 1, "patterns": 1, "mistakes": 1}
+    info = mem.get_file_info("src/components/Auth/LoginForm.tsx")
+    assert info is not None and "executor" in info["modified_by"]
+    assert any(r["name"] == "Persist UI flags in cookies" for r in mem.records("pattern"))
+    context = mem.get_session_context()
+    assert context["files_accessed"][-1]["path"] == "src/components/Auth/LoginForm.tsx"
+    checkpoint = mem.save_to_checkpoint()
+    assert mem.restore_from_checkpoint(checkpoint)["id"] == checkpoint["sessionId"]
