@@ -5,6 +5,7 @@ Library first: the CLI, the MCP server and the hooks call these methods and form
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -136,8 +137,7 @@ class Memory:
             given: dict[str, Any] = {}
             if self.layout.config.is_file():
                 try:
-                    loaded = self.store.read_json(self.layout.config)
-                    schema.check("config", loaded, path=self.store.rel(self.layout.config))
+                    loaded = self._checked_config()
                 except PlanningMemoryError as exc:
                     raise ConfigError(
                         exc.message,
@@ -150,6 +150,23 @@ class Memory:
                 given = loaded
             self._config = effective_config(given)
         return self._config
+
+    def _checked_config(self) -> Any:
+        """The config file's value, schema-checked once per distinct content: the digest of
+        the last valid config is kept in the derived folder, so a short command (``pmem
+        context``, a hook) does not pay for the schema machinery every time."""
+        loaded = self.store.load(self.layout.config)
+        stamp = self.layout.contextual / ".config-valid"
+        try:
+            if stamp.read_text("ascii") == loaded.digest:
+                return loaded.value
+        except OSError:
+            pass
+        schema.check("config", loaded.value, path=self.store.rel(self.layout.config))
+        if self.layout.contextual.is_dir() and not self.store.private:
+            with contextlib.suppress(PlanningMemoryError, OSError):
+                self.store.write_text(stamp, loaded.digest)
+        return loaded.value
 
     def settings(self, section: str) -> dict[str, Any]:
         result: dict[str, Any] = self.config["memory"][section]
