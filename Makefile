@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+PMEM   := $(VENV)/bin/pmem
 STAMP  := $(VENV)/.installed
 DEMO   := demo
 
@@ -16,13 +17,20 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
+	cp -r tests/fixtures/repos/nextauth-app/. $(DEMO)/
 	cp -r .planning.example $(DEMO)/.planning
-	cp -r tests/fixtures/repos/nextauth-app/. $(DEMO)/ 2>/dev/null || true
-	cd $(DEMO) && ../$(VENV)/bin/pmem validate
-	cd $(DEMO) && ../$(VENV)/bin/pmem show
-	cd $(DEMO) && ../$(VENV)/bin/pmem export -o export.json && echo "export: $(DEMO)/export.json"
-	mkdir -p $(DEMO)/fresh && cd $(DEMO)/fresh && ../../$(VENV)/bin/pmem init \
-		&& ../../$(VENV)/bin/pmem import ../export.json && ../../$(VENV)/bin/pmem show
+	cd $(DEMO) && git init -q && git add -A && git -c user.name=demo -c user.email=demo@example.invalid commit -qm "demo app"
+	@echo "== pmem validate"; cd $(DEMO) && ../$(PMEM) validate
+	@echo "== pmem show";     cd $(DEMO) && ../$(PMEM) show
+	@echo "== pmem scan";     cd $(DEMO) && ../$(PMEM) scan
+	@echo "== pmem entity component LoginForm"; cd $(DEMO) && ../$(PMEM) entity component LoginForm --json
+	@echo "== pmem learn";    cd $(DEMO) && ../$(PMEM) learn "always use pnpm, never npm"
+	@echo "== pmem search";   cd $(DEMO) && ../$(PMEM) search "fetch error handling" -n 5
+	@echo "== pmem context";  cd $(DEMO) && ../$(PMEM) context "add password reset to the login form" --budget 700
+	@echo "== pmem render --check"; cd $(DEMO) && ../$(PMEM) render --check
+	@echo "== pmem export";   cd $(DEMO) && ../$(PMEM) export -o export.json && echo "wrote $(DEMO)/export.json"
+	@echo "== pmem import into a fresh tree"; mkdir -p $(DEMO)/fresh && cd $(DEMO)/fresh \
+		&& ../../$(PMEM) init && ../../$(PMEM) import ../export.json && ../../$(PMEM) show
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check planning_memory tests bench
