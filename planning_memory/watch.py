@@ -323,15 +323,21 @@ class _Handler(FileSystemEventHandler):
 
 
 class _OverflowHook(logging.Handler):
-    """Watchdog reports a kernel queue overflow (IN_Q_OVERFLOW) only in its log."""
+    """Watchdog reports a kernel queue overflow (IN_Q_OVERFLOW) only in its log, in more than
+    one line: the lines of one overflow make one request."""
 
-    def __init__(self, callback: Callable[[], None]) -> None:
+    def __init__(self, callback: Callable[[], None], window: float = 2.0) -> None:
         super().__init__(logging.WARNING)
         self.callback = callback
+        self.window = window
+        self._last = -window
 
     def emit(self, record: logging.LogRecord) -> None:
         if "overflow" in record.getMessage().lower():
-            self.callback()
+            now = time.monotonic()
+            if now - self._last >= self.window:
+                self.callback()
+            self._last = now
 
 
 OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
