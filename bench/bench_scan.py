@@ -32,20 +32,26 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_repo import generate  # noqa: E402
+from gen_repo import generate
 
-from planning_memory.layout import Layout  # noqa: E402
-from planning_memory.scan import scan  # noqa: E402
-from planning_memory.store import Store  # noqa: E402
+from planning_memory.layout import Layout
+from planning_memory.scan import scan
+from planning_memory.store import Store
 
 CTAGS = shutil.which("ctags") or "/usr/bin/ctags"
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, env=ENV, capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        ["git", *args], cwd=root, env=ENV, capture_output=True, text=True, check=True
+    )
     return done.stdout
 
 
@@ -85,8 +91,9 @@ def process_scan(root: Path) -> float:
         "assert r.shards_written == 0, r"
     )
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   cwd=Path(__file__).resolve().parent.parent)
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent
+    )
     return round(time.perf_counter() - started, 2)
 
 
@@ -96,9 +103,19 @@ def ctags(root: Path) -> dict[str, Any]:
     out = root.parent / f"{root.name}.tags.json"
     started = time.perf_counter()
     subprocess.run(
-        [CTAGS, "-R", "--output-format=json", "--exclude=.git", "--exclude=.planning",
-         "-f", str(out), "."],
-        cwd=root, check=True, capture_output=True,
+        [
+            CTAGS,
+            "-R",
+            "--output-format=json",
+            "--exclude=.git",
+            "--exclude=.planning",
+            "-f",
+            str(out),
+            ".",
+        ],
+        cwd=root,
+        check=True,
+        capture_output=True,
     )
     wall = time.perf_counter() - started
     with open(out, "rb") as fh:
@@ -155,8 +172,12 @@ def synthetic(work: Path, files: int) -> dict[str, Any]:
 def stdlib(work: Path) -> dict[str, Any]:
     source = Path(sysconfig.get_paths()["stdlib"])
     root = work / "stdlib"
-    shutil.copytree(source, root, symlinks=True,
-                    ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"))
+    shutil.copytree(
+        source,
+        root,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"),
+    )
     git(root, "init", "-q")
     commit_all(root, "stdlib")
     count = sum(1 for p in root.rglob("*.py"))
@@ -182,14 +203,18 @@ def main() -> None:
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n| tree | files | cold s (cpu s) | files/s | ctags s | ratio | warm s | warm process s"
-          " | one change s | shards written (one change) |")
+    print(
+        "\n| tree | files | cold s (cpu s) | files/s | ctags s | ratio | warm s | warm process s"
+        " | one change s | shards written (one change) |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
-        print(f"| {r['tree']} | {r['files']:,} | {r['cold']['wall']} ({r['cold']['cpu']}) | "
-              f"{r['files_per_second']:,} | {r['ctags'].get('wall')} | {r.get('ratio_to_ctags')} | "
-              f"{r['warm']['wall']} | {r['warm_process']} | {r['one_change']['wall']} | "
-              f"{r['one_change']['shards_written']} |")
+        print(
+            f"| {r['tree']} | {r['files']:,} | {r['cold']['wall']} ({r['cold']['cpu']}) | "
+            f"{r['files_per_second']:,} | {r['ctags'].get('wall')} | {r.get('ratio_to_ctags')} | "
+            f"{r['warm']['wall']} | {r['warm_process']} | {r['one_change']['wall']} | "
+            f"{r['one_change']['shards_written']} |"
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -51,6 +51,7 @@ class Context:
     python_roots: tuple[str, ...] = ("",)
     java_by_name: dict[str, list[str]] = field(default_factory=dict)
     _java_dirs: dict[str, str | None] = field(default_factory=dict)
+    _memo: dict[tuple[str, str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     _tsconfig: dict[str, _TsConfig | None] = field(default_factory=dict)
     _gomod: dict[str, tuple[str, str] | None] = field(default_factory=dict)
 
@@ -90,7 +91,12 @@ def resolve(
     resolver = _RESOLVERS.get(family)
     if resolver is None or not module:
         return None, module or None
-    return resolver(module, importer, ctx)
+    # the answer depends on the importer's folder only (its module path, for Rust)
+    key = (module, importer if family == "rust" else posixpath.dirname(importer), family)
+    found = ctx._memo.get(key)
+    if found is None:
+        found = ctx._memo[key] = resolver(module, importer, ctx)
+    return found
 
 
 # -- Python --------------------------------------------------------------------------------

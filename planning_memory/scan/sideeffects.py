@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 _DB_RECEIVER = re.compile(
     r"prisma|\bdb\b|_db\b|\bdb_|database|repo(s|sitory)?\b|dao\b|cursor|\bconn|connection|\bpool\b|knex|"
@@ -144,8 +145,10 @@ def classify(calls: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+@lru_cache(maxsize=65536)
 def category_of(call: str) -> str | None:
-    """The side-effect category of one callee expression, or None."""
+    """The side-effect category of one callee expression, or None (memoised: the same
+    callees recur across a codebase)."""
     call = call.removeprefix("await ")
     receiver, method = _split(call)
     for check in _CHECKS:
