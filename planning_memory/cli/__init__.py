@@ -15,6 +15,7 @@ from planning_memory.cli import (  # noqa: F401  (each module registers its comm
     longterm,
     session,
     views,
+    watch,
 )
 from planning_memory.cli.base import EXIT_CODES, cli, main
 
