@@ -3,19 +3,22 @@ and ``pmem import-seed002 DIR``."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-from planning_memory.errors import NotInitializedError
+from planning_memory.errors import ConfigError, NotInitializedError
 
 
 @cli.command(name="mcp")
 @pass_ctx
 def mcp_command(ctx: Context) -> None:
     """Run the MCP server over stdio (for Claude Code, Cursor, ... ; see docs/agents.md).
+
+    Needs the `mcp` extra: pip install 'planning-memory[mcp]'.
 
     Tools: memory_save, memory_search, memory_get, memory_context, memory_timeline,
     memory_pin, memory_forget, session_start, session_log, session_end, entity_file,
@@ -26,6 +29,11 @@ def mcp_command(ctx: Context) -> None:
     Example (.mcp.json):
       {"mcpServers": {"planning-memory": {"command": "pmem", "args": ["mcp"]}}}
     """
+    if importlib.util.find_spec("mcp") is None:
+        raise ConfigError(
+            "the MCP server needs the `mcp` package, which the default install leaves out",
+            hint="pip install 'planning-memory[mcp]'",
+        )
     from planning_memory import mcp_server
 
     mcp_server.run(ctx.root)
