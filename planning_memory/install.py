@@ -17,11 +17,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import os
 import shlex
 import shutil
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from typing import Any
 from planning_memory import codec
 from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.layout import PLANNING_DIR
+from planning_memory.store import atomic_write
 
 SERVER_NAME = "planning-memory"
 OUR_HOOK = "hook claude-code"
@@ -166,22 +164,7 @@ def _write(path: Path, text: str) -> bool:
         if path.read_bytes() == data:
             return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pm-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, data)
     return True
 
 

@@ -238,26 +238,24 @@ class MemoryTools:
         convention (type 'pattern') or a mistake to avoid (type 'mistake'), or learned a
         preference or configuration fact the next session should know. Returns one line of
         JSON: action (created, upserted, reinforced, escalated, duplicate), id, type, title."""
-        fields: dict[str, Any] = {
-            "body": {"what": what, "why": why, "where": where, "learned": learned},
-            "tags": list(tags),
-            "topic_key": topic_key,
-            "pinned": pinned,
-            "scope": scope,
-            "source": "mcp",
-        }
-        if type == "pattern":
-            fields |= {"description": what or title, "example": example}
-        elif type == "mistake":
-            fields |= {
-                "description": what or title,
-                "correction": correction or learned,
-                "severity": severity,
-            }
-        elif learned:
-            fields["learned"] = learned
         mem = self.memory()
-        return _outcome(mem, mem.save(title, type, **fields).summary())
+        outcome = mem.save_observation(
+            title,
+            type,
+            what=what,
+            why=why,
+            where=where,
+            learned=learned,
+            tags=tags,
+            topic_key=topic_key,
+            pinned=pinned,
+            scope=scope,
+            source="mcp",
+            example=example,
+            correction=correction,
+            severity=severity,
+        )
+        return _outcome(mem, outcome.summary())
 
     @guard
     def memory_search(

@@ -252,6 +252,48 @@ class Memory:
     def review_reject(self, record_id: str) -> dict[str, Any]:
         return teach.reject(self.tree(), record_id)
 
+    def save_observation(
+        self,
+        title: str,
+        record_type: str = "learning",
+        *,
+        what: str = "",
+        why: str = "",
+        where: str = "",
+        learned: str = "",
+        tags: list[str] | tuple[str, ...] = (),
+        topic_key: str | None = None,
+        pinned: bool = False,
+        scope: str = "project",
+        source: str = "api",
+        description: str = "",
+        example: str = "",
+        correction: str = "",
+        severity: str = "medium",
+    ) -> learn.Outcome:
+        """Seed 003's ``memory_save`` with What / Why / Where / Learned: the type-specific
+        fields are filled from the body where not given (a pattern's description is its
+        *what*, a mistake's correction its *learned*)."""
+        fields: dict[str, Any] = {
+            "body": {"what": what, "why": why, "where": where, "learned": learned},
+            "tags": list(tags),
+            "topic_key": topic_key,
+            "pinned": pinned,
+            "scope": scope,
+            "source": source,
+        }
+        if record_type == "pattern":
+            fields |= {"description": description or what or title, "example": example}
+        elif record_type == "mistake":
+            fields |= {
+                "description": description or what or title,
+                "correction": correction or learned,
+                "severity": severity,
+            }
+        elif learned:
+            fields["learned"] = learned
+        return self.save(title, record_type, **fields)
+
     def praise(self, record_id: str | None = None) -> learn.Outcome:
         return learn.praise(self.tree(), self.now(), record_id)
 

@@ -302,33 +302,44 @@ class Store:
                 os.chmod(here, 0o700)
 
     def _atomic_write(self, path: Path, data: bytes) -> None:
-        folder = path.parent
-        self._mkdirs(folder)
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o600 if self.private else 0o666 & ~_umask()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fchmod(fh.fileno(), mode)
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        self._fsync_dir(folder)
+        self._mkdirs(path.parent)
+        atomic_write(path, data, new_mode=0o600 if self.private else 0o666 & ~_umask())
 
     @staticmethod
     def _fsync_dir(folder: Path) -> None:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(folder)
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` atomically: a temp file in the same folder, fsync,
+    ``os.replace``, fsync of the folder. An existing file keeps its mode; a new one gets
+    ``new_mode``. The caller serialises writers (the Store holds the memory lock)."""
+    folder = path.parent
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = new_mode
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(folder)
 
 
 _UMASK: int | None = None

@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
+from planning_memory.model import DEFAULT_CONFIG
+
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "schemas"
 EXAMPLE = REPO / ".planning.example"
@@ -206,47 +208,7 @@ def test_unevaluated_properties_do_not_hide_a_core_error() -> None:
 
 # ------------------------------------------------------------------ config defaults
 
-EXPECTED_DEFAULTS = {
-    "version": 1,
-    "memory": {
-        "shortTerm": {
-            "maxConversationLength": 50,
-            "maxDecisions": 100,
-            "persistOnPause": True,
-            "contextWindow": 15,
-            "timezone": None,
-            "summarizer": {"command": None, "timeoutSeconds": 60},
-        },
-        "longTerm": {
-            "maxPatterns": 200,
-            "maxMistakes": 100,
-            "autoLearn": True,
-            "confirmBeforeLearn": False,
-            "decayEnabled": False,
-            "similarityThreshold": 0.5,
-            "dedupWindowMinutes": 15,
-        },
-        "entity": {
-            "autoScan": True,
-            "scanInterval": "on-change",
-            "includePatterns": [],
-            "excludePatterns": ["node_modules/**", "dist/**", "build/**", ".venv/**"],
-            "maxFileBytes": 1048576,
-        },
-        "contextual": {
-            "provider": "local",
-            "embeddingModel": None,
-            "chunkSize": 500,
-            "chunkOverlap": 50,
-            "autoReindex": True,
-            "injectBudgetTokens": 1500,
-        },
-        "render": {
-            "claudeMdMaxChars": 8000,
-            "targets": {"claudeMd": False, "agentsMd": False},
-        },
-    },
-}
+EXPECTED_DEFAULTS = DEFAULT_CONFIG  # the code's defaults must be the schema's defaults
 
 
 def defaults_of(node: dict[str, Any]) -> Any:

@@ -116,26 +116,24 @@ def save(
           --topic auth/session-strategy
       pmem save "Do not use any" -t mistake --correction "use unknown" --severity high
     """
-    fields: dict[str, Any] = {
-        "body": {"what": what, "why": why, "where": where, "learned": learned},
-        "tags": list(tags),
-        "topic_key": topic_key,
-        "pinned": pinned,
-        "scope": scope,
-        "source": "cli",
-    }
-    if record_type == "pattern":
-        fields |= {"description": description or what, "example": example}
-    elif record_type == "mistake":
-        fields |= {
-            "description": description or what or title,
-            "correction": correction,
-            "severity": severity,
-        }
-    elif learned:
-        fields["learned"] = learned
     mem = _scoped(ctx, scope)
-    outcome = mem.save(title, record_type, **fields)
+    outcome = mem.save_observation(
+        title,
+        record_type,
+        what=what,
+        why=why,
+        where=where,
+        learned=learned,
+        tags=tags,
+        topic_key=topic_key,
+        pinned=pinned,
+        scope=scope,
+        source="cli",
+        description=description,
+        example=example,
+        correction=correction,
+        severity=severity,
+    )
     refresh(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
