@@ -144,3 +144,15 @@ def test_the_pool_works_when_threads_make_fork_unsafe(tmp_path: Path) -> None:
     finally:
         stop.set()
     assert get_file(layout, Store(layout), "m3.py") is not None
+
+
+def test_a_recording_store_learns_every_shard_the_writers_wrote(tmp_path: Path) -> None:
+    from planning_memory.watch import OwnWrites, RecordingStore
+
+    write(tmp_path, {f"d{i:03d}/m.py": f"def f{i}():\n    pass\n" for i in range(210)})
+    layout = Layout.for_repo(tmp_path)
+    store = RecordingStore(layout, OwnWrites())
+    assert scan(layout, store, {}).parsed == 210
+    on_disk = {str(p) for p in (layout.entity / "files").rglob("_shard*.json")}
+    assert len(on_disk) == 210
+    assert on_disk <= {str(p) for p in store.take_written()}

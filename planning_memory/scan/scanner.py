@@ -388,23 +388,32 @@ PARALLEL_WRITE = 200  # folders to write before encoding and writing move to for
 def _flush(folders: list[str], run: _Run) -> int:
     """Encode and write the shards of ``folders``; returns the files changed. With many
     folders, forked workers do it: their fsyncs overlap, which is where a cold scan's write
-    time goes. Each writes through its inherited copy of the ``Store``."""
-    if len(folders) < PARALLEL_WRITE or not pool.can_fork():
+    time goes. Each writes through its inherited copy of the ``Store``; the files they changed
+    are handed to the parent's store through ``adopt`` when it records writes (the daemon's
+    ``RecordingStore``), and a store subclass without ``adopt`` writes in-process."""
+    adopt: Callable[[list[str]], None] | None = getattr(run.store, "adopt", None)
+    plain = type(run.store) is Store or adopt is not None
+    if len(folders) < PARALLEL_WRITE or not pool.can_fork() or not plain:
         return sum(_write_folder(folder) for folder in folders)
     writers = max(2, min(8, 2 * (os.cpu_count() or 1)))
     size = max(8, len(folders) // (writers * 4))
     chunks = [folders[i : i + size] for i in range(0, len(folders), size)]
     written = 0
-    for count, broken in pool.forked(_write_chunk, chunks, writers):
+    for count, broken, changed in pool.forked(_write_chunk, chunks, writers):
         written += count
         run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
+        run.shards.changed.extend(Path(p) for p in changed)
+        if adopt is not None:
+            adopt(changed)
     return written
 
 
-def _write_chunk(folders: list[str]) -> tuple[int, list[str]]:
+def _write_chunk(folders: list[str]) -> tuple[int, list[str], list[str]]:
     assert _writing is not None
+    shards = _writing[0].shards
+    shards.changed = []
     written = sum(_write_folder(folder) for folder in folders)
-    return written, _writing[0].shards.broken
+    return written, shards.broken, [str(p) for p in shards.changed]
 
 
 def _write_folder(folder: str) -> int:

@@ -208,6 +208,7 @@ class Shards:
         self.layout = layout
         self.store = store
         self.broken: list[str] = []
+        self.changed: list[Path] = []  # shard files written or deleted, in order
 
     @property
     def base(self) -> Path:
@@ -371,10 +372,13 @@ class Shards:
         changed = 0
         for name, data in sorted(encoded.items()):
             try:
-                changed += self.store.write_bytes(folder / name, data)
+                if self.store.write_bytes(folder / name, data):
+                    changed += 1
+                    self.changed.append(folder / name)
             except InputError as exc:  # e.g. a folder name this file system refuses
                 self.broken.append(f"{self.layout.relative(folder / name)}: {exc.message}")
         for path in self._shard_files(folder):
-            if path.name not in encoded:
-                changed += self.store.delete(path)
+            if path.name not in encoded and self.store.delete(path):
+                changed += 1
+                self.changed.append(path)
         return changed
