@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from planning_memory.scan import python
+from planning_memory.layout import Layout
+from planning_memory.scan import python, scan
+from planning_memory.scan.entities import qualified_of
 from planning_memory.scan.sideeffects import classify
+from planning_memory.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -181,11 +186,20 @@ def _ast_functions(source: str) -> set[tuple[str, int]]:
     return found
 
 
-def test_every_function_ast_finds_in_our_own_source() -> None:
-    files = sorted((REPO / "planning_memory").rglob("*.py"))
-    assert len(files) > 20
-    for path in files:
-        source = path.read_bytes()
-        expected = _ast_functions(source.decode("utf-8"))
-        got = {(f["qualified_name"], f["lines"][0]) for f in python.extract(source)["functions"]}
-        assert got == expected, path
+def test_every_function_ast_finds_in_our_own_source(tmp_path: Path) -> None:
+    source = tmp_path / "repo" / "planning_memory"
+    shutil.copytree(REPO / "planning_memory", source, ignore=shutil.ignore_patterns("__pycache__"))
+    layout = Layout.for_repo(tmp_path / "repo")
+    report = scan(layout, Store(layout), {})
+    files = sorted(source.rglob("*.py"))
+    assert report.parsed == len(files) > 20 and report.errors == 0
+    found: set[tuple[str, str, int]] = set()
+    for shard in (layout.entity / "files").rglob("_shard*.json"):
+        for key, entity in json.loads(shard.read_text()).get("functions", {}).items():
+            found.add((key.split("::")[0], qualified_of(key), entity["lines"][0]))
+    expected = {
+        (path.relative_to(tmp_path / "repo").as_posix(), name, line)
+        for path in files
+        for name, line in _ast_functions(path.read_text("utf-8"))
+    }
+    assert found == expected
