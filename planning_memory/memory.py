@@ -236,8 +236,30 @@ class Memory:
             return self.for_scope(scope).save(title, record_type, **fields)
         if record_type == "pattern":
             fields.setdefault("name", title)
+        if fields.get("anchors"):
+            fields["anchors"] = self.anchor(fields["anchors"])
         record = learn.new_record(record_type, self.now(), title=title, **fields)
         return learn.remember(self.tree(), record, self.now())
+
+    def anchor(self, anchors: list[dict[str, Any]] | list[str]) -> list[dict[str, Any]]:
+        """Complete code anchors (``path`` or ``path::symbol`` strings, or dicts) with the
+        current content hash from the code map, so a later change marks the memory for
+        review. An anchor the code map does not know keeps ``hash: null``."""
+        from planning_memory import scan
+
+        done = []
+        for given in anchors:
+            if isinstance(given, str):
+                text_path, _, text_symbol = given.partition("::")
+                item: dict[str, Any] = {"path": text_path, "symbol": text_symbol or None}
+            else:
+                item = dict(given)
+            path, symbol = str(item["path"]), item.get("symbol")
+            digest = item.get("hash") or scan.current_anchor_hash(
+                self.layout, self.store, path, symbol
+            )
+            done.append({"path": path, "symbol": symbol, "hash": digest})
+        return done
 
     def learn_utterance(self, utterance: str, *, source: str = "cli") -> teach.Lesson:
         """Learn from an utterance's trigger phrase ("always use X", "nunca uses Y", ...)."""
@@ -270,6 +292,7 @@ class Memory:
         example: str = "",
         correction: str = "",
         severity: str = "medium",
+        anchors: list[str] | tuple[str, ...] = (),
     ) -> learn.Outcome:
         """Seed 003's ``memory_save`` with What / Why / Where / Learned: the type-specific
         fields are filled from the body where not given (a pattern's description is its
@@ -281,6 +304,7 @@ class Memory:
             "pinned": pinned,
             "scope": scope,
             "source": source,
+            "anchors": list(anchors),
         }
         if record_type == "pattern":
             fields |= {"description": description or what or title, "example": example}

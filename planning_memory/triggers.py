@@ -160,6 +160,8 @@ _TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
 
 _LEAD = re.compile(
     r"(?:(?:and|but|so|then|also|please|ok|okay|just|remember(?:\s+to)?|note|y|pero|entonces"
+    r"|from\s+now\s+on|going\s+forward|in\s+the\s+future|de\s+ahora\s+en\s+adelante"
+    r"|a\s+partir\s+de\s+ahora|en\s+adelante"
     r"|luego|también|tambien|por\s+favor|recuerda(?:\s+que)?|ojo|vale|bueno|además|ademas)"
     r"\b[\s,:]*)*",
     re.IGNORECASE,

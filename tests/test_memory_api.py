@@ -88,3 +88,22 @@ def test_agent_round_trip(example_repo: Path) -> None:
     assert context["files_accessed"][-1]["path"] == "src/components/Auth/LoginForm.tsx"
     checkpoint = mem.save_to_checkpoint()
     assert mem.restore_from_checkpoint(checkpoint)["id"] == checkpoint["sessionId"]
+
+
+def test_an_anchored_memory_is_marked_for_review_when_its_code_changes(
+    example_repo: Path,
+) -> None:
+    shutil.copytree(FIXTURE, example_repo, dirs_exist_ok=True)
+    mem = Memory(example_repo)
+    mem.scan()
+    target = "src/lib/http/fetch-json.ts"
+    saved = mem.save_observation(
+        "fetchJson aborts after its timeout", "architecture", anchors=[f"{target}::fetchJson"]
+    ).record
+    assert saved["anchors"][0]["hash"], "the anchor carries the code's current hash"
+    mem.scan()
+    assert mem.get(saved["id"])["needs_review"] is False
+    source = example_repo / target
+    source.write_text(source.read_text().replace("5000", "8000"))
+    mem.scan(paths=[target])
+    assert mem.get(saved["id"])["needs_review"] is True

@@ -90,3 +90,20 @@ def test_praise_without_patterns_says_so(empty_repo: Path) -> None:
     lesson = Memory(empty_repo).learn_utterance("perfect, thanks")
     assert lesson.trigger is not None and lesson.trigger.kind == "praise"
     assert lesson.outcome is None
+
+
+@pytest.mark.parametrize(
+    "utterance",
+    [
+        "From now on always use pnpm instead of npm",
+        "Going forward always run the linter before committing",
+        "de ahora en adelante siempre usa pnpm",
+    ],
+)
+def test_lead_in_phrases_do_not_hide_a_trigger(empty_repo: Path, utterance: str) -> None:
+    lesson = Memory(empty_repo).learn_utterance(utterance)
+    assert lesson.trigger is not None and lesson.trigger.kind == "pattern"
+
+
+def test_a_lead_in_alone_is_no_trigger(empty_repo: Path) -> None:
+    assert Memory(empty_repo).learn_utterance("From now on I will be away").trigger is None

@@ -81,6 +81,13 @@ def _scoped(ctx: Context, scope: str) -> Memory:
     show_default=True,
     help="mistake: severity.",
 )
+@click.option(
+    "--anchor",
+    "anchors",
+    multiple=True,
+    help="Code it is about: PATH or "
+    "PATH::SYMBOL (repeatable); a later change to that code marks it for review.",
+)
 @click.option("--pin", "pinned", is_flag=True, help="Pin it: always included in context.")
 @scope_option
 @json_option
@@ -99,6 +106,7 @@ def save(
     example: str,
     correction: str,
     severity: str,
+    anchors: tuple[str, ...],
     pinned: bool,
     scope: str,
     as_json: bool,
@@ -129,6 +137,7 @@ def save(
         pinned=pinned,
         scope=scope,
         source="cli",
+        anchors=anchors,
         description=description,
         example=example,
         correction=correction,
