@@ -65,9 +65,18 @@ def context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def forked(fn: Callable[[list[T]], R], chunks: list[list[T]], processes: int) -> Iterator[R]:
-    """``fn`` over ``chunks`` in forked workers (the caller checked ``can_fork``)."""
+def forked(
+    fn: Callable[[list[T]], R],
+    chunks: list[list[T]],
+    processes: int,
+    meanwhile: Callable[[], object] | None = None,
+) -> Iterator[R]:
+    """``fn`` over ``chunks`` in forked workers (the caller checked ``can_fork``); once the
+    workers are forked and the chunks handed out, ``meanwhile`` runs here while they work."""
     with ProcessPoolExecutor(
         max_workers=processes, mp_context=multiprocessing.get_context("fork")
     ) as pool:
-        yield from pool.map(fn, chunks)
+        results = pool.map(fn, chunks)
+        if meanwhile is not None:
+            meanwhile()
+        yield from results

@@ -367,16 +367,25 @@ def _write(run: _Run, clock: _Clock) -> int:
     for path in run.files:
         by_folder.setdefault(folder_of(path), []).append(path)
     folders = sorted(run.dirty | run.symbols.dirty)
+    relationships: list[dict[str, Any] | None] = []
+
+    def derive() -> None:  # areas depend on ``run.files`` only, which writing leaves alone
+        relationships.append(_relationships(run))
+
     global _writing
     _writing = (run, by_folder)
     try:
-        written = _flush(folders, run)
+        written = _flush(folders, run, derive)
     finally:
         _writing = None
     for folder in folders:
         run.written[folder] = {p: run.files[p] for p in by_folder.get(folder, [])}
     clock.lap("write")
-    written += _write_relationships(run)
+    if not relationships:
+        derive()
+    document = relationships[0]
+    if document is not None:
+        written += int(run.store.write_json(run.layout.entity / RELATIONSHIPS, document))
     clock.lap("areas")
     return written
 
@@ -385,12 +394,14 @@ _writing: tuple[_Run, dict[str, list[str]]] | None = None  # read by forked writ
 PARALLEL_WRITE = 200  # folders to write before encoding and writing move to forked workers
 
 
-def _flush(folders: list[str], run: _Run) -> int:
+def _flush(folders: list[str], run: _Run, meanwhile: Callable[[], None]) -> int:
     """Encode and write the shards of ``folders``; returns the files changed. With many
     folders, forked workers do it: their fsyncs overlap, which is where a cold scan's write
     time goes. Each writes through its inherited copy of the ``Store``; the files they changed
     are handed to the parent's store through ``adopt`` when it records writes (the daemon's
-    ``RecordingStore``), and a store subclass without ``adopt`` writes in-process."""
+    ``RecordingStore``), and a store subclass without ``adopt`` writes in-process.
+    ``meanwhile`` runs in this process while forked workers write (feature areas: on a cold
+    scan their derivation overlaps the writers' fsyncs); the in-process path does not call it."""
     adopt: Callable[[list[str]], None] | None = getattr(run.store, "adopt", None)
     plain = type(run.store) is Store or adopt is not None
     if len(folders) < PARALLEL_WRITE or not pool.can_fork() or not plain:
@@ -399,7 +410,7 @@ def _flush(folders: list[str], run: _Run) -> int:
     size = max(8, len(folders) // (writers * 4))
     chunks = [folders[i : i + size] for i in range(0, len(folders), size)]
     written = 0
-    for count, broken, changed in pool.forked(_write_chunk, chunks, writers):
+    for count, broken, changed in pool.forked(_write_chunk, chunks, writers, meanwhile):
         written += count
         run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
         run.shards.changed.extend(Path(p) for p in changed)
@@ -442,11 +453,11 @@ def _areas_may_change(run: _Run) -> bool:
     return False
 
 
-def _write_relationships(run: _Run) -> int:
+def _relationships(run: _Run) -> dict[str, Any] | None:
+    """The relationships document to write, or None when areas cannot have changed."""
     target = run.layout.entity / RELATIONSHIPS
     if target.exists() and not _areas_may_change(run):
-        return 0
+        return None
     existing = run.shards.read(target) if target.exists() else None
     sources = {p: e for p, e in run.files.items() if e.get("language")}
-    document = areas.merge(areas.derive(sources), existing)
-    return int(run.store.write_json(target, document))
+    return areas.merge(areas.derive(sources), existing)
