@@ -8,6 +8,7 @@ they inherit the scan's state and the memory lock, so nothing big is pickled.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -48,13 +49,18 @@ def parse(
     batches = [jobs[i : i + size] for i in range(0, total, size)]
     done = 0
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context(), initializer=parsefile.prepare, initargs=setup
+        max_workers=workers, mp_context=context(), initializer=_worker, initargs=setup
     ) as pool:
         for batch in pool.map(parsefile.run_batch, batches):
             yield from batch
             done += len(batch)
             if progress is not None:
                 progress(done, total)
+
+
+def _worker(root: str, sources: frozenset[str]) -> None:
+    gc.enable()  # a forked worker inherits the scan's paused collector
+    parsefile.prepare(root, sources)
 
 
 def context() -> multiprocessing.context.BaseContext:
