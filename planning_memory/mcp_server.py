@@ -285,6 +285,7 @@ class MemoryTools:
         (best = 1), snippet, plus source/path/session when useful. Pinned memories are always
         appended. Use memory_get with an id for the full record, memory_timeline for what
         happened around it."""
+        warnings: list[str] = []
         hits = self.memory().search(
             query,
             sources=tuple(sources),
@@ -294,8 +295,12 @@ class MemoryTools:
             limit=limit,
             threshold=threshold,
             match=match,
+            warnings=warnings,
         )
-        return compact({"results": [_hit_row(h) for h in hits]})
+        found: dict[str, Any] = {"results": [_hit_row(h) for h in hits]}
+        if warnings:
+            found["warnings"] = warnings
+        return compact(found)
 
     @guard
     def memory_get(self, id: Id) -> str:

@@ -524,10 +524,22 @@ class Memory:
         limit: int = 10,
         threshold: float = 0.0,
         match: str = "auto",
+        semantic: bool | None = None,
+        warnings: list[str] | None = None,
     ) -> list[Hit]:
-        """Ranked hits (BM25 with bounded recency and access boosts; pinned first)."""
-        from planning_memory import search
+        """Ranked hits (BM25 with bounded recency and access boosts; pinned first).
 
+        ``semantic`` (default: the config's ``contextual.embeddingModel`` is set) re-ranks by
+        local embeddings when the ``[semantic]`` extra is installed; otherwise a line saying so
+        is appended to ``warnings`` and the BM25 order is kept."""
+        from planning_memory import search
+        from planning_memory import semantic as sem
+
+        ranker = None
+        if semantic or (semantic is None and sem.wanted(self.config)):
+            ranker, problem = sem.load_ranker()
+            if problem and warnings is not None:
+                warnings.append(problem)
         index = self.index()
         try:
             return search.search(
@@ -541,6 +553,7 @@ class Memory:
                 limit=limit,
                 threshold=threshold,
                 match=match,
+                ranker=ranker,
             )
         finally:
             index.close()

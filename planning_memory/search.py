@@ -15,8 +15,10 @@ Ranking (documented in docs/search.md)::
 The boosts are bounded: together they multiply relevance by at most 1.25, so they reorder
 near-ties but never lift a poor match over a good one. Pinned long-term records that match the
 filters are always returned (after the ranked hits, not counted in ``limit``, reason
-``pinned``); soft-deleted records are never in the index at all. ``rrf_fuse`` combines several
-rankings by reciprocal rank fusion, for an optional semantic ranker.
+``pinned``); soft-deleted records are never in the index at all. With a ``ranker`` (the
+``[semantic]`` extra), the best ``SEMANTIC_POOL`` hits are re-ordered by ``rrf_fuse`` of their
+BM25 order (counted ``BM25_RRF_WEIGHT`` times) and the ranker's order, then cut to ``limit``
+(scores stay the BM25 ones).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ ACCESS_SATURATION = 50
 POOL_FACTOR = 3
 MIN_POOL = 30
 RRF_K = 60
+SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a cache miss)
+BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
 COMMON_DF = 1500  # documents; more common terms are left out of the OR step
 MATCH_MODES = ("auto", "all", "any")
@@ -238,6 +242,7 @@ def search(
     threshold: float = 0.0,
     match: str = "auto",
     include_pinned: bool = True,
+    ranker: Ranker | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``text`` (see the module docstring for the formula and the modes)."""
     filters = Filters(tuple(sources), tuple(types), scope, tuple(tags), session_id)
@@ -256,11 +261,14 @@ def search(
             scored += [(s, r, "any") for s, r in _ranked(extra, now) if r.doc.key not in seen]
     best = max((s for s, _r, _m in scored), default=1.0)
     hits = []
-    for rank, (score, row, how) in enumerate(scored[:limit], start=1):
+    cut = max(limit, SEMANTIC_POOL) if ranker is not None else limit
+    for rank, (score, row, how) in enumerate(scored[:cut], start=1):
         norm = score / best
         if norm + 1e-12 < threshold:
             continue
         hits.append(_hit(row, norm, how, _reason(row, terms, rank), terms))
+    if ranker is not None and hits:
+        hits = fuse(hits, ranker, text)[:limit]
     if include_pinned:
         hits += pinned_hits(index, filters, exclude={h.key for h in hits}, terms=terms)
     return hits
@@ -291,9 +299,11 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
     return sorted(scores, key=lambda key: (-scores[key], key))
 
 
-def fuse(hits: Sequence[Hit], ranker: Ranker, query: str) -> list[Hit]:
-    """Re-order ``hits`` by RRF of their BM25 order and ``ranker``'s order."""
+def fuse(
+    hits: Sequence[Hit], ranker: Ranker, query: str, bm25_weight: int = BM25_RRF_WEIGHT
+) -> list[Hit]:
+    """Re-order ``hits`` by RRF of their BM25 order (``bm25_weight`` times) and ``ranker``'s."""
     by_key = {h.key: h for h in hits if h.match != "pinned"}
-    order = rrf_fuse([list(by_key), ranker.rank(query, list(by_key.values()))])
+    order = rrf_fuse([list(by_key)] * bm25_weight + [ranker.rank(query, list(by_key.values()))])
     fused = [by_key[k] for k in order if k in by_key]
     return fused + [h for h in hits if h.match == "pinned"]

