@@ -45,7 +45,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 docs: $(STAMP)
-	$(PY) -m planning_memory.clidoc > docs/cli.md
+	$(PY) -m planning_memory.cli.doc > docs/cli.md
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -69,7 +69,9 @@ def check_budget(budget: int) -> int:
 
 
 # -- gathering ----------------------------------------------------------------------------------
-def _memory_items(index: Index, task: Task, now: datetime, session_id: str) -> list[Item]:
+def _memory_items(
+    index: Index, task: Task, now: datetime, session_id: str, decay: bool = False
+) -> list[Item]:
     items: list[Item] = []
     records = Filters(("record",))
     for n, row in enumerate(index.where("d.pinned = 1", [], records, 200)):
@@ -82,6 +84,7 @@ def _memory_items(index: Index, task: Task, now: datetime, session_id: str) -> l
         limit=SEARCH_LIMIT,
         threshold=RELATED_THRESHOLD,
         include_pinned=False,
+        decay=decay,
     )
     matched = {h.key for h in hits}
     terms = search.query_terms(query)
@@ -173,7 +176,13 @@ def gather(
     items = [
         temporal_item(now, _zone(config, now), session),
         *session_items(session, window),
-        *_memory_items(index, task, now, str((session or {}).get("id") or "")),
+        *_memory_items(
+            index,
+            task,
+            now,
+            str((session or {}).get("id") or ""),
+            bool(config["memory"]["longTerm"].get("decayEnabled", False)),
+        ),
     ]
     items.sort(key=lambda i: (i.tier, i.order))
     seen: set[tuple[str, str]] = set()

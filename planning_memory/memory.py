@@ -554,6 +554,7 @@ class Memory:
                 threshold=threshold,
                 match=match,
                 ranker=ranker,
+                decay=bool(self.settings("longTerm")["decayEnabled"]),
             )
         finally:
             index.close()

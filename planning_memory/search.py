@@ -42,6 +42,8 @@ ACCESS_SATURATION = 50
 POOL_FACTOR = 3
 MIN_POOL = 30
 RRF_K = 60
+DECAY_HALF_LIFE_DAYS = 180.0  # decayEnabled: an unused record's weight halves every 180 days
+DECAY_FLOOR = 0.5  # ... but never below half: decay reorders, it does not hide
 SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a cache miss)
 BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
@@ -154,11 +156,26 @@ def access_boost(count: int) -> float:
     return ACCESS_WEIGHT * min(1.0, math.log1p(max(count, 0)) / math.log1p(ACCESS_SATURATION))
 
 
-def final_score(row: Row, now: datetime) -> float:
-    """The ranking formula above, before normalisation."""
+def decay_factor(row: Row, now: datetime) -> float:
+    """The config's ``longTerm.decayEnabled``: a long-term record that was never used (no
+    access) ranks lower the longer since its last update, halving every
+    ``DECAY_HALF_LIFE_DAYS`` down to ``DECAY_FLOOR``. Pinned records never decay."""
+    if row.doc.source != "record" or row.doc.pinned or row.access_count > 0:
+        return 1.0
+    try:
+        age = (now - _parse_time(row.doc.updated_at)).total_seconds() / 86400.0
+    except (ValueError, TypeError):
+        return 1.0
+    return float(max(DECAY_FLOOR, 0.5 ** (max(age, 0.0) / DECAY_HALF_LIFE_DAYS)))
+
+
+def final_score(row: Row, now: datetime, decay: bool = False) -> float:
+    """The ranking formula above, before normalisation (times ``decay_factor`` when
+    ``decay``)."""
     relevance = max(-row.bm25, 1e-9)
     boost = recency_boost(row.doc.updated_at, now) + access_boost(row.access_count)
-    return relevance * (1.0 + boost)
+    score = relevance * (1.0 + boost)
+    return score * decay_factor(row, now) if decay else score
 
 
 def snippet(body: str, terms: Sequence[str], width: int = 160) -> str:
@@ -213,8 +230,8 @@ def _reason(row: Row, terms: Sequence[str], rank: int) -> str:
     return f"matches {', '.join(found[:6])} (rank {rank})"
 
 
-def _ranked(rows: Iterable[Row], now: datetime) -> list[tuple[float, Row]]:
-    scored = [(final_score(r, now), r) for r in rows]
+def _ranked(rows: Iterable[Row], now: datetime, decay: bool) -> list[tuple[float, Row]]:
+    scored = [(final_score(r, now, decay), r) for r in rows]
     scored.sort(key=lambda sr: (-sr[0], sr[1].doc.key))
     return scored
 
@@ -243,6 +260,7 @@ def search(
     match: str = "auto",
     include_pinned: bool = True,
     ranker: Ranker | None = None,
+    decay: bool = False,
 ) -> list[Hit]:
     """Ranked hits for ``text`` (see the module docstring for the formula and the modes)."""
     filters = Filters(tuple(sources), tuple(types), scope, tuple(tags), session_id)
@@ -253,12 +271,14 @@ def search(
         pool = max(limit * POOL_FACTOR, MIN_POOL)
         first = "any" if match == "any" else "all"
         rows = index.match(match_expression(terms, first), filters, pool)
-        scored = [(s, r, first) for s, r in _ranked(rows, now)]
+        scored = [(s, r, first) for s, r in _ranked(rows, now, decay)]
         wider = _or_terms(index, terms) if match == "auto" and len(rows) < limit else []
         if wider:
             seen = {r.doc.key for r in rows}
             extra = index.match(match_expression(wider, "any"), filters, pool)
-            scored += [(s, r, "any") for s, r in _ranked(extra, now) if r.doc.key not in seen]
+            scored += [
+                (s, r, "any") for s, r in _ranked(extra, now, decay) if r.doc.key not in seen
+            ]
     best = max((s for s, _r, _m in scored), default=1.0)
     hits = []
     cut = max(limit, SEMANTIC_POOL) if ranker is not None else limit

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +180,29 @@ def test_search_beats_substring_baseline_on_a_labelled_subset() -> None:
     assert ours["recall@5"] > naive["recall@5"]
     assert ours["mrr"] > naive["mrr"]
     assert ours["recall@5"] >= 0.8
+
+
+def test_decay_enabled_ranks_an_old_unused_record_lower(tmp_path: Path) -> None:
+    import shutil
+
+    from planning_memory.memory import Memory
+
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    plain_repo, decay_repo = tmp_path / "plain", tmp_path / "decay"
+    Memory.init(plain_repo)
+    old = Memory(plain_repo, clock=lambda: now - timedelta(days=900))
+    body = {"what": "zod schema validation zod schema", "why": "", "where": "", "learned": ""}
+    old_id = old.save("Zod schema validation for forms", "learning", body=body).record["id"]
+    new_id = Memory(plain_repo, clock=lambda: now).save("Validation with zod").record["id"]
+    shutil.copytree(plain_repo, decay_repo)  # before any search: no access counts yet
+    cfg_path = decay_repo / ".planning" / "memory-config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["memory"]["longTerm"]["decayEnabled"] = True
+    cfg_path.write_text(json.dumps(cfg))
+
+    def order(repo: Path) -> list[str]:
+        hits = Memory(repo, clock=lambda: now).search("zod schema validation", match="any")
+        return [h.ref_id for h in hits if h.ref_id in (old_id, new_id)]
+
+    assert order(plain_repo) == [old_id, new_id]
+    assert order(decay_repo) == [new_id, old_id]
