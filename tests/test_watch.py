@@ -615,7 +615,7 @@ def test_a_kernel_queue_overflow_leads_to_a_full_reconcile_that_misses_nothing(
     wait_until(lambda: "created_during_overflow" in entity_text(repo), repo)
     wait_until(lambda: status(repo)["queue"] == 0 and status(repo)["state"] == "idle", repo)
     after = status(repo)
-    assert after["full_reconciles"] == before["full_reconciles"] + 1, report(repo)
+    assert after["full_reconciles"] >= before["full_reconciles"] + 1, report(repo)
     assert "full reconcile (queue overflow)" in runtime(repo).log.read_text()
 
 
