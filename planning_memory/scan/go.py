@@ -17,10 +17,9 @@ from planning_memory.scan.syntax import (
     comments_before,
     count_branches,
     field_text,
+    function_fact,
     leading_comment,
-    lines,
     ordered,
-    short_hash,
     squash,
     string_value,
     summary,
@@ -93,18 +92,13 @@ def _function(scope: Scope, source: bytes) -> FunctionFact:
     result = field_text(node, "result")
     if result:
         signature += " " + result
-    return {
-        "name": scope.name,
-        "qualified_name": scope.qualified,
-        "kind": scope.kind,
-        "lines": lines(node),
-        "signature": squash(signature),
-        "purpose": summary(comments_before(node, _COMMENT, frozenset())),
-        "calls": unique(scope.calls),
-        "exported": _exported(scope),
-        "complexity": 1 + scope.branches,
-        "hash": short_hash(source[scope.start : scope.end]),
-    }
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=comments_before(node, _COMMENT, frozenset()),
+        exported=_exported(scope),
+    )
 
 
 def _package_doc(root: Node) -> str | None:

@@ -17,15 +17,13 @@ from planning_memory.scan.syntax import (
     comments_before,
     count_branches,
     field_text,
+    function_fact,
     leading_comment,
-    lines,
     nest,
     ordered,
-    short_hash,
     squash,
     summary,
     text,
-    unique,
 )
 
 QUERY = """
@@ -113,18 +111,13 @@ def _function(scope: Scope, source: bytes) -> FunctionFact:
     returns = field_text(node, "type")
     if returns:
         signature += " -> " + returns
-    return {
-        "name": scope.name,
-        "qualified_name": scope.qualified,
-        "kind": scope.kind,
-        "lines": lines(node),
-        "signature": squash(signature),
-        "purpose": summary(comments_before(node, _COMMENT, frozenset())),
-        "calls": unique(scope.calls),
-        "exported": _exported(scope),
-        "complexity": 1 + scope.branches,
-        "hash": short_hash(source[scope.start : scope.end]),
-    }
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=comments_before(node, _COMMENT, frozenset()),
+        exported=_exported(scope),
+    )
 
 
 def _purpose(root: Node, types: list[Scope]) -> str | None:

@@ -27,12 +27,11 @@ from planning_memory.scan.syntax import (
     comments_before,
     count_branches,
     field_text,
+    function_fact,
     last_segment,
     leading_comment,
-    lines,
     nest,
     ordered,
-    short_hash,
     squash,
     string_value,
     summary,
@@ -224,18 +223,13 @@ def _statement(node: Node) -> Node:
 # -- functions -----------------------------------------------------------------------------
 def _function(scope: Scope, f: _File, exported: set[str]) -> FunctionFact:
     node = scope.node
-    return {
-        "name": scope.name,
-        "qualified_name": scope.qualified,
-        "kind": scope.kind,
-        "lines": lines(node),
-        "signature": _signature(node),
-        "purpose": summary(comments_before(_statement(node), _COMMENT, _DECORATORS)),
-        "calls": unique(scope.calls),
-        "exported": _is_exported(scope, exported),
-        "complexity": 1 + scope.branches,
-        "hash": short_hash(f.source[scope.start : scope.end]),
-    }
+    return function_fact(
+        scope,
+        f.source,
+        signature=_signature(node),
+        purpose=comments_before(_statement(node), _COMMENT, _DECORATORS),
+        exported=_is_exported(scope, exported),
+    )
 
 
 def _signature(node: Node) -> str:

@@ -15,12 +15,11 @@ from planning_memory.scan.syntax import (
     callee,
     count_branches,
     field_text,
+    function_fact,
     last_segment,
     leading_comment,
-    lines,
     nest,
     ordered,
-    short_hash,
     squash,
     string_value,
     summary,
@@ -79,18 +78,13 @@ def _function(scope: Scope, source: bytes, public: set[str]) -> FunctionFact:
     returns = node.child_by_field_name("return_type")
     if returns is not None:
         signature += " -> " + text(returns)
-    return {
-        "name": scope.name,
-        "qualified_name": scope.qualified,
-        "kind": scope.kind,
-        "lines": lines(node),
-        "signature": squash(signature),
-        "purpose": summary(_docstring(node.child_by_field_name("body"))),
-        "calls": unique(scope.calls),
-        "exported": _is_exported(scope, public),
-        "complexity": 1 + scope.branches,
-        "hash": short_hash(source[scope.start : scope.end]),
-    }
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=_docstring(node.child_by_field_name("body")),
+        exported=_is_exported(scope, public),
+    )
 
 
 def _is_exported(scope: Scope, public: set[str]) -> bool:

@@ -19,10 +19,9 @@ from planning_memory.scan.syntax import (
     comments_before,
     count_branches,
     field_text,
-    lines,
+    function_fact,
     nest,
     ordered,
-    short_hash,
     squash,
     summary,
     text,
@@ -107,18 +106,13 @@ def _function(scope: Scope, source: bytes) -> FunctionFact:
         and parent.kind == "impl"
         and parent.node.child_by_field_name("trait") is not None
     )
-    return {
-        "name": scope.name,
-        "qualified_name": scope.qualified,
-        "kind": scope.kind,
-        "lines": lines(node),
-        "signature": squash(signature),
-        "purpose": summary(_outer_doc(node)),
-        "calls": unique(scope.calls),
-        "exported": _is_pub(node) or in_trait_impl,
-        "complexity": 1 + scope.branches,
-        "hash": short_hash(source[scope.start : scope.end]),
-    }
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=_outer_doc(node),
+        exported=_is_pub(node) or in_trait_impl,
+    )
 
 
 def _outer_doc(node: Node) -> str | None:

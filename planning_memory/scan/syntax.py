@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from planning_memory.scan.facts import FunctionFact
+
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
 MAX_SIGNATURE = 300
 MAX_SUMMARY = 200
@@ -291,3 +293,22 @@ def leading_comment(
 def _file_comment(block: list[str]) -> str | None:
     body = "\n".join(block)
     return None if is_license(body) or not body.strip() else body
+
+
+def function_fact(
+    scope: Scope, source: bytes, *, signature: str, purpose: str | None, exported: bool
+) -> FunctionFact:
+    """The facts of one function or method: what every language's extractor reports, with
+    the language-specific parts (signature, doc comment, visibility) passed in."""
+    return {
+        "name": scope.name,
+        "qualified_name": scope.qualified,
+        "kind": scope.kind,
+        "lines": lines(scope.node),
+        "signature": signature,
+        "purpose": summary(purpose),
+        "calls": unique(scope.calls),
+        "exported": exported,
+        "complexity": 1 + scope.branches,
+        "hash": short_hash(source[scope.start : scope.end]),
+    }
