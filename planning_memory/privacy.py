@@ -209,6 +209,16 @@ _KINDS = (
     "secret",
 )
 _PRIORITY = {kind: rank for rank, kind in enumerate(_KINDS)}
+# Every regex a finding starts from, split by the text it runs on (``_may_hold_secret``).
+_CASED_SHAPES = (
+    _PEM_BEGIN,
+    *(rx for rule in _RULES if not rule.lower for rx in rule.regexes),
+)
+_LOWER_SHAPES = (
+    _PRIVATE_TAG,
+    *(rx for rule in _RULES if rule.lower for rx in rule.regexes),
+    *(rx for _kind, rx in _HEADS),
+)
 
 
 def _lower(text: str) -> str:
@@ -303,7 +313,19 @@ def secret_key_kind(key: str) -> str | None:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every private block and secret in ``text``, merged where they overlap, by position."""
-    return _merge([*_private_spans(text), *_secret_spans(text)])
+    lowered = _lower(text)
+    if not _may_hold_secret(text, lowered):
+        return []
+    return _merge([*_private_spans(text), *_secret_spans(text, lowered)])
+
+
+def _may_hold_secret(text: str, lowered: str) -> bool:
+    """False when no shape can match anywhere in ``text``: one search per regex, the common
+    case of text with nothing to redact (a source file, a message) without the per-match
+    checks."""
+    return any(rx.search(text) for rx in _CASED_SHAPES) or any(
+        rx.search(lowered) for rx in _LOWER_SHAPES
+    )
 
 
 def redact(text: str) -> str:
@@ -424,8 +446,7 @@ def _pem_spans(text: str) -> Iterator[Finding]:
         pos = stop
 
 
-def _secret_spans(text: str) -> Iterator[Finding]:
-    lowered = _lower(text)
+def _secret_spans(text: str, lowered: str) -> Iterator[Finding]:
     yield from _pem_spans(text)
     for rule in _RULES:
         yield from _rule_spans(rule, text, lowered)

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,12 +34,34 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(JSON)
 def test_canonical_bytes_equal_the_codec(value: Any) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         return
     assert canonical_bytes(value) == codec.dump_bytes(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"cover": [1e-5, -3.5e-5, 1e-7, 5e-324, 1e-4, 1e16, 87.5, 100.0, -0.0]},
+        {"signature": "(eps=1e-7, tiny=0.00001)"},  # the shapes inside a string
+        {"path": "caf\udce9.py"},  # a file name that is not UTF-8 (surrogate escape)
+        {"lines": 2**70, "small": -(2**63)},
+        {"text": '\u2028\u2029\x7f\x00\x1f"\\\t\n é 漢 😀'},
+        {"é": 1, "e": 2, "😀": 3, "\uffff": 4, "": 5},
+        [[], {}, [{}], {"a": []}],
+    ],
+)
+def test_canonical_bytes_edge_values(value: Any) -> None:
+    try:
+        expected = codec.dump_bytes(value)
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            canonical_bytes(value)
+        return
+    assert canonical_bytes(value) == expected
 
 
 def run(root: Path, config: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]

@@ -250,14 +250,27 @@ class _Linker:
         self.functions = functions
         self.result: dict[str, set[str]] = {}
         self._indexed: set[str] = set()
-        self._by_name: dict[str, dict[str, list[tuple[str, Entity]]]] = {}
+        self._by_name: dict[str, dict[str, list[tuple[str, str | None]]]] = {}
+        self._calls: dict[str, tuple[str, bool, bool] | None] = {}  # call text -> its shape
 
     def _index(self, paths: set[str]) -> None:
+        by_name = self._by_name
         for path in paths - self._indexed:
             self._indexed.add(path)
             for key, entity in self.functions.of(path).items():
-                by_file = self._by_name.setdefault(name_of(key, entity), {})
-                by_file.setdefault(path, []).append((key, entity))
+                by_file = by_name.setdefault(name_of(key, entity), {})
+                by_file.setdefault(path, []).append((key, entity.get("kind")))
+
+    def _shape(self, call: str) -> tuple[str, bool, bool] | None:
+        """``(name, own, bare)`` of a call's text, or None for ``new X`` (memoised: call
+        texts repeat across a repository)."""
+        if call.startswith("new "):
+            shape = None
+        else:
+            name = last_segment(call)
+            shape = (name, call.startswith(("self.", "this.")), call == name)
+        self._calls[call] = shape
+        return shape
 
     def contribute_all(self, callers: list[str], only: dict[str, set[str]] | None) -> None:
         """Add the calls of every file in ``callers`` (restricted to ``only``'s names)."""
@@ -271,37 +284,42 @@ class _Linker:
     def _contribute(self, caller: str, only: dict[str, set[str]] | None) -> None:
         visible = self.graph.visible(caller)
         java = self.graph.family(caller) == "java"
+        by_name, shapes, result = self._by_name, self._calls, self.result
         for caller_key, entity in self.functions.of(caller).items():
-            for call in entity.get("calls", []):
-                if call.startswith("new "):
+            for call in entity.get("calls", ()):
+                shape = shapes[call] if call in shapes else self._shape(call)
+                if shape is None:
                     continue
-                name = last_segment(call)
-                candidates = self._by_name.get(name)
+                name, own, bare = shape
+                candidates = by_name.get(name)
                 if not candidates:
                     continue
-                own = call.startswith(("self.", "this."))
-                bare = call == name
                 if own:
                     targets: list[str] = [caller] if caller in candidates else []
                 elif len(candidates) <= len(visible):
                     targets = [t for t in candidates if t in visible]
                 else:
                     targets = [t for t in visible if t in candidates]
+                if not targets:
+                    continue
                 found = [
                     (target, key)
                     for target in targets
-                    for key, fn in candidates[target]
-                    if _compatible(fn, own, bare, java and target == caller)
+                    for key, kind in candidates[target]
+                    if _compatible(kind, own, bare, java and target == caller)
                 ]
                 if not (bare or own or len(found) <= AMBIGUOUS):
                     continue
                 for target, key in found:
                     if only is None or name in only.get(target, ()):
-                        self.result.setdefault(key, set()).add(caller_key)
+                        callers = result.get(key)
+                        if callers is None:
+                            result[key] = {caller_key}
+                        else:
+                            callers.add(caller_key)
 
 
-def _compatible(fn: Entity, own: bool, bare: bool, same_java_file: bool) -> bool:
-    kind = fn.get("kind")
+def _compatible(kind: str | None, own: bool, bare: bool, same_java_file: bool) -> bool:
     if own:
         return kind in ("method", "constructor")
     if bare:
