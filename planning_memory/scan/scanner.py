@@ -226,9 +226,42 @@ def _update(run: _Run, clock: _Clock) -> int:
     _apply_coverage(run)
     clock.lap("resolve")
     old_graph, new_graph = callgraph.Graph(run.old_files), callgraph.Graph(run.files)
-    callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
+
+    def link() -> None:
+        callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
+
+    relationships = _areas_beside(run, link)
     clock.lap("called_by")
-    return _write(run, clock)
+    return _write(run, clock, relationships)
+
+
+PARALLEL_AREAS = 5000  # files from which areas are derived in a forked child
+
+
+def _areas_beside(run: _Run, work: Callable[[], None]) -> dict[str, Any] | None:
+    """Run ``work`` (``called_by``) and derive the relationships document to write (None:
+    areas cannot have changed). Areas depend on the file entities only, which ``work``
+    leaves alone, so on a large run a forked child derives them on the other core while
+    ``work`` runs here."""
+    global _deriving
+    if len(run.files) < PARALLEL_AREAS or not pool.can_fork():
+        work()
+        return _relationships(run)
+    _deriving = run
+    try:
+        ((document, broken),) = pool.forked(_derive_in_child, [[]], 1, work)
+    finally:
+        _deriving = None
+    run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
+    return document
+
+
+_deriving: _Run | None = None  # read by the forked child of ``_areas_beside``
+
+
+def _derive_in_child(_unused: list[None]) -> tuple[dict[str, Any] | None, list[str]]:
+    assert _deriving is not None
+    return _relationships(_deriving), _deriving.shards.broken
 
 
 def _scope(root: Path, paths: list[str] | None) -> list[str] | None:
@@ -255,7 +288,7 @@ def _in_scope(path: str, scope: list[str] | None) -> bool:
 
 # -- planning and parsing ------------------------------------------------------------------
 def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[parsefile.Job]:
-    root = run.layout.repo_root
+    base = str(run.layout.repo_root) + os.sep
     stored = run.index.hashes
     listed: set[str] = set()
     jobs: list[parsefile.Job] = []
@@ -271,7 +304,7 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
         jobs.append(
             {
                 "path": item.path,
-                "location": str(root / item.path),
+                "location": base + item.path,
                 "language": language,
                 "git_hash": item.git_hash,
                 "known": None if run.full else known,
@@ -386,28 +419,20 @@ def _apply_coverage(run: _Run) -> None:
 
 
 # -- writing -------------------------------------------------------------------------------
-def _write(run: _Run, clock: _Clock) -> int:
+def _write(run: _Run, clock: _Clock, document: dict[str, Any] | None) -> int:
     by_folder: dict[str, list[str]] = {}
     for path in run.files:
         by_folder.setdefault(folder_of(path), []).append(path)
     folders = sorted(run.dirty | run.symbols.dirty)
-    relationships: list[dict[str, Any] | None] = []
-
-    def derive() -> None:  # areas depend on ``run.files`` only, which writing leaves alone
-        relationships.append(_relationships(run))
-
     global _writing
     _writing = (run, by_folder)
     try:
-        written = _flush(folders, run, derive)
+        written = _flush(folders, run)
     finally:
         _writing = None
     for folder in folders:
         run.written[folder] = {p: run.files[p] for p in by_folder.get(folder, [])}
     clock.lap("write")
-    if not relationships:
-        derive()
-    document = relationships[0]
     if document is not None:
         written += int(run.store.write_json(run.layout.entity / RELATIONSHIPS, document))
     clock.lap("areas")
@@ -418,14 +443,12 @@ _writing: tuple[_Run, dict[str, list[str]]] | None = None  # read by forked writ
 PARALLEL_WRITE = 200  # folders to write before encoding and writing move to forked workers
 
 
-def _flush(folders: list[str], run: _Run, meanwhile: Callable[[], None]) -> int:
+def _flush(folders: list[str], run: _Run) -> int:
     """Encode and write the shards of ``folders``; returns the files changed. With many
     folders, forked workers do it: their fsyncs overlap, which is where a cold scan's write
     time goes. Each writes through its inherited copy of the ``Store``; the files they changed
     are handed to the parent's store through ``adopt`` when it records writes (the daemon's
-    ``RecordingStore``), and a store subclass without ``adopt`` writes in-process.
-    ``meanwhile`` runs in this process while forked workers write (feature areas: on a cold
-    scan their derivation overlaps the writers' fsyncs); the in-process path does not call it."""
+    ``RecordingStore``), and a store subclass without ``adopt`` writes in-process."""
     adopt: Callable[[list[str]], None] | None = getattr(run.store, "adopt", None)
     plain = type(run.store) is Store or adopt is not None
     if len(folders) < PARALLEL_WRITE or not pool.can_fork() or not plain:
@@ -434,7 +457,7 @@ def _flush(folders: list[str], run: _Run, meanwhile: Callable[[], None]) -> int:
     size = max(8, len(folders) // (writers * 4))
     chunks = [folders[i : i + size] for i in range(0, len(folders), size)]
     written = 0
-    for count, broken, changed in pool.forked(_write_chunk, chunks, writers, meanwhile):
+    for count, broken, changed in pool.forked(_write_chunk, chunks, writers):
         written += count
         run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
         run.shards.changed.extend(Path(p) for p in changed)
