@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from planning_memory.scan import (
     current_anchor_hash,
     get_area,
     get_file,
+    get_function,
     mark_stale_anchors,
     scan,
 )
@@ -267,3 +269,33 @@ def test_the_hash_index_is_only_a_cache(tmp_path: Path) -> None:
     assert set(json.loads(cache.read_text())["folders"]["."][1]) == {"a.py", "b.py"}
     cache.unlink()
     assert run(tmp_path).parsed == 0 and cache.exists()
+
+
+def test_a_one_file_change_reads_only_the_shards_it_needs(tmp_path: Path) -> None:
+    for folder, other in (("app", "lib"), ("lib", "app"), ("misc", "app")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text(f"from {other} import m\n\ndef f_{folder}():\n")
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "app/m.py").write_text("from lib.m import f_lib\n\ndef f_app():\n    f_lib()\n")
+    (tmp_path / "lib/m.py").write_text("def f_lib():\n    return 1\n")
+    (tmp_path / "misc/m.py").write_text("def f_misc():\n    return 2\n")
+    assert run(tmp_path).errors == 0
+    layout = Layout.for_repo(tmp_path)
+    misc = layout.entity / "files/misc/_shard.json"
+    # misc/ is unrelated to the change below: make its shard unreadable without changing the
+    # size, mtime or inode the hash index trusts it by; a scan that read it would report it
+    st = misc.stat()
+    with open(misc, "r+b") as fh:
+        fh.write(b"<" * st.st_size)
+    os.utime(misc, ns=(st.st_atime_ns, st.st_mtime_ns))
+    (tmp_path / "lib/m.py").write_text("def f_lib():\n    return 1\n\ndef g_lib():\n    f_lib()\n")
+    report = run(tmp_path)
+    assert (report.parsed, report.errors, report.shards_written) == (1, 0, 1)
+    store = Store(layout)
+    assert get_function(layout, store, "f_lib")[0]["called_by"] == [
+        "app/m.py::f_app",
+        "lib/m.py::g_lib",
+    ]
+    misc.write_bytes(b"{}")  # a shard that is read again (its signature changed) is rebuilt
+    report = run(tmp_path)
+    assert report.parsed == 2 and get_function(layout, store, "f_misc")  # m.py, __init__.py

@@ -139,10 +139,18 @@ class Graph:
         if self._importers is None or self._reexporters is None:
             importers: dict[str, set[str]] = {}
             reexporters: dict[str, set[str]] = {}
-            for path in self.files:
-                for target in self.direct(path):
+            files = self.files
+            for path, entity in files.items():
+                imports = entity.get("imports")
+                if not imports:  # imports nothing, re-exports nothing
+                    continue
+                targets = self.direct(path)
+                for target in targets:
                     importers.setdefault(target, set()).add(path)
-                for target in self.reexports(path):
+                if posixpath.basename(path) not in BARRELS:  # else: ``reexports`` is ``direct``
+                    found = (imports.get(m) for m in entity.get("reexports", ()))
+                    targets = [t for t in found if t and t in files]
+                for target in targets:
                     reexporters.setdefault(target, set()).add(path)
             self._importers, self._reexporters = importers, reexporters
         return self._importers, self._reexporters

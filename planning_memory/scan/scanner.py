@@ -34,6 +34,7 @@ from planning_memory.scan import (
     resolve,
     walk,
 )
+from planning_memory.scan.filetable import FileTable
 from planning_memory.scan.languages import language_for
 from planning_memory.scan.settings import Settings
 from planning_memory.scan.shards import HashIndex, Shard, Shards, folder_of
@@ -78,9 +79,8 @@ class _Run:
     shards: Shards
     index: HashIndex
     symbols: Symbols
-    old_files: dict[str, Entity] = field(default_factory=dict)  # filled by ``load``
-    files: dict[str, Entity] = field(default_factory=dict)
-    loaded: bool = False
+    table: FileTable
+    active: bool = False  # something changed: derived facts must be brought up to date
     dirty: set[str] = field(default_factory=set)  # folders whose shard must be rebuilt
     changed: set[str] = field(default_factory=set)  # paths whose functions may have changed
     parsed: set[str] = field(default_factory=set)
@@ -90,22 +90,11 @@ class _Run:
     sources: frozenset[str] = frozenset()  # source files the workers resolve imports against
     written: dict[str, dict[str, Entity]] = field(default_factory=dict)  # folder -> files
 
-    def load(self) -> None:
-        """Read the stored file entities: needed as soon as anything is to change."""
-        if not self.loaded:
-            self.old_files = self.shards.load_files()
-            self.files = dict(self.old_files)
-            self.loaded = True
-
     def count(self, name: str, by: int = 1) -> None:
         self.counts[name] = self.counts.get(name, 0) + by
 
     def set_file(self, path: str, entity: Entity | None) -> None:
-        if entity is None:
-            if self.files.pop(path, None) is not None:
-                self.dirty.add(folder_of(path))
-        elif self.files.get(path) != entity:
-            self.files[path] = entity
+        if self.table.put(path, entity):
             self.dirty.add(folder_of(path))
 
 
@@ -159,19 +148,19 @@ def _scan(
         shards = Shards(layout, store)
         cache = layout.contextual / HASH_INDEX
         index = shards.index(cache)
-        existing = {folder_of(p) for p in index.hashes}
-        run = _Run(layout, store, settings, full, shards, index, Symbols(shards, existing))
+        stored = index.hashes
+        table = FileTable(shards, stored, index.links())
+        symbols = Symbols(shards, {folder_of(p) for p in stored})
+        run = _Run(layout, store, settings, full, shards, index, symbols, table)
         jobs = _plan(run, listing, scope)
         clock.lap("load")
         setup = (str(layout.repo_root), run.sources)
         for result in pool.parse(jobs, settings, setup, progress):
-            if result["status"] != "same":
-                run.load()
             _apply(run, result)
         clock.lap("parse")
         if _must_refresh(run):  # always called: it records the coverage reports seen
-            run.load()
-        written = _update(run, clock) if run.loaded else 0
+            run.active = True
+        written = _update(run, clock) if run.active else 0
         shards.save_index(cache, run.index, run.written)
     counts = run.counts
     return ScanReport(
@@ -225,7 +214,8 @@ def _update(run: _Run, clock: _Clock) -> int:
     _resolve_imports(run)
     _apply_coverage(run)
     clock.lap("resolve")
-    old_graph, new_graph = callgraph.Graph(run.old_files), callgraph.Graph(run.files)
+    before, after = run.table.graph_views()
+    old_graph, new_graph = callgraph.Graph(before), callgraph.Graph(after)
 
     def link() -> None:
         callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
@@ -244,7 +234,7 @@ def _areas_beside(run: _Run, work: Callable[[], None]) -> dict[str, Any] | None:
     leaves alone, so on a large run a forked child derives them on the other core while
     ``work`` runs here."""
     global _deriving
-    if len(run.files) < PARALLEL_AREAS or not pool.can_fork():
+    if len(run.table.changes) < PARALLEL_AREAS or not pool.can_fork():
         work()
         return _relationships(run)
     _deriving = run
@@ -282,14 +272,10 @@ def _scope(root: Path, paths: list[str] | None) -> list[str] | None:
     return [] if not scope else (None if "" in scope else scope)
 
 
-def _in_scope(path: str, scope: list[str] | None) -> bool:
-    return scope is None or any(path == p or path.startswith(p + "/") for p in scope)
-
-
 # -- planning and parsing ------------------------------------------------------------------
 def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[parsefile.Job]:
     base = str(run.layout.repo_root) + os.sep
-    stored = run.index.hashes
+    stored = run.table.stored
     listed: set[str] = set()
     jobs: list[parsefile.Job] = []
     for item in listing.files:
@@ -311,12 +297,17 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
                 "max_bytes": run.settings.max_file_bytes,
             }
         )
+    if scope is None:
+        in_scope: set[str] = set(stored)
+    else:
+        wanted, prefixes = set(scope), tuple(p + "/" for p in scope)
+        in_scope = {p for p in stored if p in wanted or p.startswith(prefixes)}
     run.sources = frozenset(
-        {p for p, h in stored.items() if h and not _in_scope(p, scope)}
+        {p for p, h in stored.items() if h and p not in in_scope}
         | {p for p in listed if language_for(p)}
     )
     for path, known in stored.items():
-        if not _in_scope(path, scope):
+        if path not in in_scope:
             continue
         if path not in listed:
             _drop(run, path, keep_annotations=False)
@@ -330,6 +321,7 @@ def _apply(run: _Run, result: parsefile.Parsed) -> None:
     if status == "same":
         run.count("unchanged")
         return
+    run.active = True
     if status in ("binary", "large", "gone"):
         if status != "gone":
             run.count(status)
@@ -342,7 +334,7 @@ def _apply(run: _Run, result: parsefile.Parsed) -> None:
     elif entity.get("parse_errors"):
         run.error_paths.append(f"{path}: syntax errors (partial results)")
         run.count("errors")
-    run.set_file(path, entities.carry(entity, run.old_files.get(path)))
+    run.set_file(path, entities.carry(entity, run.table.old(path)))
     run.count("parsed")
     run.parsed.add(path)
     run.changed.add(path)
@@ -366,8 +358,8 @@ def _failed_entity(path: str, digest: str) -> Entity:
 
 
 def _drop(run: _Run, path: str, *, keep_annotations: bool) -> None:
-    run.load()
-    old = run.files.get(path)
+    run.active = True
+    old = run.table.get(path)
     if old is None:
         return
     kept = entities.annotation_only(old) if keep_annotations else None
@@ -383,8 +375,8 @@ def _drop(run: _Run, path: str, *, keep_annotations: bool) -> None:
 def _resolve_imports(run: _Run) -> None:
     """Resolve what the workers could not: every file when the set of source files differs
     from the one they resolved against, or unchanged files when files came or went."""
-    sources = frozenset(p for p, e in run.files.items() if e.get("language"))
-    before = {p for p, e in run.old_files.items() if e.get("language")}
+    sources = run.table.sources()
+    before = run.table.sources(before=True)
     if sources != run.sources:
         targets = sources
     elif sources != before:
@@ -396,7 +388,7 @@ def _resolve_imports(run: _Run) -> None:
     root = str(run.layout.repo_root)
     context = resolve.build_context(sources, lambda rel: parsefile.read_config(root, rel))
     for path in sorted(targets):
-        entity = run.files[path]
+        entity = run.table[path]
         run.set_file(path, parsefile.resolved(entity, path, context))
 
 
@@ -405,10 +397,10 @@ def _apply_coverage(run: _Run) -> None:
     reports = coverage.find_reports(root, run.settings.coverage_reports)
     if not reports:
         return
-    sources = frozenset(p for p, e in run.files.items() if e.get("language"))
+    sources = run.table.sources()
     percent = coverage.load_reports(root, reports, sources)
     for path in sorted(sources):
-        entity = run.files[path]
+        entity = run.table[path]
         wanted = percent.get(path)
         if entity.get("test_coverage") == wanted:
             continue
@@ -420,18 +412,15 @@ def _apply_coverage(run: _Run) -> None:
 
 # -- writing -------------------------------------------------------------------------------
 def _write(run: _Run, clock: _Clock, document: dict[str, Any] | None) -> int:
-    by_folder: dict[str, list[str]] = {}
-    for path in run.files:
-        by_folder.setdefault(folder_of(path), []).append(path)
     folders = sorted(run.dirty | run.symbols.dirty)
+    by_folder = run.table.by_folder(set(folders))
     global _writing
     _writing = (run, by_folder)
     try:
         written = _flush(folders, run)
     finally:
         _writing = None
-    for folder in folders:
-        run.written[folder] = {p: run.files[p] for p in by_folder.get(folder, [])}
+    run.written.update(by_folder)
     clock.lap("write")
     if document is not None:
         written += int(run.store.write_json(run.layout.entity / RELATIONSHIPS, document))
@@ -439,7 +428,7 @@ def _write(run: _Run, clock: _Clock, document: dict[str, Any] | None) -> int:
     return written
 
 
-_writing: tuple[_Run, dict[str, list[str]]] | None = None  # read by forked writers
+_writing: tuple[_Run, dict[str, dict[str, Entity]]] | None = None  # read by forked writers
 PARALLEL_WRITE = 200  # folders to write before encoding and writing move to forked workers
 
 
@@ -478,7 +467,7 @@ def _write_folder(folder: str) -> int:
     assert _writing is not None
     run, by_folder = _writing
     shard = Shard(
-        files={p: run.files[p] for p in sorted(by_folder.get(folder, []))},
+        files=by_folder[folder],
         functions=run.symbols.flat(folder, "functions"),
         components=run.symbols.flat(folder, "components"),
     )
@@ -491,11 +480,13 @@ _AREA_INPUTS = ("language", "imports", "components", "classes", "models")
 def _areas_may_change(run: _Run) -> bool:
     """Whether anything areas are derived from (paths, imports, components, classes,
     models) differs from the last scan."""
-    if run.full or run.files.keys() != run.old_files.keys():
+    if run.full:
         return True
-    for path, entity in run.files.items():
-        old = run.old_files[path]
-        if entity is not old and any(entity.get(k) != old.get(k) for k in _AREA_INPUTS):
+    for path in run.table.changed_paths():
+        entity, old = run.table.get(path), run.table.old(path)
+        if entity is None or old is None:  # a file came or went
+            return True
+        if any(entity.get(k) != old.get(k) for k in _AREA_INPUTS):
             return True
     return False
 
@@ -506,5 +497,5 @@ def _relationships(run: _Run) -> dict[str, Any] | None:
     if target.exists() and not _areas_may_change(run):
         return None
     existing = run.shards.read(target) if target.exists() else None
-    sources = {p: e for p, e in run.files.items() if e.get("language")}
+    sources = {p: e for p, e in run.table.everything().items() if e.get("language")}
     return areas.merge(areas.derive(sources), existing)

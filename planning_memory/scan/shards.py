@@ -198,17 +198,44 @@ def _encode_dict(value: dict[Any, Any], newline: str, out: list[str]) -> None:
     out.append(newline + "}")
 
 
+INDEX_VERSION = 2
+
+
+def links_of(entity: Entity) -> list[list[str]]:
+    """What the call graph needs of a file entity: ``[import targets, re-export targets]``
+    (repository paths, in order, without repeats)."""
+    imports = entity.get("imports") or {}
+    targets = list(dict.fromkeys(t for t in imports.values() if t))
+    reexports = list(dict.fromkeys(t for m in entity.get("reexports", ()) if (t := imports.get(m))))
+    return [targets, reexports]
+
+
 @dataclass
 class HashIndex:
-    """Stored hash of every file (``None`` for an entry that only carries annotations)."""
+    """Stored hash of every file (``None`` for an entry that only carries annotations) and
+    its import links (``links_of``), so that a scan that changes a few files neither reads
+    every shard to compare hashes nor to know who imports whom."""
 
-    folders: dict[str, list[Any]]  # shard folder -> [signature, {path: hash}]
+    # shard folder -> [signature, {path: hash}, {path: links}] (files without links left out)
+    folders: dict[str, list[Any]]
     stale: bool
     notes: dict[str, Any] = field(default_factory=dict)  # other derived state (coverage)
 
     @property
     def hashes(self) -> dict[str, str | None]:
-        return {p: h for _sig, mapping in self.folders.values() for p, h in mapping.items()}
+        return {p: h for entry in self.folders.values() for p, h in entry[1].items()}
+
+    def links(self) -> dict[str, list[list[str]]]:
+        return {p: v for entry in self.folders.values() for p, v in entry[2].items()}
+
+
+def _index_entry(signature: list[list[Any]], files: dict[str, Entity]) -> list[Any]:
+    links = {}
+    for path, entity in files.items():
+        found = links_of(entity)
+        if found[0]:
+            links[path] = found
+    return [signature, {p: e.get("hash") for p, e in files.items()}, links]
 
 
 def _signature(folder: Path, names: list[str]) -> list[list[Any]]:
@@ -228,7 +255,7 @@ def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
             value = _loads(fh.read())
     except (OSError, ValueError):
         return {}, {}
-    if not isinstance(value, dict) or value.get("version") != VERSION:
+    if not isinstance(value, dict) or value.get("version") != INDEX_VERSION:
         return {}, {}
     folders = value.get("folders")
     notes = value.get("notes")
@@ -237,7 +264,7 @@ def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     valid = {
         k: v
         for k, v in folders.items()
-        if isinstance(v, list) and len(v) == 2 and isinstance(v[1], dict)
+        if isinstance(v, list) and len(v) == 3 and isinstance(v[1], dict) and isinstance(v[2], dict)
     }
     return valid, notes
 
@@ -310,6 +337,19 @@ class Shards:
         for shard in self.iter_shards():
             yield from shard.kind(kind).items()
 
+    def load_dir_files(self, directory: str) -> dict[str, Entity]:
+        """The file entities of source folder ``directory`` (functions not decoded)."""
+        folder = self.folder(directory)
+        return self._heads(folder, [p.name for p in self._shard_files(folder)])
+
+    def _heads(self, folder: Path, names: list[str]) -> dict[str, Entity]:
+        files: dict[str, Entity] = {}
+        for name in names:
+            value = self._read_head(folder / name)
+            if value is not None and isinstance(value.get(ROOT), dict):
+                files.update(value[ROOT])
+        return files
+
     def load_files(self) -> dict[str, Entity]:
         """Every file entity in the tree. Only the part of each shard before ``"functions"``
         is decoded when the shard is canonical (keys sorted: ``components``, ``directory``,
@@ -357,12 +397,8 @@ class Shards:
                 folders[rel] = entry
                 continue
             stale = True
-            files: dict[str, Entity] = {}
-            for name in shard_names:
-                value = self._read_head(Path(folder) / name)
-                if value is not None and isinstance(value.get(ROOT), dict):
-                    files.update(value[ROOT])
-            folders[rel] = [signature, {p: e.get("hash") for p, e in files.items()}]
+            files = self._heads(Path(folder), shard_names)
+            folders[rel] = _index_entry(signature, files)
         stale = stale or recorded.keys() != folders.keys()
         return HashIndex(folders, stale, notes)
 
@@ -376,13 +412,12 @@ class Shards:
             rel = os.path.relpath(folder, self.base)
             names = [p.name for p in self._shard_files(folder)]
             if names:
-                hashes = {p: e.get("hash") for p, e in files.items()}
-                index.folders[rel] = [_signature(folder, names), hashes]
+                index.folders[rel] = _index_entry(_signature(folder, names), files)
             else:
                 index.folders.pop(rel, None)
             index.stale = True
         if index.stale:
-            value = {"version": VERSION, "folders": index.folders, "notes": index.notes}
+            value = {"version": INDEX_VERSION, "folders": index.folders, "notes": index.notes}
             data = orjson.dumps(value)
             self.store.write_bytes(cache, data)
 
