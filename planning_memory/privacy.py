@@ -221,6 +221,28 @@ _LOWER_SHAPES = (
 )
 
 
+def _literal_prefix(rx: re.Pattern[str]) -> str:
+    """The text every match of ``rx`` starts with ("" when unknown): a substring test for it
+    is far cheaper than a regex search, and most text holds none of the shapes' prefixes."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+
+        items = list(_parser.parse(rx.pattern.removeprefix("(?i)")))
+    except Exception:  # a private module: without it, always search
+        return ""
+    prefix = []
+    for op, arg in items:
+        if op is not _parser.LITERAL:
+            break
+        prefix.append(chr(arg))
+    return "".join(prefix)
+
+
+# (prefix, regex) pairs; the lowered shapes' prefixes are lower-cased with them
+_CASED_PREFIXED = tuple((_literal_prefix(rx), rx) for rx in _CASED_SHAPES)
+_LOWER_PREFIXED = tuple((_literal_prefix(rx).lower(), rx) for rx in _LOWER_SHAPES)
+
+
 def _lower(text: str) -> str:
     """Lower case with the same length as ``text``, so that offsets carry over."""
     lowered = text.lower()
@@ -323,9 +345,13 @@ def _may_hold_secret(text: str, lowered: str) -> bool:
     """False when no shape can match anywhere in ``text``: one search per regex, the common
     case of text with nothing to redact (a source file, a message) without the per-match
     checks."""
-    return any(rx.search(text) for rx in _CASED_SHAPES) or any(
-        rx.search(lowered) for rx in _LOWER_SHAPES
-    )
+    for prefix, rx in _CASED_PREFIXED:
+        if prefix in text and rx.search(text):
+            return True
+    for prefix, rx in _LOWER_PREFIXED:  # noqa: SIM110 - a hot path: loops, no generators
+        if prefix in lowered and rx.search(lowered):
+            return True
+    return False
 
 
 def redact(text: str) -> str:
