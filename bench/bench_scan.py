@@ -8,7 +8,8 @@ Two trees, each put in a fresh git repository under a temporary folder:
 
 For each: universal-ctags over the same files (``ctags -R --output-format=json``), a cold scan
 (no ``.planning``), the shards committed, a warm rescan with nothing changed (in this process,
-and as a new ``python`` process to include start-up), and a rescan after a one-file change.
+and as a new ``python`` process to include start-up), a rescan after a one-file change, and a
+scan of just that path after a second change (what the watch daemon runs after a save).
 Prints a table; ``--json`` writes the raw figures.
 
     .venv/bin/python bench/bench_scan.py [--files 100000] [--only synthetic|stdlib]
@@ -66,10 +67,10 @@ def cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed_scan(root: Path) -> dict[str, Any]:
+def timed_scan(root: Path, paths: list[str] | None = None) -> dict[str, Any]:
     layout = Layout.for_repo(root)
     before_cpu, started = cpu(), time.perf_counter()
-    report = scan(layout, Store(layout), {})
+    report = scan(layout, Store(layout), {}, paths=paths)
     wall = time.perf_counter() - started
     return {
         "wall": round(wall, 2),
@@ -159,11 +160,11 @@ def native_floor(root: Path) -> dict[str, Any]:
     }
 
 
-def one_file_change(root: Path) -> Path:
+def one_file_change(root: Path, name: str = "bench_added_function") -> Path:
     candidates = sorted(p for p in root.rglob("*.py") if ".planning" not in p.parts)
     target = candidates[len(candidates) // 2]
     with open(target, "a", encoding="utf-8") as fh:
-        fh.write("\n\ndef bench_added_function(value):\n    return value\n")
+        fh.write(f"\n\ndef {name}(value):\n    return value\n")
     return target
 
 
@@ -187,6 +188,10 @@ def bench_tree(name: str, root: Path, files: int) -> dict[str, Any]:
     result["one_change"] = timed_scan(root)
     result["one_change"]["file"] = changed.relative_to(root).as_posix()
     print(f"one change   {result['one_change']}", flush=True)
+    # what the daemon runs after a save: a scan of that one path
+    changed = one_file_change(root, "bench_added_again")
+    result["one_path"] = timed_scan(root, [changed.relative_to(root).as_posix()])
+    print(f"one path     {result['one_path']}", flush=True)
     planning = root / ".planning"
     result["shard_files"] = sum(1 for _ in planning.rglob("_shard*.json"))
     result["largest_shard"] = max(p.stat().st_size for p in planning.rglob("_shard*.json"))
@@ -242,15 +247,16 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     print(
         "\n| tree | files | cold s (cpu s) | files/s | tree-sitter alone, cpu s | ctags s |"
-        " ratio | warm s | warm, new process s | one change s | shards written |"
+        " ratio | warm s | warm, new process s | one change s | that path only s |"
+        " shards written |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         print(
             f"| {r['tree']} | {r['files']:,} | {r['cold']['wall']} ({r['cold']['cpu']}) | "
             f"{r['files_per_second']:,} | {r['tree_sitter_floor']['cpu']} | "
             f"{r['ctags'].get('wall')} | {r.get('ratio_to_ctags')} | {r['warm']['wall']} | "
-            f"{r['warm_process']} | {r['one_change']['wall']} | "
+            f"{r['warm_process']} | {r['one_change']['wall']} | {r['one_path']['wall']} | "
             f"{r['one_change']['shards_written']} |"
         )
     if args.json:
