@@ -79,8 +79,10 @@ def name_of(key: str, entity: Entity) -> str:
 
 
 def _compact(entity: Entity) -> Entity:
+    """``entity`` without ``None``, ``False``, ``[]`` and ``{}`` values (``0`` and ``""`` kept);
+    a truthy value, the common case, costs one test."""
     return {
-        k: v for k, v in entity.items() if v is not None and v != [] and v != {} and v is not False
+        k: v for k, v in entity.items() if v or not (v is None or v is False or v == [] or v == {})
     }
 
 

@@ -90,14 +90,16 @@ def read_source(location: str, max_bytes: int) -> tuple[str, bytes]:
         size = os.fstat(fd).st_size
         if size > max_bytes:
             return "large", b""
-        chunks = []
-        while True:
-            chunk = os.read(fd, max(size, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
+        want = max(size + 1, 65536)
+        chunk = os.read(fd, want)
+        if len(chunk) < want:  # the whole file in one read (the common case: no second call)
+            return ("large", b"") if len(chunk) > max_bytes else ("ok", chunk)
+        chunks = [chunk]
+        while chunk:  # the file grew while being read
             if sum(len(c) for c in chunks) > max_bytes:
                 return "large", b""
+            chunk = os.read(fd, want)
+            chunks.append(chunk)
         return "ok", b"".join(chunks)
     finally:
         os.close(fd)
