@@ -239,14 +239,17 @@ def update(
         for target in wanted:
             callers |= new.callers(target) - moved
         linker.contribute_all(sorted(callers), wanted)
+    result = linker.result
     for target in affected:
         for key, entity in functions.of(target).items():
-            value = sorted(linker.result.get(key, ()))
-            if entity.get("called_by", []) != value:
-                if value:
+            found = result.get(key)
+            if found:
+                value = sorted(found)
+                if entity.get("called_by") != value:
                     entity["called_by"] = value
-                else:
-                    entity.pop("called_by", None)
+                    functions.touch(target)
+            elif entity.get("called_by", []) != []:
+                entity.pop("called_by", None)
                 functions.touch(target)
 
 

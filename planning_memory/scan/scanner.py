@@ -338,18 +338,23 @@ def _apply(run: _Run, result: parsefile.Parsed) -> None:
     run.count("parsed")
     run.parsed.add(path)
     run.changed.add(path)
+    functions = result.get("functions") or {}
     old_functions = run.symbols.of(path)
-    functions = {
-        key: entities.carry(fn, old_functions.get(key), keep=("called_by",))
-        for key, fn in (result.get("functions") or {}).items()
-    }
-    run.fresh.update(k for k in functions if k not in old_functions)
+    if old_functions:  # else nothing to carry over (a new file, a cold scan): all fresh
+        functions = {
+            key: entities.carry(fn, old_functions.get(key), keep=("called_by",))
+            for key, fn in functions.items()
+        }
+        run.fresh.update(k for k in functions if k not in old_functions)
+    else:
+        run.fresh.update(functions)
     run.symbols.replace(path, "functions", functions)
+    components = result.get("components") or {}
     old_components = run.symbols.components_of(path)
-    components = {
-        key: entities.carry(c, old_components.get(key))
-        for key, c in (result.get("components") or {}).items()
-    }
+    if old_components:
+        components = {
+            key: entities.carry(c, old_components.get(key)) for key, c in components.items()
+        }
     run.symbols.replace(path, "components", components)
 
 
