@@ -113,6 +113,10 @@ def test_only_the_index_imports_sqlite3() -> None:
     assert users_of("sqlite3") <= {"planning_memory.index"}
 
 
+def test_only_the_shards_module_imports_orjson() -> None:
+    assert users_of("orjson") == {"planning_memory.scan.shards"}
+
+
 def test_tree_sitter_only_under_scan() -> None:
     for dependency in ("tree_sitter", *(f"tree_sitter_{x}" for x in ("python", "javascript"))):
         assert {
