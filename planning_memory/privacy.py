@@ -221,13 +221,18 @@ _LOWER_SHAPES = (
 )
 
 
-def _literal_prefix(rx: re.Pattern[str]) -> str:
-    """The text every match of ``rx`` starts with ("" when unknown): a substring test for it
-    is far cheaper than a regex search, and most text holds none of the shapes' prefixes."""
+def _literal_prefix(rx: re.Pattern[str], *, lowered: bool) -> str:
+    """The text every match of ``rx`` starts with ("" when unknown), lower-cased for a shape
+    that runs on lower-cased text: a substring test for it is far cheaper than a regex
+    search, and most text holds none of the shapes' prefixes."""
+    pattern = rx.pattern
+    caseless = bool(rx.flags & re.IGNORECASE) or pattern.startswith("(?i)")
+    if caseless and not lowered:
+        return ""  # any case matches: no one spelling to look for
     try:
         from re import _parser  # type: ignore[attr-defined]
 
-        items = list(_parser.parse(rx.pattern.removeprefix("(?i)")))
+        items = list(_parser.parse(pattern.removeprefix("(?i)")))
     except Exception:  # a private module: without it, always search
         return ""
     prefix = []
@@ -235,12 +240,12 @@ def _literal_prefix(rx: re.Pattern[str]) -> str:
         if op is not _parser.LITERAL:
             break
         prefix.append(chr(arg))
-    return "".join(prefix)
+    text = "".join(prefix)
+    return text.lower() if lowered else text
 
 
-# (prefix, regex) pairs; the lowered shapes' prefixes are lower-cased with them
-_CASED_PREFIXED = tuple((_literal_prefix(rx), rx) for rx in _CASED_SHAPES)
-_LOWER_PREFIXED = tuple((_literal_prefix(rx).lower(), rx) for rx in _LOWER_SHAPES)
+_CASED_PREFIXED = tuple((_literal_prefix(rx, lowered=False), rx) for rx in _CASED_SHAPES)
+_LOWER_PREFIXED = tuple((_literal_prefix(rx, lowered=True), rx) for rx in _LOWER_SHAPES)
 
 
 def _lower(text: str) -> str:
@@ -342,9 +347,9 @@ def find_secrets(text: str) -> list[Finding]:
 
 
 def _may_hold_secret(text: str, lowered: str) -> bool:
-    """False when no shape can match anywhere in ``text``: one search per regex, the common
-    case of text with nothing to redact (a source file, a message) without the per-match
-    checks."""
+    """False when no shape can match anywhere in ``text``: a substring test per shape, and a
+    search only where the shape's literal prefix occurs. The common case, text with nothing to
+    redact (a source file, a message), skips the per-match checks."""
     for prefix, rx in _CASED_PREFIXED:
         if prefix in text and rx.search(text):
             return True

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from planning_memory import privacy
 from planning_memory.errors import InputError, LimitError
 from planning_memory.privacy import (
     MAX_FIELD_CHARS,
@@ -335,3 +336,39 @@ def _time_redact(text: str) -> float:
     start = time.perf_counter()
     redact(text)
     return time.perf_counter() - start
+
+
+# --- the prefix pre-check ------------------------------------------------------------------
+def _any_shape(text: str) -> bool:
+    lowered = privacy._lower(text)
+    return any(rx.search(text) for rx in privacy._CASED_SHAPES) or any(
+        rx.search(lowered) for rx in privacy._LOWER_SHAPES
+    )
+
+
+def test_prefix_precheck_agrees_with_the_shapes_on_the_corpora() -> None:
+    texts = [s for _k, _s, s in SECRETS] + BENIGN + BENIGN_HOLDOUT
+    source = Path(privacy.__file__).read_text(encoding="utf-8")  # code full of the shapes
+    texts += [source[i : i + 700] for i in range(0, len(source), 350)]
+    for text in texts:
+        assert privacy._may_hold_secret(text, privacy._lower(text)) == _any_shape(text), text
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "AKIA", "ASIA", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "gh", "ghp_", "github_pat_", "sk-", "sk-ant-", "xox", "xoxb-", "xapp-",
+        "sk_live_", "rk_test_", "whsec_", "AIza", "npm_", "eyJ", "://", "https://hooks.slack.com/",
+        "-----BEGIN ", "PRIVATE KEY-----", "<private>", "</PRIVATE>", "secret", "Secret_Key",
+        "aws", "bearer ", "Authorization: Basic ", "token", "TOKEN", "pass", "Passwd",
+        "contraseña", "key", "API_KEY", " = ", ": ", "=", "'", '"', "\n", ".",
+    ]
+)  # fmt: skip
+_FILLER = st.text(alphabet=string.ascii_letters + string.digits + "_-/+=.@:", max_size=45)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, _FILLER), max_size=14))
+def test_prefix_precheck_agrees_with_the_shapes(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert privacy._may_hold_secret(text, privacy._lower(text)) == _any_shape(text)
