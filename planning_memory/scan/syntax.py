@@ -83,26 +83,21 @@ def nest(scopes: list[Scope]) -> list[Scope]:
 def innermost(scopes: Sequence[Scope], positions: Iterable[int]) -> list[Scope | None]:
     """For each position (ascending), the innermost function scope containing it, or None."""
     result: list[Scope | None] = []
-    stack: list[Scope] = []
+    # open scopes, each with the innermost function scope at or above it
+    stack: list[tuple[Scope, Scope | None]] = []
     i, count = 0, len(scopes)
     for pos in positions:
         while i < count and scopes[i].start <= pos:
             scope = scopes[i]
-            while stack and stack[-1].end <= scope.start:
+            while stack and stack[-1][0].end <= scope.start:
                 stack.pop()
-            stack.append(scope)
+            above = stack[-1][1] if stack else None
+            stack.append((scope, scope if scope.kind in FUNCTION_KINDS else above))
             i += 1
-        while stack and stack[-1].end <= pos:
+        while stack and stack[-1][0].end <= pos:
             stack.pop()
-        result.append(_function_on(stack))
+        result.append(stack[-1][1] if stack else None)
     return result
-
-
-def _function_on(stack: list[Scope]) -> Scope | None:
-    for scope in reversed(stack):
-        if scope.is_function:
-            return scope
-    return None
 
 
 def assign_calls(scopes: Sequence[Scope], callees: list[tuple[int, str]]) -> None:
