@@ -299,3 +299,17 @@ def test_a_one_file_change_reads_only_the_shards_it_needs(tmp_path: Path) -> Non
     misc.write_bytes(b"{}")  # a shard that is read again (its signature changed) is rebuilt
     report = run(tmp_path)
     assert report.parsed == 2 and get_function(layout, store, "f_misc")  # m.py, __init__.py
+
+
+def test_the_saved_hash_index_equals_one_rebuilt_from_the_shards(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("from .b import g\nfrom .a import f\n")
+    (tmp_path / "pkg/a.py").write_text("import os\nfrom pkg import b\nfrom . import b as again\n")
+    (tmp_path / "pkg/b.py").write_text("def g():\n    return 1\n")
+    (tmp_path / "main.py").write_text("from pkg.b import g\nfrom pkg.a import f\nimport pkg\n")
+    assert run(tmp_path).errors == 0
+    layout = Layout.for_repo(tmp_path)
+    saved = json.loads((layout.contextual / "entity-hashes.json").read_bytes())
+    rebuilt = Shards(layout, Store(layout)).index(tmp_path / "absent.json")
+    assert saved["folders"] == rebuilt.folders
+    assert saved["folders"]["pkg"][2]["pkg/__init__.py"] == [["pkg/a.py", "pkg/b.py"], []]

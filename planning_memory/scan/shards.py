@@ -203,11 +203,16 @@ INDEX_VERSION = 2
 
 def links_of(entity: Entity) -> list[list[str]]:
     """What the call graph needs of a file entity: ``[import targets, re-export targets]``
-    (repository paths, in order, without repeats)."""
-    imports = entity.get("imports") or {}
-    targets = list(dict.fromkeys(t for t in imports.values() if t))
-    reexports = list(dict.fromkeys(t for m in entity.get("reexports", ()) if (t := imports.get(m))))
-    return [targets, reexports]
+    (repository paths, sorted, without repeats: the same whether the entity comes from a
+    worker or from a shard, whose keys are sorted)."""
+    imports = entity.get("imports")
+    if not imports:
+        return [[], []]
+    targets = sorted({t for t in imports.values() if t})
+    reexported = entity.get("reexports")
+    if not reexported:
+        return [targets, []]
+    return [targets, sorted({t for m in reexported if (t := imports.get(m))})]
 
 
 @dataclass
@@ -238,11 +243,11 @@ def _index_entry(signature: list[list[Any]], files: dict[str, Entity]) -> list[A
     return [signature, {p: e.get("hash") for p, e in files.items()}, links]
 
 
-def _signature(folder: Path, names: list[str]) -> list[list[Any]]:
+def _signature(folder: Path | str, names: list[str]) -> list[list[Any]]:
     found = []
     for name in names:
         try:
-            st = os.stat(folder / name)
+            st = os.stat(os.path.join(folder, name))
         except OSError:
             continue
         found.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
@@ -407,10 +412,17 @@ class Shards:
     ) -> None:
         """Record ``written`` (source folder -> its file entities, as just written) in the
         index and store it when anything changed."""
+        base = str(self.base)
         for directory, files in written.items():
-            folder = self.folder(directory)
-            rel = os.path.relpath(folder, self.base)
-            names = [p.name for p in self._shard_files(folder)]
+            # the folder as ``index`` names it (``os.walk`` relative to the base), as text:
+            # thousands of folders after a cold scan
+            rel = os.sep.join(_escape(p) for p in directory.split("/")) if directory else "."
+            folder = os.path.join(base, rel)
+            try:
+                listed = os.listdir(folder)
+            except (FileNotFoundError, NotADirectoryError):
+                listed = []
+            names = sorted(n for n in listed if n.startswith(SHARD) and n.endswith(".json"))
             if names:
                 index.folders[rel] = _index_entry(_signature(folder, names), files)
             else:
