@@ -22,6 +22,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from planning_memory.scan.languages import FAMILY
@@ -43,32 +44,43 @@ class _TsConfig:
 
 @dataclass
 class Context:
-    """What resolution needs to know about the repository, built once per scan."""
+    """What resolution needs to know about the repository, built once per scan. The
+    per-language indexes are built on first use: a scan of one TypeScript file in a large
+    repository needs none of them."""
 
     files: frozenset[str]
     read: Reader
-    dirs: frozenset[str] = frozenset()
-    python_roots: tuple[str, ...] = ("",)
-    java_by_name: dict[str, list[str]] = field(default_factory=dict)
     _java_dirs: dict[str, str | None] = field(default_factory=dict)
     _memo: dict[tuple[str, str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     _tsconfig: dict[str, _TsConfig | None] = field(default_factory=dict)
     _gomod: dict[str, tuple[str, str] | None] = field(default_factory=dict)
 
+    @cached_property
+    def dirs(self) -> frozenset[str]:
+        """Every folder holding a source file, and their parents."""
+        dirs = {""}
+        for path in self.files:
+            parent = posixpath.dirname(path)
+            while parent not in dirs:
+                dirs.add(parent)
+                parent = posixpath.dirname(parent)
+        return frozenset(dirs)
+
+    @cached_property
+    def python_roots(self) -> tuple[str, ...]:
+        return _python_roots(self.files)
+
+    @cached_property
+    def java_by_name(self) -> dict[str, list[str]]:
+        java: dict[str, list[str]] = {}
+        for path in self.files:
+            if path.endswith(".java"):
+                java.setdefault(posixpath.basename(path), []).append(path)
+        return java
+
 
 def build_context(files: Iterable[str], read: Reader) -> Context:
-    paths = frozenset(files)
-    dirs = {""}
-    for path in paths:
-        parent = posixpath.dirname(path)
-        while parent not in dirs:
-            dirs.add(parent)
-            parent = posixpath.dirname(parent)
-    java: dict[str, list[str]] = {}
-    for path in paths:
-        if path.endswith(".java"):
-            java.setdefault(posixpath.basename(path), []).append(path)
-    return Context(paths, read, frozenset(dirs), _python_roots(paths), java)
+    return Context(frozenset(files), read)
 
 
 def _python_roots(paths: frozenset[str]) -> tuple[str, ...]:
