@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planning_memory.errors import UnsafePathError
 from planning_memory.layout import Layout
 from planning_memory.scan import get_file, scan, walk
+from planning_memory.scan.languages import EXTENSIONS, language_for
 from planning_memory.scan.parsefile import blob_id
 from planning_memory.store import Store
 
@@ -156,3 +160,27 @@ def test_a_recording_store_learns_every_shard_the_writers_wrote(tmp_path: Path) 
     on_disk = {str(p) for p in (layout.entity / "files").rglob("_shard*.json")}
     assert len(on_disk) == 210
     assert on_disk <= {str(p) for p in store.take_written()}
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="ab./.pyTSgoj", max_size=12))
+def test_language_for_reads_the_extension_as_splitext_does(path: str) -> None:
+    expected = EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    assert language_for(path) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("src/a.py", "python"),
+        (".py", None),
+        ("a/..py", None),
+        ("a/.eslintrc.js", "javascript"),
+        ("web/App.TSX", "tsx"),
+        ("types/x.d.ts", "typescript"),
+        ("dir.py/README", None),
+        ("a/...", None),
+    ],
+)
+def test_language_for_examples(path: str, language: str | None) -> None:
+    assert language_for(path) == language

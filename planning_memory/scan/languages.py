@@ -56,5 +56,19 @@ FAMILY: dict[str, str] = {
 
 
 def language_for(path: str) -> str | None:
-    """The language of ``path`` from its extension, or None if we do not scan it."""
-    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    """The language of ``path`` from its extension, or None if we do not scan it.
+
+    The extension is ``os.path.splitext``'s (a name's leading dots start no extension:
+    ``.py`` has none), found without its per-call overhead: a warm rescan asks for 100k
+    paths."""
+    name = path.rfind(os.sep) + 1
+    if os.altsep:
+        name = max(name, path.rfind(os.altsep) + 1)
+    dot = path.rfind(".")
+    if dot <= name:
+        return None
+    while name < dot and path[name] == ".":  # skip the name's leading dots
+        name += 1
+    if dot == name:
+        return None
+    return EXTENSIONS.get(path[dot:].lower())

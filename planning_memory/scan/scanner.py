@@ -277,15 +277,18 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
     base = str(run.layout.repo_root) + os.sep
     stored = run.table.stored
     listed: set[str] = set()
+    sources: set[str] = set()  # listed files in a scanned language
+    unchanged = 0
     jobs: list[parsefile.Job] = []
     for item in listing.files:
         listed.add(item.path)
         language = language_for(item.path)
         if language is None:
             continue
+        sources.add(item.path)
         known = stored.get(item.path)
         if not run.full and known and item.git_hash == known:
-            run.count("unchanged")
+            unchanged += 1
             continue
         jobs.append(
             {
@@ -302,16 +305,14 @@ def _plan(run: _Run, listing: walk.Listing, scope: list[str] | None) -> list[par
     else:
         wanted, prefixes = set(scope), tuple(p + "/" for p in scope)
         in_scope = {p for p in stored if p in wanted or p.startswith(prefixes)}
-    run.sources = frozenset(
-        {p for p, h in stored.items() if h and p not in in_scope}
-        | {p for p in listed if language_for(p)}
-    )
+    run.count("unchanged", unchanged)
+    run.sources = frozenset({p for p, h in stored.items() if h and p not in in_scope} | sources)
     for path, known in stored.items():
         if path not in in_scope:
             continue
         if path not in listed:
             _drop(run, path, keep_annotations=False)
-        elif language_for(path) is None and known:
+        elif known and path not in sources:  # listed, but no longer a scanned language
             _drop(run, path, keep_annotations=True)
     return jobs
 
