@@ -21,6 +21,8 @@ Entity = dict[str, Any]
 
 
 class FileTable:
+    """The stored file entities of one scan (read per folder on first use) and its changes."""
+
     def __init__(
         self, shards: Shards, stored: dict[str, str | None], links: dict[str, list[list[str]]]
     ) -> None:
