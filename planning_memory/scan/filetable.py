@@ -11,7 +11,6 @@ or went).
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from planning_memory.scan.languages import language_for
@@ -135,37 +134,20 @@ class FileTable:
         if not self.stored:  # a first scan: the entities themselves serve
             return {}, {p: e for p, e in self.changes.items() if e is not None}
         links = self.stored_links
-        before = {p: _light(p, h, links.get(p)) for p, h in self.stored.items()}
+        before = {
+            p: _light(language_for(p) if h else None, links.get(p) or [[], []])
+            for p, h in self.stored.items()
+        }
         after = dict(before)
         for path, entity in self.changes.items():
             if entity is None:
                 after.pop(path, None)
             else:
-                after[path] = _light_of(entity)
+                after[path] = _light(entity.get("language"), links_of(entity))
         return before, after
 
 
-_NO_LINKS: list[list[str]] = [[], []]
-
-
-def _light(path: str, digest: str | None, links: list[list[str]] | None) -> Entity:
-    targets, reexports = links or _NO_LINKS
-    return {
-        "language": _language(path[path.rfind(".") :]) if digest else None,
-        "imports": {t: t for t in targets},
-        "reexports": reexports,
-    }
-
-
-@cache
-def _language(suffix: str) -> str | None:
-    return language_for("x" + suffix)
-
-
-def _light_of(entity: Entity) -> Entity:
-    targets, reexports = links_of(entity)
-    return {
-        "language": entity.get("language"),
-        "imports": {t: t for t in targets},
-        "reexports": reexports,
-    }
+def _light(language: str | None, links: list[list[str]]) -> Entity:
+    """An entry as ``callgraph.Graph`` reads it: language, import and re-export targets."""
+    targets, reexports = links
+    return {"language": language, "imports": {t: t for t in targets}, "reexports": reexports}
