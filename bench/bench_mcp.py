@@ -33,10 +33,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-import bench_search  # noqa: E402
+import bench_search
 
-from planning_memory.layout import Layout  # noqa: E402
-from planning_memory.memory import Memory  # noqa: E402
+from planning_memory.core.layout import Layout
+from planning_memory.memory import Memory
 
 
 def percentile(values: list[float], p: float) -> float:

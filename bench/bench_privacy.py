@@ -1,4 +1,4 @@
-"""Benchmark of planning_memory.privacy: redact() on 50,000-character texts.
+"""Benchmark of planning_memory.core.privacy: redact() on 50,000-character texts.
 
 Run: .venv/bin/python bench/bench_privacy.py
 Prints, for each kind of text, the best and the median time of ``redact`` (CPU time of this
@@ -12,7 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
-from planning_memory.privacy import MAX_FIELD_CHARS, find_secrets, redact
+from planning_memory.core.privacy import MAX_FIELD_CHARS, find_secrets, redact
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "secrets"
 

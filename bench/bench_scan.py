@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gen_repo import generate
 
-from planning_memory.layout import Layout
-from planning_memory.scan import scan
+from planning_memory.core.layout import Layout
+from planning_memory.entity import scan
 from planning_memory.store import Store
 
 CTAGS = shutil.which("ctags") or "/usr/bin/ctags"
@@ -86,8 +86,8 @@ def timed_scan(root: Path, paths: list[str] | None = None) -> dict[str, Any]:
 def process_scan(root: Path) -> float:
     """A warm rescan as a new process (interpreter start and imports included)."""
     code = (
-        "from pathlib import Path; from planning_memory.layout import Layout;"
-        "from planning_memory.store import Store; from planning_memory.scan import scan;"
+        "from pathlib import Path; from planning_memory.core.layout import Layout;"
+        "from planning_memory.store import Store; from planning_memory.entity import scan;"
         f"l = Layout.for_repo(Path({str(root)!r})); r = scan(l, Store(l), {{}});"
         "assert r.shards_written == 0, r"
     )
@@ -130,8 +130,7 @@ def native_floor(root: Path) -> dict[str, Any]:
     result), in this process: the floor under any scan of the tree."""
     from tree_sitter import QueryCursor
 
-    from planning_memory.scan import go, java, javascript, python, rust
-    from planning_memory.scan.languages import language_for
+    from planning_memory.entity.languages import go, java, javascript, language_for, python, rust
 
     grammars = {
         "python": python.grammar(),

@@ -30,11 +30,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from planning_memory import codec, indexer, search  # noqa: E402
-from planning_memory.index import Index  # noqa: E402
-from planning_memory.layout import Layout  # noqa: E402
-from planning_memory.model import new_long_term  # noqa: E402
-from planning_memory.store import Store  # noqa: E402
+from planning_memory.core import codec
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import new_long_term
+from planning_memory.search import ranking as search
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.database import Index
+from planning_memory.store import Store
 
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
 TYPES = ["pattern"] * 3 + ["mistake"] * 3 + ["learning", "decision", "discovery", "bugfix"]
@@ -42,8 +44,8 @@ CONTEXT_SNIPPET = """
 import sys, time
 from datetime import datetime, UTC
 from pathlib import Path
-from planning_memory.context import build_context
-from planning_memory.layout import Layout
+from planning_memory.context.packer import build_context
+from planning_memory.core.layout import Layout
 from planning_memory.store import Store
 layout = Layout.for_repo(Path(sys.argv[1]))
 pack = build_context(layout, Store(layout), sys.argv[2], now=datetime.now(UTC))

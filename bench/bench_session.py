@@ -33,12 +33,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from planning_memory import session as S  # noqa: E402
-from planning_memory import summarize  # noqa: E402
-from planning_memory.ids import new_id  # noqa: E402
-from planning_memory.layout import Layout  # noqa: E402
-from planning_memory.model import timestamp  # noqa: E402
-from planning_memory.store import Store  # noqa: E402
+from planning_memory.core.ids import new_id
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import timestamp
+from planning_memory.sessions import conversation as S
+from planning_memory.sessions import summarize
+from planning_memory.store import Store
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
 SENTENCES = [

@@ -22,10 +22,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from planning_memory import codec, ids
-from planning_memory.layout import Layout
+from planning_memory.core import codec, ids
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import Record, new_long_term
 from planning_memory.memory import Memory
-from planning_memory.model import Record, new_long_term
 from planning_memory.validate import validate_tree
 
 TARGET_SECONDS = 2.0

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planning_memory import daemon
-from planning_memory.layout import Layout
+from planning_memory.core.layout import Layout
 from planning_memory.memory import Memory
+from planning_memory.watch import daemon
 
 HERE = Path(__file__).resolve().parent
 PER_DIR = 50
@@ -194,7 +194,7 @@ def entity_tree(root: Path) -> dict[str, bytes]:
 
 def fresh_scan(root: Path) -> dict[str, bytes]:
     """Move the daemon's entity tree away, scan from nothing, return the fresh tree."""
-    from planning_memory.scan import scan
+    from planning_memory.entity import scan
     from planning_memory.store import Store
 
     entity = root / ".planning" / "memory" / "entity"
@@ -290,8 +290,8 @@ def main() -> None:
     parser.add_argument("--skip-rss", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temporary repositories")
     args = parser.parse_args()
-    if importlib.util.find_spec("planning_memory.scan") is None:
-        raise SystemExit("the scanner (planning_memory.scan) is not installed")
+    if importlib.util.find_spec("planning_memory.entity") is None:
+        raise SystemExit("the scanner (planning_memory.entity) is not installed")
     os.environ.update(GIT_ENV)
     base = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     print(f"bench_watch: {os.cpu_count()} CPUs, repositories in {base}")

@@ -35,11 +35,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from planning_memory import indexer, search, semantic  # noqa: E402
-from planning_memory.index import Filters, Index, Row  # noqa: E402
-from planning_memory.layout import Layout  # noqa: E402
-from planning_memory.model import new_long_term  # noqa: E402
-from planning_memory.store import Store  # noqa: E402
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import new_long_term
+from planning_memory.search import ranking as search
+from planning_memory.search import semantic
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.database import Filters, Index, Row
+from planning_memory.store import Store
 
 FIXTURES = REPO / "tests" / "fixtures" / "retrieval"
 PACKAGES = ("click", "markdown_it")

@@ -2,9 +2,9 @@
 pay for the parts it never touches.
 
     if TYPE_CHECKING:
-        from planning_memory import sync
+        from planning_memory.views import sync
     else:
-        sync = lazy("planning_memory.sync")
+        sync = lazy("planning_memory.views.sync")
 """
 
 from __future__ import annotations

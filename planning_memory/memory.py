@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planning_memory.core.layout import Layout, find_repo_root
+from planning_memory.core.model import DEFAULT_CONFIG, Record, effective_config
 from planning_memory.errors import (
     AlreadyInitializedError,
     ConfigError,
@@ -19,36 +21,31 @@ from planning_memory.errors import (
     NotInitializedError,
     PlanningMemoryError,
 )
-from planning_memory.layout import Layout, find_repo_root
 from planning_memory.lazy import lazy
-from planning_memory.model import DEFAULT_CONFIG, Record, effective_config
 from planning_memory.store import Store
 
 if TYPE_CHECKING:
-    from planning_memory import (
-        learn,
-        privacy,
-        records,
-        schema,
-        session,
-        summarize,
-        sync,
-        teach,
-        transfer,
-    )
-    from planning_memory.context import ContextPack
-    from planning_memory.index import Index
-    from planning_memory.search import Hit
+    from planning_memory.context.packer import ContextPack
+    from planning_memory.core import privacy, schema
+    from planning_memory.longterm import lessons as teach
+    from planning_memory.longterm import records
+    from planning_memory.longterm import rules as learn
+    from planning_memory.search.database import Index
+    from planning_memory.search.ranking import Hit
+    from planning_memory.sessions import conversation as session
+    from planning_memory.sessions import summarize
+    from planning_memory.transfer import shapes as transfer
+    from planning_memory.views import sync
 else:
-    learn = lazy("planning_memory.learn")
-    privacy = lazy("planning_memory.privacy")
-    records = lazy("planning_memory.records")
-    schema = lazy("planning_memory.schema")
-    session = lazy("planning_memory.session")
-    summarize = lazy("planning_memory.summarize")
-    sync = lazy("planning_memory.sync")
-    teach = lazy("planning_memory.teach")
-    transfer = lazy("planning_memory.transfer")
+    learn = lazy("planning_memory.longterm.rules")
+    privacy = lazy("planning_memory.core.privacy")
+    records = lazy("planning_memory.longterm.records")
+    schema = lazy("planning_memory.core.schema")
+    session = lazy("planning_memory.sessions.conversation")
+    summarize = lazy("planning_memory.sessions.summarize")
+    sync = lazy("planning_memory.views.sync")
+    teach = lazy("planning_memory.longterm.lessons")
+    transfer = lazy("planning_memory.transfer.shapes")
 
 Clock = Callable[[], datetime]
 
@@ -245,7 +242,7 @@ class Memory:
         """Complete code anchors (``path`` or ``path::symbol`` strings, or dicts) with the
         current content hash from the code map, so a later change marks the memory for
         review. An anchor the code map does not know keeps ``hash: null``."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         done = []
         for given in anchors:
@@ -505,8 +502,8 @@ class Memory:
     # -- contextual: search, context, timeline (seed 000 / seed 003) --------------------------
     def index(self) -> Index:
         """The derived search index, synced with the files on disk (rebuilt if missing)."""
-        from planning_memory import indexer
-        from planning_memory.index import Index
+        from planning_memory.search import upkeep as indexer
+        from planning_memory.search.database import Index
 
         self.require()
         index = Index.open(self.layout)
@@ -532,8 +529,8 @@ class Memory:
         ``semantic`` (default: the config's ``contextual.embeddingModel`` is set) re-ranks by
         local embeddings when the ``[semantic]`` extra is installed; otherwise a line saying so
         is appended to ``warnings`` and the BM25 order is kept."""
-        from planning_memory import search
-        from planning_memory import semantic as sem
+        from planning_memory.search import ranking as search
+        from planning_memory.search import semantic as sem
 
         ranker = None
         if semantic or (semantic is None and sem.wanted(self.config)):
@@ -615,7 +612,7 @@ class Memory:
         agent: str | None = None,
     ) -> ContextPack:
         """The context block an agent needs before ``task``, within ``budget`` tokens."""
-        from planning_memory import context
+        from planning_memory.context import packer as context
 
         index = self.index()
         try:
@@ -636,7 +633,7 @@ class Memory:
 
     def get_full_context(self, task: str | dict[str, Any]) -> dict[str, Any]:
         """Seed 000's ``getFullContext``: every section's items as plain data."""
-        from planning_memory import context
+        from planning_memory.context import packer as context
 
         index = self.index()
         try:
@@ -650,7 +647,7 @@ class Memory:
         self, agent: str, task: str | dict[str, Any], *, budget: int | None = None
     ) -> str:
         """Seed 000's ``prepareAgentContext``: the memory context, then the task."""
-        from planning_memory import context
+        from planning_memory.context import packer as context
 
         index = self.index()
         try:
@@ -704,7 +701,7 @@ class Memory:
 
     def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[Any]:
         """The chronological neighbours of a memory, message or decision."""
-        from planning_memory import timeline
+        from planning_memory.search import timeline
 
         index = self.index()
         try:
@@ -716,8 +713,8 @@ class Memory:
 
     def reindex(self, *, code: bool = True) -> Any:
         """Rebuild the search index from the files (safe at any time)."""
-        from planning_memory import indexer
-        from planning_memory.index import Index
+        from planning_memory.search import upkeep as indexer
+        from planning_memory.search.database import Index
 
         self.require()
         index = Index.open(self.layout)
@@ -728,7 +725,7 @@ class Memory:
 
     def reindex_codebase(self) -> Any:
         """Seed 000's ``reindexCodebase``: index new and changed code and docs."""
-        from planning_memory import indexer
+        from planning_memory.search import upkeep as indexer
 
         index = self.index()
         try:
@@ -766,7 +763,7 @@ class Memory:
         self, *, paths: list[str] | None = None, full: bool = False, progress: Any = None
     ) -> Any:
         """Bring the code map up to date (incremental by content hash)."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         self.require()
         report = scan.scan(
@@ -790,31 +787,31 @@ class Memory:
 
     def get_file_info(self, path: str) -> dict[str, Any] | None:
         """Seed 000's ``getFileInfo``: a file's entity, or None."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         return scan.get_file(self.layout, self.store, path)
 
     def get_function(self, name: str) -> list[dict[str, Any]]:
         """Functions or methods named ``name`` (or ``Class.method``)."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         return scan.get_function(self.layout, self.store, name)
 
     def get_component(self, name: str) -> list[dict[str, Any]]:
         """UI components named ``name``: props, state, hooks, children."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         return scan.get_component(self.layout, self.store, name)
 
     def get_area(self, name: str) -> dict[str, Any] | None:
         """A feature area of relationships.json, or None."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         return scan.get_area(self.layout, self.store, name)
 
     def get_relationships(self, name: str) -> dict[str, Any]:
         """Seed 000's ``getRelationships``: how ``name`` relates to the rest."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         return scan.get_relationships(self.layout, self.store, name)
 
@@ -827,7 +824,7 @@ class Memory:
         modified_by: list[str] | None = None,
     ) -> Any:
         """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         return scan.update_file_annotations(
             self.layout, self.store, path, notes=notes, purpose=purpose, modified_by=modified_by
@@ -875,7 +872,7 @@ class Memory:
 
     def entity_raw(self) -> dict[str, Any]:
         """The entity level in one value: ``{files, functions, components, relationships}``."""
-        from planning_memory import scan
+        from planning_memory import entity as scan
 
         snapshot: dict[str, Any] = scan.entity_snapshot(self.layout, self.store)
         return snapshot

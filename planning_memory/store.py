@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planning_memory import codec
+from planning_memory.core import codec
+from planning_memory.core.layout import Layout
 from planning_memory.errors import (
     ConflictError,
     InputError,
@@ -32,13 +33,12 @@ from planning_memory.errors import (
     PlanningMemoryError,
     UnsafePathError,
 )
-from planning_memory.layout import Layout
 from planning_memory.lazy import lazy
 
 if TYPE_CHECKING:
-    from planning_memory import privacy
+    from planning_memory.core import privacy
 else:
-    privacy = lazy("planning_memory.privacy")
+    privacy = lazy("planning_memory.core.privacy")
 
 TEMP_SUFFIX = ".pm-tmp"
 ABSENT = "absent"

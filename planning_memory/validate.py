@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from planning_memory import codec, schema
+from planning_memory.core import codec, schema
+from planning_memory.core.layout import CONFIG_NAME, LONG_TERM_DIRS, Layout
+from planning_memory.core.model import SCHEMA_FOR_TYPE
 from planning_memory.errors import PlanningMemoryError
-from planning_memory.layout import CONFIG_NAME, LONG_TERM_DIRS, Layout
-from planning_memory.model import SCHEMA_FOR_TYPE
 from planning_memory.store import Store
 
 ENTITY_SCHEMAS = {

@@ -28,8 +28,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory import codec, schema
 from planning_memory.cli import main
+from planning_memory.core import codec, schema
 from planning_memory.validate import kind_of
 
 REPO = Path(__file__).resolve().parent.parent

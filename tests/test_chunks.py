@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory.chunks import (
+from planning_memory.search.chunks import (
     chunk_code,
     chunk_file,
     chunk_markdown,

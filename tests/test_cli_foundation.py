@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from planning_memory import codec
 from planning_memory.cli import cli
+from planning_memory.core import codec
 from planning_memory.memory import Memory
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Tests for planning_memory.codec: canonical bytes and the strict, bounded reader."""
+"""Tests for planning_memory.core.codec: canonical bytes and the strict, bounded reader."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory import codec
+from planning_memory.core import codec
 from planning_memory.errors import DecodeError, InputError, LimitError
 
 # -- canonical form --------------------------------------------------------------------------

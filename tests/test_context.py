@@ -12,13 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planning_memory import context, indexer
-from planning_memory.chunks import estimate_tokens
-from planning_memory.context import FORMATS, Item, Task, build_context, pack
+from planning_memory.context import packer as context
+from planning_memory.context.packer import FORMATS, Item, Task, build_context, pack
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import new_long_term
 from planning_memory.errors import InputError
-from planning_memory.index import Index
-from planning_memory.layout import Layout
-from planning_memory.model import new_long_term
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.chunks import estimate_tokens
+from planning_memory.search.database import Index
 from planning_memory.store import Store
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)

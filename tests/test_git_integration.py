@@ -18,9 +18,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from planning_memory import codec, gitint, gitmerge, learn, records
 from planning_memory.cli import cli
+from planning_memory.core import codec
 from planning_memory.errors import NotInitializedError
+from planning_memory.gitops import integration as gitint
+from planning_memory.gitops import merge as gitmerge
+from planning_memory.longterm import records
+from planning_memory.longterm import rules as learn
 from planning_memory.memory import Memory
 
 BIN = Path(sys.executable).parent

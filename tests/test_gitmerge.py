@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory import gitmerge
+from planning_memory.core.model import new_long_term
 from planning_memory.errors import DecodeError
-from planning_memory.gitmerge import conflict_text, kind_of, merge_json, split_conflicts
-from planning_memory.model import new_long_term
+from planning_memory.gitops import merge as gitmerge
+from planning_memory.gitops.merge import conflict_text, kind_of, merge_json, split_conflicts
 
 NOW = datetime(2024, 1, 20, 15, 0, tzinfo=UTC)
 T1, T2, T3 = "2024-01-21T10:00:00Z", "2024-01-22T10:00:00Z", "2024-01-23T10:00:00Z"

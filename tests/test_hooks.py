@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from planning_memory import hooks
+from planning_memory.agents import claude_code as hooks
 from planning_memory.memory import Memory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
@@ -201,7 +201,7 @@ def test_the_hook_path_stays_light(repo: Path) -> None:
     """Recording a file access loads neither the MCP SDK nor the index or the scanner."""
     code = (
         "import json, sys\n"
-        "from planning_memory import hooks\n"
+        "from planning_memory.agents import claude_code as hooks\n"
         "done = hooks.run('PostToolUse', sys.stdin.read())\n"
         "assert not done.errors, done.errors\n"
         "heavy = [m for m in ('mcp', 'sqlite3', 'tree_sitter', 'pydantic') if m in sys.modules]\n"

@@ -1,4 +1,4 @@
-"""Tests for planning_memory.ids: ``<prefix>_<ULID>`` format, order and uniqueness."""
+"""Tests for planning_memory.core.ids: ``<prefix>_<ULID>`` format, order and uniqueness."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from planning_memory import ids
+from planning_memory.core import ids
 from planning_memory.errors import InputError, UnsafePathError
 
 CROCKFORD = set("0123456789ABCDEFGHJKMNPQRSTVWXYZ")

@@ -13,10 +13,17 @@ from typing import Any
 
 import pytest
 
-from planning_memory import indexer, sources
-from planning_memory.index import SCHEMA_VERSION, Filters, Index, index_path, split_identifiers
-from planning_memory.layout import Layout
-from planning_memory.model import new_long_term
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import new_long_term
+from planning_memory.search import documents as sources
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.database import (
+    SCHEMA_VERSION,
+    Filters,
+    Index,
+    index_path,
+    split_identifiers,
+)
 from planning_memory.store import Store
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
@@ -294,9 +301,9 @@ def test_code_index_honours_gitignore_and_follows_changes(mem: tuple[Layout, Sto
 
 WRITER = """
 import sys
-from planning_memory.index import Filters, Index
-from planning_memory.layout import Layout
-from planning_memory.sources import Doc
+from planning_memory.search.database import Filters, Index
+from planning_memory.core.layout import Layout
+from planning_memory.search.documents import Doc
 from pathlib import Path
 layout = Layout.for_repo(Path(sys.argv[1]))
 tag = sys.argv[2]
@@ -338,7 +345,7 @@ def test_only_index_imports_sqlite3() -> None:
                 names = [node.module or ""]
             if any(n.split(".")[0] == "sqlite3" for n in names):
                 users.append(path.relative_to(package).as_posix())
-    assert users == ["index.py"]
+    assert users == ["search/database.py"]
 
 
 def test_doc_hash_changes_with_content() -> None:

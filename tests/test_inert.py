@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planning_memory.errors import InputError
-from planning_memory.inert import (
+from planning_memory.views.inert import (
     AT_SIGN,
     END_MARKER,
     START_MARKER,
@@ -21,8 +21,8 @@ from planning_memory.inert import (
     make_inert,
     replace_managed_block,
 )
-from planning_memory.render import CLAUDE_SECTIONS, render_claude_md, source_hash
-from planning_memory.templates import load_template
+from planning_memory.views.render import CLAUDE_SECTIONS, render_claude_md, source_hash
+from planning_memory.views.templates import load_template
 
 CLAUDE_T = load_template("CLAUDE.md")
 HEADINGS = {*CLAUDE_SECTIONS.values(), "Project memory"}

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from planning_memory.agents.install import HOOK_EVENTS, install_claude_code, merge_settings
 from planning_memory.cli import cli
 from planning_memory.errors import InputError
-from planning_memory.install import HOOK_EVENTS, install_claude_code, merge_settings
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test:*)"]},

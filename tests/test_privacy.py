@@ -1,4 +1,4 @@
-"""Tests of planning_memory.privacy: private blocks, secret redaction, field limits."""
+"""Tests of planning_memory.core.privacy: private blocks, secret redaction, field limits."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from planning_memory import privacy
-from planning_memory.errors import InputError, LimitError
-from planning_memory.privacy import (
+from planning_memory.core import privacy
+from planning_memory.core.privacy import (
     MAX_FIELD_CHARS,
     PRIVATE_MARKER,
     TRUNCATION_MARKER,
@@ -25,6 +24,7 @@ from planning_memory.privacy import (
     secret_key_kind,
     truncate_field,
 )
+from planning_memory.errors import InputError, LimitError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
 CANARY = "CANARY-7f3a9c2e-never-store-me"

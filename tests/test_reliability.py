@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from planning_memory import codec, ids, records
+from planning_memory.core import codec, ids
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import Record, new_long_term
 from planning_memory.errors import LockError
-from planning_memory.layout import Layout
-from planning_memory.model import Record, new_long_term
+from planning_memory.longterm import records
 from planning_memory.store import TEMP_SUFFIX, Store
 from planning_memory.validate import validate_tree
 
@@ -226,7 +227,7 @@ def test_writer_killed_at_random_points_leaves_no_torn_file(tmp_path: Path) -> N
 HOLDER = """
 import sys, time
 from pathlib import Path
-from planning_memory.layout import Layout
+from planning_memory.core.layout import Layout
 from planning_memory.store import Store
 store = Store(Layout(Path(sys.argv[1])))
 with store.lock():

@@ -13,18 +13,18 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from planning_memory.errors import ConfigError
-from planning_memory.inert import active_injections
-from planning_memory.parse import parse_patterns, parse_view
-from planning_memory.render import (
+from planning_memory.views.diff import diff_view, editable_fields
+from planning_memory.views.fileformat import body_hash, header_hashes
+from planning_memory.views.inert import active_injections
+from planning_memory.views.parse import parse_patterns, parse_view
+from planning_memory.views.render import (
     CLAUDE_SECTIONS,
     render_claude_md,
     render_mistakes,
     render_patterns,
     source_hash,
 )
-from planning_memory.templates import TEMPLATE_NAMES, load_template
-from planning_memory.viewdiff import diff_view, editable_fields
-from planning_memory.viewformat import body_hash, header_hashes
+from planning_memory.views.templates import TEMPLATE_NAMES, load_template
 
 NOW = "2024-02-01T10:00:00Z"
 PATTERNS_T = load_template("patterns.md")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from planning_memory.layout import Layout
-from planning_memory.scan import get_file, get_function, parsefile, scan, walk
+from planning_memory.core.layout import Layout
+from planning_memory.entity import get_file, get_function, parsefile, scan, walk
 from planning_memory.store import Store
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from planning_memory import schema
-from planning_memory.layout import Layout
-from planning_memory.scan import (
+from planning_memory.core import schema
+from planning_memory.core.layout import Layout
+from planning_memory.entity import (
     get_area,
     get_component,
     get_file,

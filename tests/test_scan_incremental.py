@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from planning_memory.layout import Layout
-from planning_memory.memory import GITIGNORE
-from planning_memory.scan import (
+from planning_memory.core.layout import Layout
+from planning_memory.entity import (
     get_file,
     get_function,
     scan,
     update_file_annotations,
 )
+from planning_memory.memory import GITIGNORE
 from planning_memory.store import Store
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "repos" / "nextauth-app"

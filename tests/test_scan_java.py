@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from planning_memory.scan import java
-from planning_memory.scan.facts import FunctionFact
-from planning_memory.scan.sideeffects import classify
+from planning_memory.entity.facts import FunctionFact
+from planning_memory.entity.languages import java
+from planning_memory.entity.sideeffects import classify
 
 SOURCE = b"""/*
  * Copyright 2024 Example Corp. Licensed under the Apache License 2.0.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from planning_memory.scan import javascript
-from planning_memory.scan.facts import FileFacts, FunctionFact
-from planning_memory.scan.sideeffects import classify
+from planning_memory.entity.facts import FileFacts, FunctionFact
+from planning_memory.entity.languages import javascript
+from planning_memory.entity.sideeffects import classify
 
 EXPRESS = b"""// Orders API: routes for creating and listing orders.
 'use strict'

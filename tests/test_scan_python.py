@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from planning_memory.layout import Layout
-from planning_memory.scan import python, scan
-from planning_memory.scan.entities import qualified_of
-from planning_memory.scan.sideeffects import classify
+from planning_memory.core.layout import Layout
+from planning_memory.entity import scan
+from planning_memory.entity.entities import qualified_of
+from planning_memory.entity.languages import python
+from planning_memory.entity.sideeffects import classify
 from planning_memory.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from planning_memory.scan.resolve import build_context, resolve
+from planning_memory.entity.resolve import build_context, resolve
 
 FILES = [
     # Python: a src layout package plus a top-level script

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from planning_memory.scan import rust
-from planning_memory.scan.facts import FunctionFact
-from planning_memory.scan.sideeffects import classify
+from planning_memory.entity.facts import FunctionFact
+from planning_memory.entity.languages import rust
+from planning_memory.entity.sideeffects import classify
 
 SOURCE = b"""//! Configuration loading for the CLI.
 //!

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory import codec
-from planning_memory.layout import Layout
-from planning_memory.scan import (
+from planning_memory.core import codec
+from planning_memory.core.layout import Layout
+from planning_memory.entity import (
     changed_anchors,
     current_anchor_hash,
     get_area,
@@ -25,7 +25,7 @@ from planning_memory.scan import (
     mark_stale_anchors,
     scan,
 )
-from planning_memory.scan.shards import SPLIT_AT, Shards, canonical_bytes
+from planning_memory.entity.shards import SPLIT_AT, Shards, canonical_bytes
 from planning_memory.store import Store
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.text()

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planning_memory.core.layout import Layout
+from planning_memory.entity import get_file, scan, walk
+from planning_memory.entity.languages import EXTENSIONS, language_for
+from planning_memory.entity.parsefile import blob_id
 from planning_memory.errors import UnsafePathError
-from planning_memory.layout import Layout
-from planning_memory.scan import get_file, scan, walk
-from planning_memory.scan.languages import EXTENSIONS, language_for
-from planning_memory.scan.parsefile import blob_id
 from planning_memory.store import Store
 
 
@@ -151,7 +151,7 @@ def test_the_pool_works_when_threads_make_fork_unsafe(tmp_path: Path) -> None:
 
 
 def test_a_recording_store_learns_every_shard_the_writers_wrote(tmp_path: Path) -> None:
-    from planning_memory.watch import OwnWrites, RecordingStore
+    from planning_memory.watch.events import OwnWrites, RecordingStore
 
     write(tmp_path, {f"d{i:03d}/m.py": f"def f{i}():\n    pass\n" for i in range(210)})
     layout = Layout.for_repo(tmp_path)

@@ -1,7 +1,7 @@
 """Tests for the JSON Schemas in schemas/ and the example tree in .planning.example/.
 
 The schemas are loaded straight from the files with a ``referencing.Registry`` (so the relative
-``$ref`` URIs between them resolve), independently of ``planning_memory.schema``.
+``$ref`` URIs between them resolve), independently of ``planning_memory.core.schema``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
-from planning_memory.model import DEFAULT_CONFIG
+from planning_memory.core.model import DEFAULT_CONFIG
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "schemas"

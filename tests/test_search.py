@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from planning_memory import indexer, search
-from planning_memory.index import Index
-from planning_memory.layout import Layout
-from planning_memory.model import new_long_term
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import new_long_term
+from planning_memory.search import ranking as search
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.database import Index
 from planning_memory.store import Store
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planning_memory import seed002
 from planning_memory.cli import cli
 from planning_memory.errors import InputError, SchemaError
 from planning_memory.memory import Memory
+from planning_memory.transfer import memoria as seed002
 from planning_memory.validate import layout_for, validate_tree
 
 AGENT = Path(__file__).parent / "fixtures" / "seed002" / "mi-agente"

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from planning_memory import search, semantic
 from planning_memory.cli import cli
 from planning_memory.memory import Memory
-from planning_memory.search import Hit
+from planning_memory.search import ranking as search
+from planning_memory.search import semantic
+from planning_memory.search.ranking import Hit
 
 QUERY = "error handling"
 HAVE_EXTRA = importlib.util.find_spec(semantic.PACKAGE) is not None

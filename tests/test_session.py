@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planning_memory import session as S
-from planning_memory import summarize
+from planning_memory.core.layout import Layout
 from planning_memory.errors import (
     ConflictError,
     ExternalCommandError,
@@ -26,7 +25,8 @@ from planning_memory.errors import (
     SchemaError,
     UnsafePathError,
 )
-from planning_memory.layout import Layout
+from planning_memory.sessions import conversation as S
+from planning_memory.sessions import summarize
 from planning_memory.store import Store
 
 T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)

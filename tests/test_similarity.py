@@ -1,4 +1,4 @@
-"""Tests of planning_memory.similarity: normalisation, the score, the labelled corpus."""
+"""Tests of planning_memory.longterm.similarity: normalisation, the score, the labelled corpus."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory.similarity import SIMILARITY_THRESHOLD, best_match, similarity, tokens
+from planning_memory.longterm.similarity import SIMILARITY_THRESHOLD, best_match, similarity, tokens
 
 PAIRS = json.loads(
     (Path(__file__).parent / "fixtures" / "similarity_pairs.json").read_text(encoding="utf-8")

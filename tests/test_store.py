@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from planning_memory import codec
+from planning_memory.core import codec
+from planning_memory.core.layout import Layout
 from planning_memory.errors import (
     ConflictError,
     DecodeError,
@@ -21,7 +22,6 @@ from planning_memory.errors import (
     NotFoundError,
     UnsafePathError,
 )
-from planning_memory.layout import Layout
 from planning_memory.store import ABSENT, TEMP_SUFFIX, Store, digest
 
 RECORD: dict[str, Any] = {

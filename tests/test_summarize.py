@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from planning_memory import summarize
+from planning_memory.core.model import effective_config
 from planning_memory.errors import ExternalCommandError
-from planning_memory.model import effective_config
-from planning_memory.summarize import (
+from planning_memory.sessions import summarize
+from planning_memory.sessions.summarize import (
     CommandSummarizer,
     EndRequest,
     ExtractiveSummarizer,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from planning_memory import temporal
+from planning_memory.core import temporal
 from planning_memory.errors import ConfigError
 
 NOW = datetime(2026, 9, 28, 13, 15, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Tests of planning_memory.triggers: the trigger table, non-triggers, MEMORIZE markers."""
+"""Tests of planning_memory.longterm.triggers: the trigger table, non-triggers, MEMORIZE markers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory.triggers import KINDS, Trigger, detect, extract_memorize_markers
+from planning_memory.longterm.triggers import KINDS, Trigger, detect, extract_memorize_markers
 
 # utterance, kind, language, subject, preferred, avoided
 Row = tuple[str, str, str, str, str | None, str | None]

@@ -21,9 +21,10 @@ from typing import Any
 
 import pytest
 
-from planning_memory import daemon, watch
-from planning_memory.layout import Layout
+from planning_memory.core.layout import Layout
 from planning_memory.memory import Memory
+from planning_memory.watch import daemon
+from planning_memory.watch import events as watch
 
 
 # -- in-process: what counts and when ----------------------------------------------------------
@@ -169,7 +170,7 @@ def test_watch_limit_falls_back_to_polling_with_a_warning(
     monkeypatch.setattr(watch, "Observer", Full)
     b = watch.Batcher(quiet=0.05, max_wait=0.5)
     w = watch.Watcher(str(tmp_path), b, watch.OwnWrites())
-    with caplog.at_level(logging.WARNING, "planning_memory.watch"):
+    with caplog.at_level(logging.WARNING, "planning_memory.watch.events"):
         kind = w.start()
     try:
         assert kind == "polling" and w.alive()
@@ -468,7 +469,7 @@ def test_foreground_watch_logs_lines_without_a_terminal_and_stops_on_ctrl_c(repo
 def test_queued_session_summaries_are_drained(repo: Path) -> None:
     from datetime import UTC, datetime
 
-    from planning_memory import session
+    from planning_memory.sessions import conversation as session
     from planning_memory.store import Store
 
     start(repo)
@@ -545,7 +546,7 @@ def test_the_daemons_own_writes_cause_no_further_work(repo: Path) -> None:
 
 
 def test_a_branch_switch_of_2000_files_converges_to_a_fresh_scan(repo: Path) -> None:
-    from planning_memory.scan import scan
+    from planning_memory.entity import scan
     from planning_memory.store import Store
 
     for i in range(2000):
@@ -619,9 +620,8 @@ def test_a_kernel_queue_overflow_leads_to_a_full_reconcile_that_misses_nothing(
     assert "full reconcile (queue overflow)" in runtime(repo).log.read_text()
 
 
-# The Markdown sync workflow (planning_memory/sync.py) arrived in parallel with the daemon: these
-# reactions are tested when it is installed.
-if importlib.util.find_spec("planning_memory.sync") is not None:
+# The daemon also keeps the Markdown views in step with the records.
+if importlib.util.find_spec("planning_memory.views.sync") is not None:
 
     def test_json_written_elsewhere_is_rendered_and_a_hand_edit_of_patterns_md_is_imported(
         repo: Path,

@@ -34,7 +34,7 @@ def mcp_command(ctx: Context) -> None:
             "the MCP server needs the `mcp` package, which the default install leaves out",
             hint="pip install 'planning-memory[mcp]'",
         )
-    from planning_memory import mcp_server
+    from planning_memory.agents import mcp_server
 
     mcp_server.run(ctx.root)
 
@@ -67,7 +67,7 @@ def claude_code_hook(ctx: Context, event: str) -> None:
       echo '{"session_id": "abc", "cwd": "'$PWD'", "source": "startup"}' \\
         | pmem hook claude-code SessionStart
     """
-    from planning_memory import hooks
+    from planning_memory.agents import claude_code as hooks
 
     done = hooks.run(event, sys.stdin.read(hooks.MAX_STDIN + 1), ctx.root)
     if done.stdout:
@@ -106,7 +106,8 @@ def install_claude_code(ctx: Context, command: str, as_json: bool) -> None:
     Example:
       pmem install claude-code && git add .claude/settings.json .mcp.json
     """
-    from planning_memory import hooks, install
+    from planning_memory.agents import claude_code as hooks
+    from planning_memory.agents import install
 
     root = ctx.root or hooks.project_root()
     if root is None:
@@ -143,7 +144,7 @@ def import_seed002(ctx: Context, folder: Path, channel: str, dry_run: bool, as_j
     Example:
       pmem import-seed002 ../mi-agente --dry-run
     """
-    from planning_memory import seed002
+    from planning_memory.transfer import memoria as seed002
 
     done = seed002.import_folder(ctx.memory(), folder, channel=channel, dry_run=dry_run)
     summary = done.summary()

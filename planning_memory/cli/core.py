@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from planning_memory import codec
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, refresh
+from planning_memory.core import codec
 from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.memory import Memory
 

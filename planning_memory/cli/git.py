@@ -13,9 +13,9 @@ from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.lazy import lazy
 
 if TYPE_CHECKING:
-    from planning_memory import gitint
+    from planning_memory.gitops import integration as gitint
 else:
-    gitint = lazy("planning_memory.gitint")
+    gitint = lazy("planning_memory.gitops.integration")
 
 
 @cli.group("git")

@@ -12,9 +12,9 @@ from planning_memory.lazy import lazy
 from planning_memory.memory import Memory
 
 if TYPE_CHECKING:
-    from planning_memory import session as sessions
+    from planning_memory.sessions import conversation as sessions
 else:
-    sessions = lazy("planning_memory.session")
+    sessions = lazy("planning_memory.sessions.conversation")
 
 channel_option = click.option(
     "--channel",

@@ -11,9 +11,9 @@ from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.lazy import lazy
 
 if TYPE_CHECKING:
-    from planning_memory import sync
+    from planning_memory.views import sync
 else:
-    sync = lazy("planning_memory.sync")
+    sync = lazy("planning_memory.views.sync")
 
 STATE_TEXT = {
     "missing": "not rendered yet",

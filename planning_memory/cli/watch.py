@@ -14,9 +14,9 @@ from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.lazy import lazy
 
 if TYPE_CHECKING:
-    from planning_memory import daemon
+    from planning_memory.watch import daemon
 else:
-    daemon = lazy("planning_memory.daemon")
+    daemon = lazy("planning_memory.watch.daemon")
 
 
 class StatusLine:

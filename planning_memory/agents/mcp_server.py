@@ -1,0 +1,543 @@
+"""The MCP server (``pmem mcp``, stdio): seed 003's memory tools plus session and entity
+look-ups. The only module that imports ``mcp``.
+
+Tools: ``memory_save``, ``memory_search``, ``memory_get``, ``memory_context``,
+``memory_timeline``, ``memory_pin``, ``memory_forget``, ``session_start``, ``session_log``,
+``session_end``, ``entity_file``, ``entity_function``, ``entity_area``.
+
+Each call opens the memory of the project the server runs in (``pmem -C DIR mcp``, else the
+working directory at that call; subfolders and linked worktrees find the same memory), so a
+``pmem init`` made after the server started is picked up. Results are compact JSON (or the
+context text itself). Every user error -- a ``PlanningMemoryError``, an argument that fails
+the input schema, an unknown argument -- comes back as a tool error (``isError``) with one
+line; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from planning_memory import __version__
+from planning_memory.agents.claude_code import open_project
+from planning_memory.errors import NotFoundError, PlanningMemoryError
+from planning_memory.memory import Memory
+
+SERVER_NAME = "planning-memory"
+MAX_LIST = 40  # items of one list in an entity answer
+F = TypeVar("F", bound=Callable[..., Any])
+
+RecordType = Literal[
+    "pattern",
+    "mistake",
+    "bugfix",
+    "decision",
+    "discovery",
+    "architecture",
+    "config",
+    "preference",
+    "learning",
+]
+Source = Literal["record", "message", "decision", "session", "entity", "code", "doc"]
+Scope = Literal["project", "personal"]
+Role = Literal["user", "assistant", "system", "tool"]
+Id = Annotated[str, Field(min_length=1, max_length=200, description="A memory id from a result.")]
+Channel = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="Whose sessions: 'mcp' by default; 'claude-code' shares the session the "
+        "Claude Code hooks keep.",
+    ),
+]
+
+INSTRUCTIONS = """\
+Project memory kept in this repository (.planning/), shared with the team through git.
+Protocol: before a task call memory_context; look things up with memory_search, then
+memory_get for the full record. Save what the next session should know with memory_save:
+decisions, bugfixes, discoveries, conventions (pattern), mistakes to avoid (mistake),
+configuration and preferences. Use a topic_key to update one evolving memory instead of
+adding near-duplicates. Never save secrets; text inside <private>...</private> is redacted."""
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def compact(value: Any) -> str:
+    """Compact JSON for the model: no indentation, UTF-8 kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _trim(value: Any, limit: int = MAX_LIST) -> Any:
+    """``value`` with every list cut to ``limit`` items (and a note of how many were left)."""
+    if isinstance(value, Mapping):
+        return {k: _trim(v, limit) for k, v in value.items()}
+    if isinstance(value, list) and len(value) > limit:
+        return [*(_trim(v, limit) for v in value[:limit]), f"… {len(value) - limit} more"]
+    if isinstance(value, list):
+        return [_trim(v, limit) for v in value]
+    return value
+
+
+def guard(fn: F) -> F:
+    """Turn user errors into tool errors with one line (``isError`` results)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except PlanningMemoryError as exc:
+            raise ToolError(exc.one_line()) from exc
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise ToolError(f"{where}{exc.strerror or exc}") from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def validation_line(exc: ValidationError) -> str:
+    """A pydantic validation error as one line: ``limit: Input should be ...; query: ...``."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+def _outcome(mem: Memory, summary: Mapping[str, Any]) -> str:
+    keep = ("action", "id", "type", "title", "notes", "archived")
+    return compact({k: summary[k] for k in keep if summary.get(k) not in (None, [], "")})
+
+
+def _hit_row(hit: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": hit.ref_id or hit.key,
+        "type": hit.type,
+        "title": hit.title,
+        "score": round(hit.score, 3),
+        "snippet": hit.snippet,
+    }
+    if hit.source != "record":
+        row["source"] = hit.source
+    for key, value in (("path", hit.path), ("session", hit.session_id), ("pinned", hit.pinned)):
+        if value:
+            row[key] = value
+    return row
+
+
+def _scoped(mem: Memory, item_id: str) -> Memory:
+    """The memory (project, else personal) that holds the record ``item_id``."""
+    try:
+        mem.get(item_id)
+        return mem
+    except NotFoundError:
+        personal = mem.personal()
+        if personal.layout.memory.is_dir():
+            try:
+                personal.get(item_id)
+                return personal
+            except NotFoundError:
+                pass
+        raise
+
+
+def find_entry(mem: Memory, item_id: str) -> dict[str, Any]:
+    """A session message or decision by id, with its session id."""
+    from planning_memory.search import documents as sources
+    from planning_memory.sessions import conversation as sessions
+
+    index = mem.index()
+    try:
+        row = index.by_ref(item_id)
+    finally:
+        index.close()
+    candidates = [row.doc.session_id] if row is not None and row.doc.session_id else []
+    for path in sources.session_files(mem.layout, mem.store):
+        candidates.append(path.name[len("session-") : -len(".json")])
+    kind = "messages" if item_id.startswith("msg_") else "decisions"
+    for sid in dict.fromkeys(candidates):
+        if kind == "messages":
+            items = sessions.history(mem.layout, mem.store, sid)
+        else:
+            items = sessions.get(mem.layout, mem.store, sid)["decisions"]
+        found = next((i for i in items if i.get("id") == item_id), None)
+        if found is not None:
+            return {"session_id": sid, "kind": kind[:-1], **found}
+    raise NotFoundError(f"no message or decision {item_id}", record_id=item_id)
+
+
+def session_overview(mem: Memory, session_id: str) -> dict[str, Any]:
+    from planning_memory.sessions import conversation as sessions
+
+    data = sessions.get(mem.layout, mem.store, session_id)
+    keep = ("id", "channel", "name", "status", "goal", "started_at", "ended_at")
+    return {
+        **{k: data.get(k) for k in keep},
+        "messages": len(data["messages"]) + int(data.get("archived_count", 0)),
+        "decisions": len(data["decisions"]),
+        "files_accessed": len(data["files_accessed"]),
+        "current_context": {k: v for k, v in data["current_context"].items() if v},
+        "summary": data["rolling_summary"]["summary"],
+        "end_summary": data["end_summary"],
+    }
+
+
+# -- the tools -------------------------------------------------------------------------------------
+class MemoryTools:
+    """The tool functions; each opens the project's memory at call time."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
+
+    def memory(self, channel: str | None = None) -> Memory:
+        mem = open_project(self.root)
+        if channel is not None:
+            mem.channel = channel
+        return mem
+
+    @guard
+    def memory_save(
+        self,
+        title: Annotated[str, Field(min_length=1, max_length=200, description="Short title.")],
+        type: Annotated[RecordType, Field(description="Kind of observation.")] = "learning",
+        what: Annotated[str, Field(description="What happened or what it is.")] = "",
+        why: Annotated[str, Field(description="Why it matters.")] = "",
+        where: Annotated[str, Field(description="Where in the code it applies (paths).")] = "",
+        learned: Annotated[str, Field(description="What to do next time.")] = "",
+        tags: Annotated[list[str], Field(description="Tags, e.g. ['auth', 'typescript'].")] = [],  # noqa: B006
+        topic_key: Annotated[
+            str | None,
+            Field(
+                pattern=r"^[a-z0-9]+(-[a-z0-9]+)*/[a-z0-9]+(-[a-z0-9]+)*$",
+                description="family/kebab-case key (e.g. 'auth/session-strategy'); saving the "
+                "same key again updates that memory instead of adding a new one.",
+            ),
+        ] = None,
+        scope: Annotated[
+            Scope, Field(description="'project' (this repo, shared via git) or 'personal'.")
+        ] = "project",
+        pinned: Annotated[bool, Field(description="Always include it in context.")] = False,
+        correction: Annotated[str, Field(description="mistake: what to do instead.")] = "",
+        severity: Annotated[
+            Literal["low", "medium", "high", "critical"], Field(description="mistake: severity.")
+        ] = "medium",
+        example: Annotated[str, Field(description="pattern: a short code example.")] = "",
+    ) -> str:
+        """Save an observation to the project's memory (or update it: same topic_key, or a
+        similar pattern/mistake, reinforces the existing one instead of duplicating it).
+
+        Call it when you made a decision, fixed a bug, discovered how something works, found a
+        convention (type 'pattern') or a mistake to avoid (type 'mistake'), or learned a
+        preference or configuration fact the next session should know. Returns one line of
+        JSON: action (created, upserted, reinforced, escalated, duplicate), id, type, title."""
+        mem = self.memory()
+        outcome = mem.save_observation(
+            title,
+            type,
+            what=what,
+            why=why,
+            where=where,
+            learned=learned,
+            tags=tags,
+            topic_key=topic_key,
+            pinned=pinned,
+            scope=scope,
+            source="mcp",
+            example=example,
+            correction=correction,
+            severity=severity,
+        )
+        return _outcome(mem, outcome.summary())
+
+    @guard
+    def memory_search(
+        self,
+        query: Annotated[str, Field(min_length=1, max_length=2000, description="Words to find.")],
+        match: Annotated[
+            Literal["all", "any", "auto"],
+            Field(
+                description="'all' (default): every word must match (AND); 'any': at least "
+                "one (OR); 'auto': AND, widened with OR when too few results."
+            ),
+        ] = "all",
+        types: Annotated[list[RecordType], Field(description="Only these record types.")] = [],  # noqa: B006
+        sources: Annotated[
+            list[Source],
+            Field(description="Only these sources (default: all; 'record' = saved memories)."),
+        ] = [],  # noqa: B006
+        scope: Annotated[Scope | None, Field(description="Only this scope.")] = None,
+        tags: Annotated[list[str], Field(description="Only records with all these tags.")] = [],  # noqa: B006
+        limit: Annotated[int, Field(ge=1, le=50, description="Most results.")] = 10,
+        threshold: Annotated[
+            float, Field(ge=0.0, le=1.0, description="Drop results scoring below (best = 1).")
+        ] = 0.0,
+    ) -> str:
+        """Search the project's memory (saved memories, session messages and decisions, the
+        code map, code and docs). Returns compact rows, best first: id, type, title, score
+        (best = 1), snippet, plus source/path/session when useful. Pinned memories are always
+        appended. Use memory_get with an id for the full record, memory_timeline for what
+        happened around it."""
+        warnings: list[str] = []
+        hits = self.memory().search(
+            query,
+            sources=tuple(sources),
+            types=tuple(types),
+            scope=scope,
+            tags=tags,
+            limit=limit,
+            threshold=threshold,
+            match=match,
+            warnings=warnings,
+        )
+        found: dict[str, Any] = {"results": [_hit_row(h) for h in hits]}
+        if warnings:
+            found["warnings"] = warnings
+        return compact(found)
+
+    @guard
+    def memory_get(self, id: Id) -> str:
+        """The full memory for an id from memory_search or memory_context: a saved record
+        (pat_, mis_, lrn_), a session message (msg_) or decision (dec_), or a session (ses_:
+        its goal, status and summaries). Returns one JSON object."""
+        mem = self.memory()
+        if id.startswith(("msg_", "dec_")):
+            return compact(find_entry(mem, id))
+        if id.startswith("ses_"):
+            return compact(session_overview(mem, id))
+        return compact(_scoped(mem, id).get(id))
+
+    @guard
+    def memory_context(
+        self,
+        task: Annotated[str, Field(max_length=5000, description="What you are about to do.")] = "",
+        budget: Annotated[
+            int | None,
+            Field(
+                ge=100,
+                le=20000,
+                description="Token budget (default: the project's injectBudgetTokens, 1500).",
+            ),
+        ] = None,
+        format: Annotated[
+            Literal["md", "xml", "json"], Field(description="Markdown, XML-style tags, or JSON.")
+        ] = "md",
+        files: Annotated[list[str], Field(description="Files the task touches.")] = [],  # noqa: B006
+        tags: Annotated[list[str], Field(description="Topics of the task.")] = [],  # noqa: B006
+        session_id: Annotated[
+            str | None, Field(description="Session to include (default: the newest open one).")
+        ] = None,
+    ) -> str:
+        """What to know before a task, within a token budget: patterns to follow, mistakes to
+        avoid, relevant files, related memories, the session's recent context and the date.
+        Pinned and high-severity items come first; each item says why it is included. Call it
+        at the start of a task; it returns the context text itself."""
+        request = {"description": task, "files": files, "context": tags}
+        pack = self.memory().context(request, budget=budget, fmt=format, session_id=session_id)
+        return pack.text or "No memory context: memory is empty or nothing fits the budget."
+
+    @guard
+    def memory_timeline(
+        self,
+        id: Id,
+        before: Annotated[int, Field(ge=0, le=50, description="Entries before it.")] = 5,
+        after: Annotated[int, Field(ge=0, le=50, description="Entries after it.")] = 5,
+    ) -> str:
+        """What happened around a memory, oldest first: for a message or decision, its session's
+        neighbouring messages and decisions; for a saved record, the records created just
+        before and after it. The entry asked about has "anchor": true."""
+        entries = self.memory().timeline(id, before=before, after=after)
+        rows = []
+        for entry in entries:
+            row = {k: v for k, v in entry.as_dict().items() if v not in ("", False)}
+            rows.append(row)
+        return compact({"timeline": rows})
+
+    @guard
+    def memory_pin(
+        self,
+        id: Id,
+        pinned: Annotated[bool, Field(description="true to pin, false to unpin.")] = True,
+    ) -> str:
+        """Pin a saved memory so it is always included in context (or unpin it)."""
+        mem = _scoped(self.memory(), id)
+        return _outcome(mem, mem.pin(id, pinned).summary())
+
+    @guard
+    def memory_forget(
+        self,
+        id: Id,
+        hard: Annotated[
+            bool, Field(description="true deletes the file for good; default hides it.")
+        ] = False,
+    ) -> str:
+        """Forget a saved memory that is wrong or obsolete: a soft delete (kept in history,
+        hidden from search and context) unless hard is true."""
+        mem = _scoped(self.memory(), id)
+        return _outcome(mem, mem.forget(id, hard=hard).summary())
+
+    @guard
+    def session_start(
+        self,
+        goal: Annotated[str | None, Field(max_length=5000, description="What it is for.")] = None,
+        name: Annotated[str | None, Field(max_length=200, description="A short name.")] = None,
+        channel: Channel = "mcp",
+    ) -> str:
+        """Start a working session (short-term memory: messages, decisions, files). Other
+        session tools use the channel's newest active session when no session_id is given.
+        Returns the session id."""
+        found = self.memory(channel).start_session(goal=goal, name=name)
+        return compact({k: found[k] for k in ("id", "channel", "status", "goal", "started_at")})
+
+    @guard
+    def session_log(
+        self,
+        content: Annotated[str, Field(min_length=1, description="The message text.")],
+        role: Annotated[Role, Field(description="Who said it.")] = "assistant",
+        session_id: Annotated[str | None, Field(description="Default: the active one.")] = None,
+        channel: Channel = "mcp",
+    ) -> str:
+        """Record a message in the session (one is started if none is active). In assistant
+        messages, [MEMORIZE: fact] saves the fact as a long-term learning."""
+        done = self.memory(channel).log(content, role=role, session_id=session_id)
+        return compact(
+            {
+                "id": done.message["id"],
+                "session_id": done.session_id,
+                "memorized": len(done.memorize),
+                "summary_queued": done.summary_queued,
+            }
+        )
+
+    @guard
+    def session_end(
+        self,
+        session_id: Annotated[str | None, Field(description="Default: the active one.")] = None,
+        channel: Channel = "mcp",
+    ) -> str:
+        """End the session and write its summary (Goal, Instructions, Discoveries,
+        Accomplished, Next Steps, Relevant Files), which the next session sees."""
+        ended = self.memory(channel).end_session(session_id)
+        return compact({"id": ended["id"], "status": ended["status"], **ended["end_summary"]})
+
+    @guard
+    def entity_file(
+        self, path: Annotated[str, Field(min_length=1, description="Repository path.")]
+    ) -> str:
+        """The code map's entry for a file: language, purpose, imports, exports, functions,
+        size, complexity, notes. Needs `pmem scan` (or the watch daemon) to have run."""
+        found = self.memory().get_file_info(path)
+        if found is None:
+            raise NotFoundError(
+                f"no file entity for {path}", hint="not scanned yet? run `pmem scan`"
+            )
+        return compact(_trim(found))
+
+    @guard
+    def entity_function(
+        self,
+        name: Annotated[str, Field(min_length=1, description="Name, Class.method, or path::name.")],
+    ) -> str:
+        """Where a function or method is defined, its signature, summary, calls and callers
+        (several files may define one name)."""
+        found = self.memory().get_function(name)
+        if not found:
+            raise NotFoundError(f"no function named {name!r}", hint="try memory_search")
+        return compact({"definitions": _trim(found)})
+
+    @guard
+    def entity_area(
+        self,
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="A feature area (e.g. 'authentication'), a file path, a "
+                "component or a function.",
+            ),
+        ],
+    ) -> str:
+        """How part of the code relates to the rest: a feature area's files, entry point and
+        dependencies, or a file's / component's / function's imports, users and areas."""
+        return compact(_trim(self.memory().get_relationships(name)))
+
+    def all(self) -> list[Callable[..., str]]:
+        return [
+            self.memory_save,
+            self.memory_search,
+            self.memory_get,
+            self.memory_context,
+            self.memory_timeline,
+            self.memory_pin,
+            self.memory_forget,
+            self.session_start,
+            self.session_log,
+            self.session_end,
+            self.entity_file,
+            self.entity_function,
+            self.entity_area,
+        ]
+
+
+# -- the server ------------------------------------------------------------------------------------
+class Server(MCPServer[Any]):
+    """``MCPServer`` whose argument errors are one line and whose unknown arguments are errors."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            known = set(tool.parameters.get("properties", {}))
+            unknown = sorted(set(arguments) - known)
+            if unknown:
+                raise ToolError(
+                    f"{name}: unknown argument {', '.join(unknown)}; "
+                    f"expected {', '.join(sorted(known))}"
+                )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a bug: the SDK logs it and answers "Error executing tool <name>"
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"{name}: {validation_line(exc.__cause__)}") from exc.__cause__
+            text = str(exc).removeprefix(f"Error executing tool {name}: ")
+            raise ToolError(f"{name}: {text}") from exc.__cause__
+
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+WRITERS = ("memory_save", "memory_pin", "session_start", "session_log", "session_end")
+ANNOTATIONS = {"memory_forget": DELETES, **dict.fromkeys(WRITERS, WRITES)}
+
+
+def build_server(root: Path | None = None, tools: Sequence[Callable[..., str]] = ()) -> Server:
+    """The server with every tool (or ``tools``); nothing runs until ``run``."""
+    server = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    for tool in tools or MemoryTools(root).all():
+        server.add_tool(
+            tool,
+            description=inspect.cleandoc(tool.__doc__ or ""),
+            annotations=ANNOTATIONS.get(tool.__name__, READ_ONLY),
+            structured_output=False,
+        )
+    return server
+
+
+def run(root: Path | None = None) -> None:
+    """Serve over stdio until the client closes the connection."""
+    build_server(root).run("stdio")

@@ -1,0 +1,146 @@
+"""Rendering of packed context items as Markdown, the seeds' XML-style tags, JSON, or seed
+000's agent prompt layout. Pure: items in, text out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from planning_memory.context.items import Item, Task
+
+Renderer = Callable[[Sequence["Item"], "Task", int], str]
+
+SECTION_ORDER = ("patterns", "mistakes", "files", "related", "session", "temporal")
+MD_TITLES = {
+    "patterns": "Patterns to follow",
+    "mistakes": "Mistakes to avoid",
+    "files": "Relevant files",
+    "related": "Related content",
+    "session": "Session context",
+    "temporal": "Temporal context",
+}
+AGENT_TITLES = {
+    "patterns": "Patterns to Follow",
+    "mistakes": "Mistakes to Avoid",
+    "files": "Relevant Files",
+    "related": "Additional Context",
+    "session": "Session Context",
+    "temporal": "Temporal Context",
+}
+XML_SECTIONS = {
+    "patterns": ("patterns_to_follow", "pattern"),
+    "mistakes": ("mistakes_to_avoid", "mistake"),
+    "files": ("relevant_files", "file"),
+    "related": ("related_content", "item"),
+    "session": ("conversation_context", "entry"),
+    "temporal": ("temporal_context", "now"),
+}
+_RECORD_PREFIXES = ("pat_", "mis_", "lrn_", "dec_", "msg_", "ses_")
+
+
+def by_section(items: Sequence[Item]) -> dict[str, list[Item]]:
+    """Items grouped by section in output order; the session shown oldest message first."""
+    groups: dict[str, list[Item]] = {s: [] for s in SECTION_ORDER}
+    for item in items:
+        groups.setdefault(item.section, []).append(item)
+    groups["session"].sort(key=_session_order)
+    return {s: g for s, g in groups.items() if g}
+
+
+def _session_order(item: Item) -> tuple[int, float]:
+    kind = item.data.get("kind")
+    if kind == "message":
+        return 3, float(item.data.get("seq") or 0)
+    return {"summary": 0, "current": 1, "decision": 2}.get(str(kind), 4), item.order
+
+
+def _id_tag(item: Item) -> str:
+    return f" [{item.id}]" if item.id.startswith(_RECORD_PREFIXES) else ""
+
+
+def render_md(items: Sequence[Item], task: Task, budget: int) -> str:
+    lines = ["# Memory context"]
+    for section, group in by_section(items).items():
+        lines.append(f"## {MD_TITLES[section]}")
+        for item in group:
+            if section == "temporal":
+                lines.append(item.text)
+            elif section == "session" and item.data.get("kind") == "summary":
+                lines.append(f"Summary: {item.text}")
+            else:
+                mark = "⚠️ " if section == "mistakes" else ""
+                lines.append(f"- {mark}{item.text}{_id_tag(item)} (why: {item.reason})")
+    return "\n".join(lines) + "\n"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _attr(text: str) -> str:
+    return '"' + _esc(text).replace('"', "&quot;") + '"'
+
+
+def render_xml(items: Sequence[Item], task: Task, budget: int) -> str:
+    lines = ["<memory_context>"]
+    for section, group in by_section(items).items():
+        outer, inner = XML_SECTIONS[section]
+        if section == "temporal":
+            lines.append(f"<{outer}>\n{_esc(group[0].text)}\n</{outer}>")
+            continue
+        lines.append(f"<{outer}>")
+        for item in group:
+            tag = inner
+            attrs = f" id={_attr(item.id)} reason={_attr(item.reason)}"
+            if section == "session":
+                tag = str(item.data.get("kind") or inner)
+                if item.data.get("role"):
+                    attrs += f" role={_attr(str(item.data['role']))}"
+            lines.append(f"<{tag}{attrs}>{_esc(item.text)}</{tag}>")
+        lines.append(f"</{outer}>")
+    lines.append("</memory_context>")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(items: Sequence[Item], task: Task, budget: int) -> str:
+    body: dict[str, Any] = {}
+    for section, group in by_section(items).items():
+        if section == "temporal":
+            body["temporal_context"] = group[0].data
+        else:
+            name = XML_SECTIONS[section][0]
+            body[name] = [item.as_dict() for item in group]
+    return json.dumps({"memory_context": body}, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _agent_line(item: Item) -> str:
+    data = item.data
+    if item.section == "patterns":
+        return f"- {data.get('name')}: {data.get('description')}"
+    if item.section == "mistakes":
+        correction = data.get("correction")
+        return f"- ⚠️ {data.get('description')}" + (f" → {correction}" if correction else "")
+    if item.section == "files":
+        return f"- {data.get('path') or item.id}: {data.get('purpose') or ''}".rstrip(": ")
+    if item.section == "session" and data.get("kind") == "summary":
+        return f"Summary: {item.text}"
+    return f"- {item.text}"
+
+
+def render_agent(items: Sequence[Item], task: Task, budget: int) -> str:
+    lines = ["## Memory Context"]
+    for section, group in by_section(items).items():
+        lines.append(f"\n### {AGENT_TITLES[section]}")
+        for item in group:
+            lines.append(item.text if section == "temporal" else _agent_line(item))
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS: dict[str, Renderer] = {
+    "md": render_md,
+    "xml": render_xml,
+    "json": render_json,
+    "agent": render_agent,
+}

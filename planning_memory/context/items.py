@@ -1,0 +1,201 @@
+"""The items of a context block and how each is built from an index row, a search hit or
+the session. Pure: values in, values out (``now`` is passed in)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+from planning_memory.core import temporal
+from planning_memory.core.model import parse_timestamp
+from planning_memory.search import documents as sources
+from planning_memory.search import ranking as search
+from planning_memory.search.database import Row
+
+TEXT_CAP = 300  # characters of one item's text (a message, a description)
+TOP_MESSAGES = 5  # newest session messages in the same tier as the best matches
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the agent is about to do: a description, tags (the seed's ``context``), files."""
+
+    description: str
+    context: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, task: str | Mapping[str, Any] | Task) -> Task:
+        if isinstance(task, Task):
+            return task
+        if isinstance(task, str):
+            return cls(task)
+        return cls(
+            str(task.get("description") or task.get("task") or ""),
+            tuple(str(t) for t in task.get("context") or task.get("tags") or ()),
+            tuple(str(f) for f in task.get("files") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Item:
+    """One entry of the context: its section, id, display text and why it is included."""
+
+    section: str  # patterns | mistakes | files | related | session | temporal
+    id: str
+    text: str
+    reason: str
+    tier: int = 3
+    order: float = 0.0  # within a tier, lower first
+    key: str = ""  # index key, for access counts
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "reason": self.reason, **self.data}
+
+
+@dataclass(frozen=True)
+class ContextPack:
+    """The packed context: the text and what it holds."""
+
+    text: str
+    format: str
+    budget: int
+    tokens: int
+    items: tuple[Item, ...]
+    dropped: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "dropped": self.dropped,
+            "items": [dict(i.as_dict(), section=i.section) for i in self.items],
+            "text": self.text,
+        }
+
+
+def cap(text: str, limit: int = TEXT_CAP) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def record_item(row: Row, tier: int, order: float, reason: str) -> Item:
+    d, meta = row.doc, row.doc.meta
+    if d.type == "pattern":
+        name = str(meta.get("name") or d.title)
+        desc = str(meta.get("description") or d.body)
+        data = {"name": name, "description": cap(desc), "established": meta.get("established")}
+        return Item("patterns", d.ref_id, f"{name}: {cap(desc)}", reason, tier, order, d.key, data)
+    if d.type == "mistake":
+        desc = str(meta.get("description") or d.title)
+        corr = str(meta.get("correction") or "")
+        sev = str(meta.get("severity") or "medium")
+        text = f"[{sev}] {cap(desc)}" + (f" → {cap(corr)}" if corr else "")
+        data = {"description": cap(desc), "correction": cap(corr), "severity": sev}
+        return Item("mistakes", d.ref_id, text, reason, tier, order, d.key, data)
+    body = str(meta.get("learned") or d.body)
+    text = f"{d.type}: {d.title}" + (f" — {cap(body, 200)}" if body and body != d.title else "")
+    return Item("related", d.ref_id, text, reason, tier, order, d.key, {"source": d.type})
+
+
+def hit_item(hit: search.Hit, tier: int, order: float) -> Item | None:
+    if hit.source == "record":
+        row = Row(hit_doc(hit), hit.bm25, hit.access_count, "")
+        return record_item(row, tier, order, hit.reason)
+    if hit.source in ("entity", "code"):
+        purpose = str(hit.meta.get("purpose") or "")
+        where = hit.path or hit.title
+        if hit.source == "entity" and hit.type != "file":
+            label = f"{hit.type} {hit.title}" + (f" ({hit.path})" if hit.path else "")
+        else:
+            label = where
+        lines = ""
+        if hit.source == "code":
+            lines = f" lines {hit.meta.get('start_line')}-{hit.meta.get('end_line')}"
+        text = f"{label}{lines}: {cap(purpose or hit.snippet, 200)}"
+        data = {"path": where, "kind": hit.type, "purpose": cap(purpose or hit.snippet, 200)}
+        return Item("files", where, text, hit.reason, tier, order, hit.key, data)
+    kind = {"doc": hit.path or "doc", "message": f"message ({hit.type})"}.get(hit.source, "")
+    text = f"{kind or hit.source}: {cap(hit.title, 120)} — {cap(hit.snippet, 200)}"
+    data = {"source": hit.source, "path": hit.path, "session_id": hit.session_id}
+    return Item("related", hit.ref_id or hit.key, text, hit.reason, tier, order, hit.key, data)
+
+
+def hit_doc(hit: search.Hit) -> sources.Doc:
+    return sources.Doc(
+        key=hit.key,
+        source=hit.source,
+        type=hit.type,
+        title=hit.title,
+        body=hit.body,
+        path=hit.path,
+        ref_id=hit.ref_id,
+        severity=hit.severity,
+        pinned=hit.pinned,
+        meta=hit.meta,
+    )
+
+
+def session_items(session: Mapping[str, Any] | None, window: int) -> list[Item]:
+    if not session:
+        return []
+    sid = str(session.get("id"))
+    items: list[Item] = []
+    rolling = session.get("rolling_summary") or {}
+    summary = str(rolling.get("summary") or "")
+    facts = [str(f) for f in rolling.get("key_facts") or []]
+    if summary or facts:
+        text = cap(summary, 1200) + "".join(f"\n- {cap(f, 200)}" for f in facts[:20])
+        data = {"kind": "summary", "message_count": rolling.get("message_count", 0)}
+        items.append(
+            Item("session", f"{sid}:summary", text.strip(), "session summary", 2, 0, "", data)
+        )
+    current = session.get("current_context") or {}
+    parts = [f"{k.replace('_', ' ')}: {v}" for k, v in current.items() if v]
+    if parts:
+        data = {"kind": "current", **{k: v for k, v in current.items() if v}}
+        items.append(
+            Item("session", f"{sid}:current", "; ".join(parts), "current task", 2, 1, "", data)
+        )
+    messages = [m for m in session.get("messages") or [] if isinstance(m, Mapping)][-window:]
+    for age, msg in enumerate(reversed(messages)):
+        role = str(msg.get("role") or "user")
+        text = f"[{role} {msg.get('at', '')}] {cap(str(msg.get('content') or ''))}"
+        data = {"kind": "message", "role": role, "at": msg.get("at"), "seq": len(messages) - age}
+        tier = 3 if age < TOP_MESSAGES else 4
+        items.append(
+            Item("session", str(msg.get("id")), text, "session window", tier, age, "", data)
+        )
+    for age, dec in enumerate(reversed(session.get("decisions") or [])):
+        decided = cap(str(dec.get("decision") or ""), 200)
+        text = f"decided: {decided} (for: {cap(str(dec.get('question') or ''), 120)})"
+        data = {"kind": "decision", "at": dec.get("decided_at")}
+        items.append(
+            Item(
+                "session",
+                str(dec.get("id")),
+                text,
+                "session decision",
+                3 if age < 3 else 4,
+                age,
+                "",
+                data,
+            )
+        )
+    return items
+
+
+def temporal_item(now: datetime, tz: tzinfo, session: Mapping[str, Any] | None) -> Item:
+    last = None
+    messages = (session or {}).get("messages") or []
+    if messages and messages[-1].get("at"):
+        try:
+            last = parse_timestamp(str(messages[-1]["at"]))
+        except ValueError:
+            last = None
+    ctx = temporal.temporal_context(now, tz, last)
+    return Item("temporal", "now", ctx.text(), "temporal context", 0, 0, "", ctx.as_dict())

@@ -1,0 +1,123 @@
+"""Where everything lives in a memory tree; paths only, no I/O beyond locating a root."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from planning_memory.core.ids import check_id
+
+PLANNING_DIR = ".planning"
+CONFIG_NAME = "memory-config.json"
+
+# record type -> folder under long-term/
+LONG_TERM_DIRS = {
+    "pattern": "patterns",
+    "mistake": "mistakes",
+    "bugfix": "learnings",
+    "decision": "learnings",
+    "discovery": "learnings",
+    "architecture": "learnings",
+    "config": "learnings",
+    "preference": "learnings",
+    "learning": "learnings",
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The paths of one memory tree; ``planning`` is the ``.planning`` folder (or the personal
+    store's folder, which has the same ``memory/`` layout)."""
+
+    planning: Path
+
+    @classmethod
+    def for_repo(cls, repo_root: Path) -> Layout:
+        return cls(Path(repo_root) / PLANNING_DIR)
+
+    @classmethod
+    def personal(cls, env: os._Environ[str] | dict[str, str] | None = None) -> Layout:
+        env = os.environ if env is None else env
+        state = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME", "~")) / ".local" / "state")
+        return cls(Path(state).expanduser() / "planning-memory" / "personal")
+
+    @property
+    def repo_root(self) -> Path:
+        return self.planning.parent
+
+    @property
+    def config(self) -> Path:
+        return self.planning / CONFIG_NAME
+
+    @property
+    def lock_file(self) -> Path:
+        return self.planning / ".lock"
+
+    @property
+    def memory(self) -> Path:
+        return self.planning / "memory"
+
+    @property
+    def short_term(self) -> Path:
+        return self.memory / "short-term"
+
+    @property
+    def long_term(self) -> Path:
+        return self.memory / "long-term"
+
+    @property
+    def entity(self) -> Path:
+        return self.memory / "entity"
+
+    @property
+    def contextual(self) -> Path:
+        return self.memory / "contextual"
+
+    @property
+    def preferences(self) -> Path:
+        return self.long_term / "preferences.json"
+
+    @property
+    def patterns_md(self) -> Path:
+        return self.planning / "patterns.md"
+
+    @property
+    def mistakes_md(self) -> Path:
+        return self.planning / "mistakes.md"
+
+    @property
+    def claude_md(self) -> Path:
+        return self.planning / "CLAUDE.md"
+
+    def record_dir(self, record_type: str) -> Path:
+        return self.long_term / LONG_TERM_DIRS[record_type]
+
+    def record_dirs(self) -> list[Path]:
+        return sorted({self.long_term / d for d in LONG_TERM_DIRS.values()})
+
+    def record_path(self, record_type: str, record_id: str) -> Path:
+        return self.record_dir(record_type) / f"{check_id(record_id)}.json"
+
+    def session_path(self, session_id: str) -> Path:
+        return self.short_term / f"session-{check_id(session_id)}.json"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the repository root when inside it, for messages."""
+        try:
+            return str(Path(path).relative_to(self.repo_root))
+        except ValueError:
+            return str(path)
+
+
+def find_repo_root(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``.planning/``, else the nearest git
+    work tree root, else None."""
+    here = Path(start or Path.cwd()).resolve()
+    git_root = None
+    for folder in (here, *here.parents):
+        if (folder / PLANNING_DIR).is_dir():
+            return folder
+        if git_root is None and (folder / ".git").exists():
+            git_root = folder
+    return git_root

@@ -1,0 +1,338 @@
+"""``called_by``: which functions call a function, resolved across files by name.
+
+A call ``x.y.name(...)`` or ``name(...)`` made in file X can reach a function called ``name``
+defined in a file X *sees*: X itself, the files X imports (resolved to repository paths), the
+files those re-export (``export ... from``, or any import of a barrel file: ``index.*``,
+``__init__.py``, ``mod.rs``, ``lib.rs``), the files of an imported Go package or Java package
+folder, and the other files of X's own Go/Java package.
+
+- A bare call (``name()``) reaches plain functions (and, in Java, methods of the same file).
+- ``self.name``/``this.name`` reaches methods of the same file.
+- A dotted call reaches functions and methods, unless more than ``AMBIGUOUS`` definitions
+  match it (``x.get()`` with a dozen ``get`` methods in view links to none: without types we
+  cannot tell which).
+- ``new X`` calls are not linked.
+
+Entries are the caller's entity key: ``<path>::<qualified name>``.
+
+Incremental: only files whose calls or visible files changed (the *delta*: parsed, removed,
+imports changed, plus importers of changed barrels and members of changed Go/Java packages)
+contribute anew; every other caller's entries are kept. A function that did not exist before
+gets its callers searched in all files that can see its file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Protocol
+
+from planning_memory.entity.entities import name_of
+from planning_memory.entity.languages import FAMILY
+from planning_memory.entity.shards import file_of
+from planning_memory.entity.syntax import last_segment
+
+Entity = dict[str, Any]
+BARRELS = frozenset(
+    {
+        "index.ts",
+        "index.tsx",
+        "index.js",
+        "index.jsx",
+        "index.mjs",
+        "__init__.py",
+        "mod.rs",
+        "lib.rs",
+    }
+)
+PACKAGE_FAMILIES = frozenset({"go", "java"})
+_REEXPORT_DEPTH = 4
+AMBIGUOUS = 4  # a method call (``x.name()``) matching more definitions than this is not linked
+
+
+class Functions(Protocol):
+    def of(self, path: str) -> dict[str, Entity]: ...
+
+    def touch(self, path: str) -> None: ...
+
+
+class Graph:
+    """Who sees whom, from the file entities' resolved imports."""
+
+    def __init__(self, files: dict[str, Entity]) -> None:
+        self.files = files
+        self._package: dict[tuple[str, str], list[str]] | None = None
+        self._visible: dict[str, frozenset[str]] = {}
+        self._importers: dict[str, set[str]] | None = None
+        self._reexporters: dict[str, set[str]] | None = None
+        self._family: dict[str, str] = {}
+
+    def family(self, path: str) -> str:
+        known = self._family.get(path)
+        if known is None:
+            known = FAMILY.get(str(self.files.get(path, {}).get("language")), "")
+            self._family[path] = known
+        return known
+
+    def package(self, folder: str, family: str) -> list[str]:
+        if self._package is None:
+            index: dict[tuple[str, str], list[str]] = {}
+            for path in self.files:
+                fam = self.family(path)
+                if fam in PACKAGE_FAMILIES:
+                    index.setdefault((posixpath.dirname(path), fam), []).append(path)
+            self._package = index
+        return self._package.get((folder, family), [])
+
+    def direct(self, path: str) -> list[str]:
+        """Files ``path`` imports (a package folder stands for its files)."""
+        entity = self.files.get(path)
+        if not entity:
+            return []
+        targets: list[str] = []
+        family = self.family(path)
+        for target in entity.get("imports", {}).values():
+            if not target:
+                continue
+            if target in self.files:
+                targets.append(target)
+            else:
+                targets.extend(self.package(target, family))
+        return targets
+
+    def reexports(self, path: str) -> list[str]:
+        entity = self.files.get(path)
+        if not entity:
+            return []
+        if posixpath.basename(path) in BARRELS:
+            return self.direct(path)
+        imports = entity.get("imports", {})
+        found = [imports.get(m) for m in entity.get("reexports", [])]
+        return [p for p in found if p and p in self.files]
+
+    def is_barrel(self, path: str) -> bool:
+        entity = self.files.get(path)
+        if entity is None:
+            return False
+        return path.rsplit("/", 1)[-1] in BARRELS or bool(entity.get("reexports"))
+
+    def visible(self, path: str) -> frozenset[str]:
+        known = self._visible.get(path)
+        if known is not None:
+            return known
+        seen = {path} if path in self.files else set()
+        family = self.family(path)
+        if family in PACKAGE_FAMILIES:
+            seen.update(self.package(posixpath.dirname(path), family))
+        frontier = self.direct(path)
+        for _depth in range(_REEXPORT_DEPTH + 1):
+            fresh = [t for t in frontier if t not in seen]
+            seen.update(fresh)
+            frontier = [r for t in fresh for r in self.reexports(t)]
+            if not frontier:
+                break
+        result = frozenset(seen)
+        self._visible[path] = result
+        return result
+
+    def _reverse(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """``(importers, re-exporters)`` of every file, built once."""
+        if self._importers is None or self._reexporters is None:
+            importers: dict[str, set[str]] = {}
+            reexporters: dict[str, set[str]] = {}
+            files = self.files
+            for path, entity in files.items():
+                imports = entity.get("imports")
+                if not imports:  # imports nothing, re-exports nothing
+                    continue
+                targets = self.direct(path)
+                for target in targets:
+                    importers.setdefault(target, set()).add(path)
+                if posixpath.basename(path) not in BARRELS:  # else: ``reexports`` is ``direct``
+                    found = (imports.get(m) for m in entity.get("reexports", ()))
+                    targets = [t for t in found if t and t in files]
+                for target in targets:
+                    reexporters.setdefault(target, set()).add(path)
+            self._importers, self._reexporters = importers, reexporters
+        return self._importers, self._reexporters
+
+    def callers(self, target: str) -> set[str]:
+        """Files that see ``target`` (the inverse of ``visible``)."""
+        importers, reexporters = self._reverse()
+        found = {target} if target in self.files else set()
+        family = self.family(target)
+        if family in PACKAGE_FAMILIES:
+            found.update(self.package(posixpath.dirname(target), family))
+        frontier = {target}
+        for _depth in range(_REEXPORT_DEPTH + 1):
+            for path in frontier:
+                found.update(importers.get(path, ()))
+            frontier = {b for path in frontier for b in reexporters.get(path, ())} - frontier
+            if not frontier:
+                break
+        return found
+
+    def importers(self, target: str) -> set[str]:
+        """Files that import ``target`` (directly or through a package folder)."""
+        return {c for c in self.callers(target) if c != target}
+
+
+def delta(old: Graph, new: Graph, changed: set[str]) -> set[str]:
+    """Files whose own calls or visible set may have changed."""
+    result = set(changed)
+    if result.issuperset(new.files):
+        return result
+    for path, entity in new.files.items():
+        before = old.files.get(path)
+        if before is not None and before.get("imports") != entity.get("imports"):
+            result.add(path)
+    for path in [p for p in changed if (p in old.files) != (p in new.files)]:
+        for graph in (old, new):
+            family = graph.family(path)
+            if family in PACKAGE_FAMILIES:
+                result.update(graph.package(posixpath.dirname(path), family))
+                result.update(graph.importers(path))
+    queue = list(result)
+    while queue:
+        path = queue.pop()
+        if not (old.is_barrel(path) or new.is_barrel(path)):
+            continue
+        for graph in (old, new):
+            for importer in graph.importers(path):
+                if importer not in result:
+                    result.add(importer)
+                    queue.append(importer)
+    return result
+
+
+def update(
+    old: Graph, new: Graph, functions: Functions, changed_files: set[str], fresh: set[str]
+) -> None:
+    """Recompute ``called_by`` where the files in ``changed_files`` can have changed it.
+
+    ``fresh`` holds the keys of functions that did not exist before this scan.
+    """
+    moved = delta(old, new, changed_files)
+    linker = _Linker(new, functions)
+    everything = moved.issuperset(new.files)
+    if everything:
+        affected = set(new.files)  # every caller contributes anew: nothing to keep
+    else:
+        affected = set()
+        for path in moved:
+            affected |= old.visible(path) if path in old.files else frozenset()
+            affected |= new.visible(path) if path in new.files else frozenset()
+        affected = {p for p in affected if p in new.files}
+        for target in sorted(affected):
+            for key, entity in functions.of(target).items():
+                keep = () if key in fresh else entity.get("called_by", ())
+                kept = {e for e in keep if file_of(e) not in moved}
+                if kept:
+                    linker.result[key] = kept
+    linker.contribute_all(sorted(p for p in moved if p in new.files), None)
+    wanted: dict[str, set[str]] = {}
+    for target in () if everything else affected:
+        names = {name_of(k, e) for k, e in functions.of(target).items() if k in fresh}
+        if names:
+            wanted[target] = names
+    if wanted:
+        callers: set[str] = set()
+        for target in wanted:
+            callers |= new.callers(target) - moved
+        linker.contribute_all(sorted(callers), wanted)
+    result = linker.result
+    for target in affected:
+        for key, entity in functions.of(target).items():
+            found = result.get(key)
+            if found:
+                value = sorted(found)
+                if entity.get("called_by") != value:
+                    entity["called_by"] = value
+                    functions.touch(target)
+            elif entity.get("called_by", []) != []:
+                entity.pop("called_by", None)
+                functions.touch(target)
+
+
+class _Linker:
+    """Matches calls to definitions through an index of functions by name and file."""
+
+    def __init__(self, graph: Graph, functions: Functions) -> None:
+        self.graph = graph
+        self.functions = functions
+        self.result: dict[str, set[str]] = {}
+        self._indexed: set[str] = set()
+        self._by_name: dict[str, dict[str, list[tuple[str, str | None]]]] = {}
+        self._calls: dict[str, tuple[str, bool, bool] | None] = {}  # call text -> its shape
+
+    def _index(self, paths: set[str]) -> None:
+        by_name = self._by_name
+        for path in paths - self._indexed:
+            self._indexed.add(path)
+            for key, entity in self.functions.of(path).items():
+                by_file = by_name.setdefault(name_of(key, entity), {})
+                by_file.setdefault(path, []).append((key, entity.get("kind")))
+
+    def _shape(self, call: str) -> tuple[str, bool, bool] | None:
+        """``(name, own, bare)`` of a call's text, or None for ``new X`` (memoised: call
+        texts repeat across a repository)."""
+        if call.startswith("new "):
+            shape = None
+        else:
+            name = last_segment(call)
+            shape = (name, call.startswith(("self.", "this.")), call == name)
+        self._calls[call] = shape
+        return shape
+
+    def contribute_all(self, callers: list[str], only: dict[str, set[str]] | None) -> None:
+        """Add the calls of every file in ``callers`` (restricted to ``only``'s names)."""
+        seen: set[str] = set()
+        for caller in callers:
+            seen |= self.graph.visible(caller)
+        self._index(seen)
+        for caller in callers:
+            self._contribute(caller, only)
+
+    def _contribute(self, caller: str, only: dict[str, set[str]] | None) -> None:
+        visible = self.graph.visible(caller)
+        java = self.graph.family(caller) == "java"
+        by_name, shapes, result = self._by_name, self._calls, self.result
+        for caller_key, entity in self.functions.of(caller).items():
+            for call in entity.get("calls", ()):
+                shape = shapes[call] if call in shapes else self._shape(call)
+                if shape is None:
+                    continue
+                name, own, bare = shape
+                candidates = by_name.get(name)
+                if not candidates:
+                    continue
+                if own:
+                    targets: list[str] = [caller] if caller in candidates else []
+                elif len(candidates) <= len(visible):
+                    targets = [t for t in candidates if t in visible]
+                else:
+                    targets = [t for t in visible if t in candidates]
+                if not targets:
+                    continue
+                found = [
+                    (target, key)
+                    for target in targets
+                    for key, kind in candidates[target]
+                    if _compatible(kind, own, bare, java and target == caller)
+                ]
+                if not (bare or own or len(found) <= AMBIGUOUS):
+                    continue
+                for target, key in found:
+                    if only is None or name in only.get(target, ()):
+                        callers = result.get(key)
+                        if callers is None:
+                            result[key] = {caller_key}
+                        else:
+                            callers.add(caller_key)
+
+
+def _compatible(kind: str | None, own: bool, bare: bool, same_java_file: bool) -> bool:
+    if own:
+        return kind in ("method", "constructor")
+    if bare:
+        return kind == "function" or same_java_file
+    return True

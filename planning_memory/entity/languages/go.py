@@ -1,0 +1,111 @@
+"""Go extractor: functions, methods (``Type.Method``), types, imports and doc comments. Pure."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import tree_sitter_go
+from tree_sitter import Node
+
+from planning_memory.entity.facts import FileFacts, FunctionFact
+from planning_memory.entity.syntax import (
+    Grammar,
+    Scope,
+    assign_calls,
+    callee,
+    comments_before,
+    count_branches,
+    field_text,
+    function_fact,
+    leading_comment,
+    ordered,
+    squash,
+    string_value,
+    summary,
+    text,
+    unique,
+)
+
+QUERY = """
+(function_declaration) @function
+(method_declaration) @method
+(type_spec name: (type_identifier) @type)
+(call_expression function: (_) @call)
+(import_spec path: (_) @import)
+[(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+_COMMENT = frozenset({"comment"})
+_DOCUMENTED = frozenset({"function_declaration", "method_declaration", "type_declaration"})
+_RECEIVER = re.compile(r"[A-Za-z_]\w*")
+
+
+@cache
+def grammar() -> Grammar:
+    return Grammar(tree_sitter_go.language(), QUERY)
+
+
+def extract(source: bytes) -> FileFacts:
+    """The facts of one Go file."""
+    root, caps = grammar().captures(source)
+    scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
+    for node in caps.get("method", []):
+        scope = Scope(node, field_text(node, "name"), "method")
+        scope.qualified = f"{_receiver(node)}.{scope.name}"
+        scopes.append(scope)
+    scopes.sort(key=lambda s: s.start)
+    assign_calls(scopes, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    branches = count_branches(scopes, caps.get("branch", []))
+    types = [text(n) for n in caps.get("type", [])]
+    exports = [s.qualified for s in scopes if _exported(s)] + [t for t in types if t[:1].isupper()]
+    return {
+        "purpose": summary(_package_doc(root)),
+        "imports": [{"module": string_value(text(n))} for n in ordered(caps.get("import", []))],
+        "exports": unique(exports),
+        "classes": unique(types),
+        "functions": [_function(s, source) for s in scopes],
+        "components": [],
+        "complexity": 1 + branches,
+        "parse_errors": root.has_error,
+        "models": [],
+    }
+
+
+def _receiver(node: Node) -> str:
+    receiver = node.child_by_field_name("receiver")
+    for param in receiver.named_children if receiver is not None else []:
+        kind = text(param.child_by_field_name("type")).lstrip("*").strip()
+        match = _RECEIVER.match(kind)
+        if match:
+            return match.group(0)
+    return "?"
+
+
+def _exported(scope: Scope) -> bool:
+    return all(part[:1].isupper() for part in scope.qualified.split("."))
+
+
+def _function(scope: Scope, source: bytes) -> FunctionFact:
+    node = scope.node
+    signature = field_text(node, "parameters")
+    result = field_text(node, "result")
+    if result:
+        signature += " " + result
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=comments_before(node, _COMMENT, frozenset()),
+        exported=_exported(scope),
+    )
+
+
+def _package_doc(root: Node) -> str | None:
+    for child in root.children:
+        if child.type == "package_clause":
+            doc = comments_before(child, _COMMENT, frozenset())
+            if doc:
+                return doc
+            break
+    return leading_comment(root, _COMMENT, frozenset(), _DOCUMENTED)

@@ -1,0 +1,142 @@
+"""Java extractor: classes, interfaces, records, methods, constructors, imports, Javadoc. Pure."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import tree_sitter_java
+from tree_sitter import Node
+
+from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.syntax import (
+    Grammar,
+    Scope,
+    assign_calls,
+    callee,
+    comments_before,
+    count_branches,
+    field_text,
+    function_fact,
+    leading_comment,
+    nest,
+    ordered,
+    squash,
+    summary,
+    text,
+)
+
+QUERY = """
+(method_declaration) @function
+(constructor_declaration) @constructor
+[(class_declaration) (interface_declaration) (enum_declaration) (record_declaration)
+ (annotation_type_declaration)] @class
+(method_invocation) @call
+(object_creation_expression type: (_) @new)
+(import_declaration) @import
+[(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
+ (catch_clause) (switch_label) (ternary_expression)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+_COMMENT = frozenset({"block_comment", "line_comment"})
+_DOCUMENTED = frozenset(
+    {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+)
+_ENTITY = re.compile(r"@(?:Entity|Table|Document)\b")
+
+
+@cache
+def grammar() -> Grammar:
+    return Grammar(tree_sitter_java.language(), QUERY)
+
+
+def extract(source: bytes) -> FileFacts:
+    """The facts of one Java file."""
+    root, caps = grammar().captures(source)
+    bodies = [n for n in caps.get("function", []) if n.child_by_field_name("body") is not None]
+    scopes = [Scope(n, field_text(n, "name"), "method") for n in bodies]
+    scopes += [Scope(n, field_text(n, "name"), "constructor") for n in caps.get("constructor", [])]
+    classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
+    every = nest(scopes + classes)
+    calls = [(n.start_byte, _invocation(n, source)) for n in caps.get("call", [])]
+    calls += [(n.start_byte, "new " + callee(text(n))) for n in caps.get("new", [])]
+    assign_calls(every, calls)
+    branches = count_branches(every, caps.get("branch", []))
+    types = [s for s in every if s.kind == "class"]
+    exports = [s.qualified for s in types if s.parent is None and _public(s)]
+    return {
+        "purpose": summary(_purpose(root, types)),
+        "imports": _imports(ordered(caps.get("import", []))),
+        "exports": exports,
+        "classes": [s.qualified for s in types],
+        "functions": [_function(s, source) for s in every if s.is_function],
+        "components": [],
+        "complexity": 1 + branches,
+        "parse_errors": root.has_error,
+        "models": [s.name for s in types if _ENTITY.search(_modifiers(s.node))],
+    }
+
+
+def _invocation(node: Node, source: bytes) -> str:
+    args = node.child_by_field_name("arguments")
+    end = args.start_byte if args is not None else node.end_byte
+    return callee(source[node.start_byte : end].decode("utf-8", "replace"))
+
+
+def _modifiers(node: Node) -> str:
+    for child in node.children:
+        if child.type == "modifiers":
+            return text(child)
+    return ""
+
+
+def _public(scope: Scope) -> bool:
+    if scope.parent is not None and scope.parent.node.type == "interface_declaration":
+        return "private" not in _modifiers(scope.node)
+    return "public" in _modifiers(scope.node).split()
+
+
+def _exported(scope: Scope) -> bool:
+    current: Scope | None = scope
+    while current is not None:
+        if current.kind in ("class", "method", "constructor") and not _public(current):
+            return False
+        current = current.parent
+    return True
+
+
+def _function(scope: Scope, source: bytes) -> FunctionFact:
+    node = scope.node
+    signature = field_text(node, "parameters")
+    returns = field_text(node, "type")
+    if returns:
+        signature += " -> " + returns
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=comments_before(node, _COMMENT, frozenset()),
+        exported=_exported(scope),
+    )
+
+
+def _purpose(root: Node, types: list[Scope]) -> str | None:
+    header = leading_comment(root, _COMMENT, frozenset(), _DOCUMENTED)
+    if header:
+        return header
+    for scope in types:
+        if scope.parent is None:
+            return comments_before(scope.node, _COMMENT, frozenset())
+    return None
+
+
+def _imports(nodes: list[Node]) -> list[ImportFact]:
+    found: list[ImportFact] = []
+    for node in nodes:
+        parts = [text(c) for c in node.named_children if c.type != "asterisk"]
+        module = parts[0] if parts else ""
+        if any(c.type == "asterisk" for c in node.named_children):
+            module += ".*"
+        if module:
+            found.append({"module": module})
+    return found

@@ -1,0 +1,377 @@
+"""JavaScript, TypeScript and TSX extractor, including React function and class components.
+
+A function is an entity when it has a name: a declaration, a method, or a function/arrow
+expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper.
+An object literal bound to a variable names the functions inside it (``authOptions.authorize``).
+Anonymous callbacks are transparent: their calls belong to the named function around them.
+Components are found by ``react``. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import tree_sitter_javascript
+import tree_sitter_typescript
+from tree_sitter import Node
+
+from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.languages import react
+from planning_memory.entity.languages.react import pattern_keys
+from planning_memory.entity.syntax import (
+    Grammar,
+    Scope,
+    assign_calls,
+    callee,
+    comments_before,
+    count_branches,
+    field_text,
+    function_fact,
+    last_segment,
+    leading_comment,
+    nest,
+    ordered,
+    squash,
+    string_value,
+    summary,
+    text,
+    unique,
+)
+
+_BASE = """
+(function_declaration) @function
+(generator_function_declaration) @function
+(function_expression) @function
+(arrow_function) @function
+(method_definition) @function
+(class_declaration) @class
+(class) @class
+(variable_declarator name: (identifier) value: (object)) @object
+(call_expression function: (_) @call)
+(new_expression constructor: (_) @new)
+(import_statement) @import
+(export_statement) @export
+[(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_case)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
+"""
+_JSX = """
+(jsx_opening_element) @jsx
+(jsx_self_closing_element) @jsx
+"""
+_TS = """
+(abstract_class_declaration) @class
+(interface_declaration) @type
+(type_alias_declaration) @type
+"""
+_COMMENT = frozenset({"comment"})
+_SKIP_TOP = frozenset({"hash_bang_line", "expression_statement"})
+_DOCUMENTED = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "export_statement",
+    }
+)
+_DECORATORS = frozenset({"decorator"})
+_WRAPPERS = frozenset({"memo", "forwardRef", "observer", "styled", "withRouter", "connect"})
+_TRANSPARENT = frozenset(
+    {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
+)
+_PRISMA = re.compile(r"(?:^|\.)prisma\.([A-Za-z_]\w*)\.\w+$")
+
+
+@cache
+def grammar(dialect: str) -> Grammar:
+    if dialect == "javascript":
+        return Grammar(tree_sitter_javascript.language(), _BASE + _JSX)
+    if dialect == "typescript":
+        return Grammar(tree_sitter_typescript.language_typescript(), _BASE + _TS)
+    return Grammar(tree_sitter_typescript.language_tsx(), _BASE + _JSX + _TS)
+
+
+def extract_javascript(source: bytes) -> FileFacts:
+    return extract(source, "javascript")
+
+
+def extract_typescript(source: bytes) -> FileFacts:
+    return extract(source, "typescript")
+
+
+def extract_tsx(source: bytes) -> FileFacts:
+    return extract(source, "tsx")
+
+
+class _File:
+    """Working state for one file: captured nodes sorted by position."""
+
+    def __init__(self, source: bytes, dialect: str) -> None:
+        self.source = source
+        self.root, caps = grammar(dialect).captures(source)
+        self.caps = caps
+        self.call_nodes = sorted(caps.get("call", []), key=lambda n: n.start_byte)
+        self.call_pos = [n.start_byte for n in self.call_nodes]
+        self.call_text = [callee(text(n)) for n in self.call_nodes]
+        self.jsx = sorted(caps.get("jsx", []), key=lambda n: n.start_byte)
+        self.jsx_pos = [n.start_byte for n in self.jsx]
+        self.types = react.type_members(caps.get("type", []))
+
+
+def extract(source: bytes, dialect: str) -> FileFacts:
+    """The facts of one JavaScript, TypeScript or TSX module."""
+    f = _File(source, dialect)
+    scopes = _scopes(f.caps)
+    calls = list(zip(f.call_pos, f.call_text, strict=True))
+    calls += [(n.start_byte, "new " + callee(text(n))) for n in f.caps.get("new", [])]
+    assign_calls(scopes, calls)
+    branches = count_branches(scopes, f.caps.get("branch", []))
+    imports, exports = _imports_exports(f)
+    exported = set(exports)
+    functions = [_function(s, f, exported) for s in scopes if s.is_function]
+    components = react.components(scopes, f, lambda scope: _is_exported(scope, exported))
+    return {
+        "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _DOCUMENTED)),
+        "imports": imports,
+        "exports": exports,
+        "classes": [s.qualified for s in scopes if s.kind == "class"],
+        "functions": functions,
+        "components": components,
+        "complexity": 1 + branches,
+        "parse_errors": f.root.has_error,
+        "models": _models(f, scopes),
+    }
+
+
+# -- scopes --------------------------------------------------------------------------------
+def _scopes(caps: dict[str, list[Node]]) -> list[Scope]:
+    scopes: list[Scope] = []
+    for node in caps.get("function", []):
+        name = _function_name(node)
+        if name:
+            scopes.append(Scope(node, name, "function"))
+    for node in caps.get("class", []):
+        name = field_text(node, "name") or _bound_name(node)
+        if name:
+            scopes.append(Scope(node, name, "class"))
+    for node in caps.get("object", []):
+        scopes.append(Scope(node, field_text(node, "name"), "object"))
+    nest(scopes)
+    for scope in scopes:
+        if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
+            scope.kind = "constructor" if scope.name == "constructor" else "method"
+    return scopes
+
+
+def _function_name(node: Node) -> str | None:
+    if node.type in ("function_declaration", "generator_function_declaration"):
+        return field_text(node, "name") or None
+    if node.type == "method_definition":
+        return field_text(node, "name") or None
+    return _bound_name(node) or field_text(node, "name") or None
+
+
+def _bound_name(node: Node) -> str | None:
+    """The name an expression is bound to: ``const x = ...``, ``key: ...``, a class field,
+    ``obj.x = ...``, a ``memo(...)``/``forwardRef(...)`` wrapper, or ``export default``."""
+    parent = node.parent
+    while parent is not None and parent.type in _TRANSPARENT:
+        parent = parent.parent
+    if parent is None:
+        return None
+    kind = parent.type
+    if kind == "variable_declarator":
+        target = parent.child_by_field_name("name")
+        return text(target) if target is not None and target.type == "identifier" else None
+    if kind == "pair":
+        return string_value(field_text(parent, "key")) or None
+    if kind in ("public_field_definition", "field_definition"):
+        return field_text(parent, "name") or field_text(parent, "property") or None
+    if kind == "assignment_expression":
+        left = field_text(parent, "left")
+        return last_segment(left) if left and left != "module.exports" else None
+    if kind == "arguments":
+        call = parent.parent
+        if call is not None and call.type == "call_expression":
+            wrapper = last_segment(field_text(call, "function"))
+            return _bound_name(call) if wrapper in _WRAPPERS else None
+        return None
+    if kind == "export_statement":
+        return "default"
+    return None
+
+
+def _statement(node: Node) -> Node:
+    """The statement that carries ``node``'s doc comment."""
+    current = node
+    parent = current.parent
+    while parent is not None and parent.type in (
+        "pair",
+        "variable_declarator",
+        "lexical_declaration",
+        "variable_declaration",
+        "export_statement",
+        "arguments",
+        "call_expression",
+        *_TRANSPARENT,
+    ):
+        current, parent = parent, parent.parent
+    return current
+
+
+# -- functions -----------------------------------------------------------------------------
+def _function(scope: Scope, f: _File, exported: set[str]) -> FunctionFact:
+    node = scope.node
+    return function_fact(
+        scope,
+        f.source,
+        signature=_signature(node),
+        purpose=comments_before(_statement(node), _COMMENT, _DECORATORS),
+        exported=_is_exported(scope, exported),
+    )
+
+
+def _signature(node: Node) -> str:
+    params = node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
+    value = text(params)
+    if params is not None and params.type == "identifier":
+        value = f"({value})"
+    returns = node.child_by_field_name("return_type")
+    if returns is not None:
+        value += " => " + text(returns).lstrip(":").strip()
+    return squash(value)
+
+
+def _is_exported(scope: Scope, exported: set[str]) -> bool:
+    if scope.parent is None:
+        if scope.name in exported:
+            return True
+        statement = _statement(scope.node)
+        return statement.type == "export_statement"
+    if scope.parent.kind == "object":
+        return _is_exported(scope.parent, exported)
+    if scope.kind not in ("method", "constructor") or not _is_exported(scope.parent, exported):
+        return False
+    first = scope.node.child(0)
+    private = first is not None and first.type == "accessibility_modifier"
+    private = private and text(first) in ("private", "protected")
+    return not private and not scope.name.startswith("#")
+
+
+# -- imports and exports -------------------------------------------------------------------
+def _imports_exports(f: _File) -> tuple[list[ImportFact], list[str]]:
+    imports: list[ImportFact] = []
+    for node in ordered(f.caps.get("import", [])):
+        source = node.child_by_field_name("source")
+        if source is not None:
+            imports.append({"module": string_value(text(source))})
+    for position, name in enumerate(f.call_text):
+        if name in ("require", "import"):
+            module = _first_string_argument(f.call_nodes[position])
+            if module:
+                imports.append({"module": module})
+    exports: list[str] = []
+    for node in ordered(f.caps.get("export", [])):
+        exports.extend(_exported_names(node))
+        source = node.child_by_field_name("source")
+        if source is not None:
+            imports.append({"module": string_value(text(source)), "reexport": True})
+    exports.extend(_commonjs_exports(f.root))
+    return imports, unique(exports)
+
+
+def _first_string_argument(callee_node: Node) -> str | None:
+    call = callee_node.parent
+    args = call.child_by_field_name("arguments") if call is not None else None
+    if args is None or args.named_child_count == 0:
+        return None
+    first = args.named_children[0]
+    if first.type not in ("string", "template_string"):
+        return None
+    value = string_value(text(first))
+    return value if "${" not in value else None
+
+
+def _exported_names(node: Node) -> list[str]:
+    declaration = node.child_by_field_name("declaration")
+    if declaration is not None:
+        return _declared_names(declaration)
+    names: list[str] = []
+    for child in node.named_children:
+        if child.type == "export_clause":
+            for spec in child.named_children:
+                alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                names.append(text(alias))
+        elif child.type == "namespace_export":
+            names.extend(text(c) for c in child.named_children)
+    value = node.child_by_field_name("value")
+    if value is not None:
+        named = field_text(value, "name") if value.type != "identifier" else text(value)
+        names.append(named or "default")
+    return names
+
+
+def _declared_names(declaration: Node) -> list[str]:
+    if declaration.type in ("lexical_declaration", "variable_declaration"):
+        names: list[str] = []
+        for declarator in declaration.named_children:
+            target = declarator.child_by_field_name("name")
+            if target is not None:
+                names.extend(_pattern_names(target))
+        return names
+    name = field_text(declaration, "name")
+    return [name] if name else []
+
+
+def _pattern_names(pattern: Node) -> list[str]:
+    if pattern.type == "identifier":
+        return [text(pattern)]
+    if pattern.type in ("object_pattern", "array_pattern"):
+        return pattern_keys(pattern)
+    return []
+
+
+def _commonjs_exports(root: Node) -> list[str]:
+    names: list[str] = []
+    for stmt in root.named_children:
+        if stmt.type != "expression_statement" or stmt.named_child_count != 1:
+            continue
+        assign = stmt.named_children[0]
+        if assign.type != "assignment_expression":
+            continue
+        left = field_text(assign, "left")
+        right = assign.child_by_field_name("right")
+        if left.startswith("exports.") or left.startswith("module.exports."):
+            names.append(last_segment(left))
+        elif left == "module.exports" and right is not None:
+            names.extend(_object_or_name(right))
+    return names
+
+
+def _object_or_name(value: Node) -> list[str]:
+    if value.type == "identifier":
+        return [text(value)]
+    if value.type == "object":
+        keys = []
+        for child in value.named_children:
+            if child.type == "shorthand_property_identifier":
+                keys.append(text(child))
+            elif child.type in ("pair", "method_definition"):
+                keys.append(string_value(field_text(child, "key") or field_text(child, "name")))
+        return keys
+    return ["default"]
+
+
+def _models(f: _File, scopes: list[Scope]) -> list[str]:
+    models = []
+    for name in f.call_text:
+        match = _PRISMA.search(name)
+        if match and not match.group(1).startswith("$"):
+            models.append(match.group(1)[:1].upper() + match.group(1)[1:])
+    for scope in scopes:
+        if scope.kind == "class" and any(
+            c.type == "decorator" and text(c).startswith("@Entity") for c in scope.node.children
+        ):
+            models.append(scope.name)
+    return unique(models)

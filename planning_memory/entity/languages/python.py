@@ -1,0 +1,171 @@
+"""Python extractor: functions, methods, classes, imports, calls and docstrings. Pure."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter_python
+from tree_sitter import Node
+
+from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.syntax import (
+    Grammar,
+    Scope,
+    assign_calls,
+    callee,
+    count_branches,
+    field_text,
+    function_fact,
+    last_segment,
+    leading_comment,
+    nest,
+    ordered,
+    squash,
+    string_value,
+    summary,
+    text,
+    unique,
+)
+
+QUERY = """
+(function_definition) @function
+(class_definition) @class
+(call function: (_) @call)
+(import_statement) @import
+(import_from_statement) @import
+[(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)
+ (boolean_operator) (conditional_expression) (case_clause) (for_in_clause) (if_clause)] @branch
+"""
+_COMMENT = frozenset({"comment"})
+_DOCUMENTED = frozenset({"function_definition", "class_definition", "decorated_definition"})
+_MODEL_BASES = frozenset({"Model", "Base", "DeclarativeBase", "Document"})
+
+
+@cache
+def grammar() -> Grammar:
+    return Grammar(tree_sitter_python.language(), QUERY)
+
+
+def extract(source: bytes) -> FileFacts:
+    """The facts of one Python module."""
+    root, caps = grammar().captures(source)
+    scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
+    classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
+    every = nest(scopes + classes)
+    for scope in every:
+        if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
+            scope.kind = "constructor" if scope.name == "__init__" else "method"
+    assign_calls(every, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    branches = count_branches(every, caps.get("branch", []))
+    exports = _exports(root, every)
+    public = set(exports)
+    return {
+        "purpose": summary(_module_docstring(root)),
+        "imports": _imports(ordered(caps.get("import", []))),
+        "exports": exports,
+        "classes": [s.qualified for s in every if s.kind == "class"],
+        "functions": [_function(s, source, public) for s in every if s.is_function],
+        "components": [],
+        "complexity": 1 + branches,
+        "parse_errors": root.has_error,
+        "models": _models(every),
+    }
+
+
+def _function(scope: Scope, source: bytes, public: set[str]) -> FunctionFact:
+    node = scope.node
+    signature = field_text(node, "parameters")
+    returns = node.child_by_field_name("return_type")
+    if returns is not None:
+        signature += " -> " + text(returns)
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=_docstring(node.child_by_field_name("body")),
+        exported=_is_exported(scope, public),
+    )
+
+
+def _is_exported(scope: Scope, public: set[str]) -> bool:
+    top = scope
+    while top.parent is not None:
+        if top.parent.kind != "class":
+            return False
+        top = top.parent
+    private = scope.name.startswith("_") and not scope.name.endswith("__")
+    return top.name in public and not private
+
+
+def _docstring(body: Node | None) -> str | None:
+    if body is None:
+        return None
+    first = next((c for c in body.named_children if c.type != "comment"), None)
+    if first is not None and first.type == "expression_statement" and first.named_child_count == 1:
+        value = first.named_children[0]
+        if value.type == "string":
+            return string_value(text(value))
+    return None
+
+
+def _module_docstring(root: Node) -> str | None:
+    doc = _docstring(root)
+    if doc is not None:
+        return doc
+    return leading_comment(root, _COMMENT, frozenset(), _DOCUMENTED)
+
+
+def _exports(root: Node, scopes: list[Scope]) -> list[str]:
+    declared = _dunder_all(root)
+    if declared is not None:
+        return declared
+    names = [s.name for s in scopes if s.parent is None and not s.name.startswith("_")]
+    return unique(names)
+
+
+def _dunder_all(root: Node) -> list[str] | None:
+    for stmt in root.named_children:
+        if stmt.type != "expression_statement" or stmt.named_child_count != 1:
+            continue
+        assign = stmt.named_children[0]
+        if assign.type != "assignment" or field_text(assign, "left") != "__all__":
+            continue
+        right = assign.child_by_field_name("right")
+        if right is None or right.type not in ("list", "tuple"):
+            return None
+        return [string_value(text(i)) for i in right.named_children if i.type == "string"]
+    return None
+
+
+def _imports(nodes: list[Node]) -> list[ImportFact]:
+    found: list[ImportFact] = []
+    for node in nodes:
+        if node.type == "import_statement":
+            for child in node.named_children:
+                target = (
+                    child.child_by_field_name("name") if child.type == "aliased_import" else child
+                )
+                found.append({"module": text(target)})
+            continue
+        module = field_text(node, "module_name")
+        if module.strip(".") or not module:
+            found.append({"module": module})
+            continue
+        for child in node.children_by_field_name("name"):
+            target = child.child_by_field_name("name") if child.type == "aliased_import" else child
+            found.append({"module": module + text(target)})
+    seen: dict[str, ImportFact] = {}
+    for item in found:
+        seen.setdefault(item["module"], item)
+    return list(seen.values())
+
+
+def _models(scopes: list[Scope]) -> list[str]:
+    models = []
+    for scope in scopes:
+        if scope.kind != "class":
+            continue
+        bases = field_text(scope.node, "superclasses").strip("()").split(",")
+        if any(last_segment(base.strip()) in _MODEL_BASES for base in bases):
+            models.append(scope.name)
+    return models

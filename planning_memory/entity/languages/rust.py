@@ -1,0 +1,186 @@
+"""Rust extractor: functions, ``impl``/``trait`` methods (``Type.method``), ``use`` and ``mod``
+declarations, macro calls and doc comments. Pure."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import tree_sitter_rust
+from tree_sitter import Node
+
+from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.syntax import (
+    Grammar,
+    Scope,
+    assign_calls,
+    callee,
+    comment_body,
+    comments_before,
+    count_branches,
+    field_text,
+    function_fact,
+    nest,
+    ordered,
+    squash,
+    summary,
+    text,
+    unique,
+)
+
+QUERY = """
+(function_item) @function
+(impl_item) @impl
+(trait_item) @trait
+(mod_item) @mod
+[(struct_item) (enum_item) (union_item)] @type
+(call_expression function: (_) @call)
+(macro_invocation macro: (_) @macro)
+(use_declaration) @use
+[(if_expression) (match_arm) (for_expression) (while_expression) (loop_expression)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+_COMMENT = frozenset({"line_comment", "block_comment"})
+_ATTRIBUTES = frozenset({"attribute_item"})
+_TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+@cache
+def grammar() -> Grammar:
+    return Grammar(tree_sitter_rust.language(), QUERY)
+
+
+def extract(source: bytes) -> FileFacts:
+    """The facts of one Rust file."""
+    root, caps = grammar().captures(source)
+    scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
+    scopes += [Scope(n, _impl_name(n), "impl") for n in caps.get("impl", [])]
+    scopes += [Scope(n, field_text(n, "name"), "trait") for n in caps.get("trait", [])]
+    modules = [n for n in caps.get("mod", []) if n.child_by_field_name("body") is not None]
+    scopes += [Scope(n, field_text(n, "name"), "module") for n in modules]
+    nest(scopes)
+    for scope in scopes:
+        parent = scope.parent
+        if scope.kind == "function" and parent is not None and parent.kind in ("impl", "trait"):
+            scope.kind = "method"
+    calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
+    calls += [(n.start_byte, callee(text(n)) + "!") for n in caps.get("macro", [])]
+    assign_calls(scopes, calls)
+    branches = count_branches(scopes, caps.get("branch", []))
+    types = [field_text(n, "name") for n in caps.get("type", [])]
+    functions = [_function(s, source) for s in scopes if s.is_function]
+    exports = [f["qualified_name"] for f in functions if f["exported"]]
+    exports += [field_text(n, "name") for n in caps.get("type", []) if _is_pub(n)]
+    return {
+        "purpose": summary(_inner_doc(root)),
+        "imports": _imports(ordered(caps.get("use", [])), ordered(caps.get("mod", []))),
+        "exports": unique(exports),
+        "classes": unique(types + [s.name for s in scopes if s.kind == "trait"]),
+        "functions": functions,
+        "components": [],
+        "complexity": 1 + branches,
+        "parse_errors": root.has_error,
+        "models": [],
+    }
+
+
+def _impl_name(node: Node) -> str:
+    match = _TYPE_NAME.match(field_text(node, "type").lstrip("&").strip())
+    return match.group(0) if match else "?"
+
+
+def _is_pub(node: Node) -> bool:
+    first = node.named_children[0] if node.named_child_count else None
+    return first is not None and first.type == "visibility_modifier"
+
+
+def _function(scope: Scope, source: bytes) -> FunctionFact:
+    node = scope.node
+    signature = field_text(node, "parameters")
+    returns = field_text(node, "return_type")
+    if returns:
+        signature += " -> " + returns
+    parent = scope.parent
+    in_trait_impl = (
+        parent is not None
+        and parent.kind == "impl"
+        and parent.node.child_by_field_name("trait") is not None
+    )
+    return function_fact(
+        scope,
+        source,
+        signature=squash(signature),
+        purpose=_outer_doc(node),
+        exported=_is_pub(node) or in_trait_impl,
+    )
+
+
+def _outer_doc(node: Node) -> str | None:
+    return comments_before(node, _COMMENT, _ATTRIBUTES)
+
+
+def _inner_doc(root: Node) -> str | None:
+    parts = []
+    for child in root.children:
+        if child.type not in _COMMENT:
+            break
+        body = text(child)
+        if body.startswith("//!") or body.startswith("/*!"):
+            parts.append(body)
+    if not parts:
+        return None
+    return "\n".join(comment_body(p) for p in parts)
+
+
+def _imports(uses: list[Node], mods: list[Node]) -> list[ImportFact]:
+    found: list[ImportFact] = []
+    for node in uses:
+        argument = node.child_by_field_name("argument")
+        reexport = _is_pub(node)
+        for path in expand_use(text(argument)):
+            fact: ImportFact = {"module": path}
+            if reexport:
+                fact["reexport"] = True
+            found.append(fact)
+    for node in mods:
+        if node.child_by_field_name("body") is None:
+            fact = {"module": "self::" + field_text(node, "name")}
+            if _is_pub(node):
+                fact["reexport"] = True
+            found.append(fact)
+    return found
+
+
+def expand_use(tree: str) -> list[str]:
+    """``a::{b, c::{d, self}}`` -> ``[a::b, a::c::d, a::c]``; aliases and globs dropped."""
+    tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+[A-Za-z_]\w*", "", tree))
+    brace = tree.find("{")
+    if brace < 0:
+        path = tree.removesuffix("::*")
+        return [path] if path and path != "*" else []
+    prefix = tree[:brace].removesuffix("::")
+    inner = tree[brace + 1 : tree.rfind("}")]
+    out: list[str] = []
+    for part in _split_top(inner):
+        if part == "self":
+            out.append(prefix)
+            continue
+        for tail in expand_use(part):
+            out.append(f"{prefix}::{tail}" if prefix else tail)
+    return out
+
+
+def _split_top(inner: str) -> list[str]:
+    parts, depth, token = [], 0, ""
+    for char in inner:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(token)
+            token = ""
+        else:
+            token += char
+    parts.append(token)
+    return [p for p in parts if p]

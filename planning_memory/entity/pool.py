@@ -1,0 +1,88 @@
+"""The process pools of a scan: parsing files, and writing shards from forked workers.
+
+Parsing uses ``fork`` when this process runs a single thread (a daemon's threads make fork
+unsafe), else ``forkserver`` (or ``spawn``); workers get the repository root and the source
+file set once, through the pool initializer. Writing many shards uses forked workers only:
+they inherit the scan's state and the memory lock, so nothing big is pickled.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import TypeVar
+
+from planning_memory.entity import parsefile
+from planning_memory.entity.settings import Settings
+
+Progress = Callable[[int, int], None]
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def parse(
+    jobs: list[parsefile.Job],
+    settings: Settings,
+    setup: tuple[str, frozenset[str]],
+    progress: Progress | None,
+) -> Iterator[parsefile.Parsed]:
+    """Run ``jobs`` (in-process when few), yielding results as they come."""
+    total = len(jobs)
+    workers = settings.workers or os.cpu_count() or 1
+    if total < max(settings.parallel_threshold, 1) or workers < 2:
+        if jobs:
+            parsefile.prepare(*setup)
+        for done, job in enumerate(jobs, 1):
+            yield parsefile.run(job)
+            if progress is not None and (done % 64 == 0 or done == total):
+                progress(done, total)
+        return
+    size = max(16, min(256, total // (workers * 8)))
+    batches = [jobs[i : i + size] for i in range(0, total, size)]
+    done = 0
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context(), initializer=_worker, initargs=setup
+    ) as pool:
+        for batch in pool.map(parsefile.run_batch, batches):
+            yield from batch
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+
+
+def _worker(root: str, sources: frozenset[str]) -> None:
+    gc.enable()  # a forked worker inherits the scan's paused collector
+    parsefile.prepare(root, sources)
+
+
+def context() -> multiprocessing.context.BaseContext:
+    if can_fork():
+        return multiprocessing.get_context("fork")
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+def forked(
+    fn: Callable[[list[T]], R],
+    chunks: list[list[T]],
+    processes: int,
+    meanwhile: Callable[[], object] | None = None,
+) -> Iterator[R]:
+    """``fn`` over ``chunks`` in forked workers (the caller checked ``can_fork``); once the
+    workers are forked and the chunks handed out, ``meanwhile`` runs here while they work."""
+    with ProcessPoolExecutor(
+        max_workers=processes, mp_context=multiprocessing.get_context("fork")
+    ) as pool:
+        results = pool.map(fn, chunks)
+        if meanwhile is not None:
+            meanwhile()
+        yield from results

@@ -1,0 +1,467 @@
+"""Sharded storage of entity memory: one small JSON file per source folder.
+
+``entity/files/<source folder>/_shard.json`` holds the files directly in that folder with their
+functions and components (the repository root's shard is ``entity/files/_shard.json``):
+
+    {"directory": "src/lib/auth", "files": {path: entity},
+     "functions": {"<path>::<qualified name>": entity},
+     "components": {"<path>::<name>": entity}, "version": 1}
+
+so a one-file change rewrites one shard. A folder with more than ``SPLIT_AT`` entities is split
+into ``_shard-<n>.json`` buckets (a power of two of them) by a CRC-32 of the file name (a file's
+functions and components share its bucket), so no shard grows past about a megabyte; when a
+folder crosses a threshold its buckets are rewritten once.
+
+Folder names are kept as they are except that ``%`` is written ``%25`` and a name starting with
+``_shard`` is written ``%5Fshard...``, so no source folder can collide with a shard file.
+Shards are read with orjson (``json`` for what it refuses); a shard that does not parse (a merge
+conflict) is reported in ``broken`` and treated as absent, so the scan rebuilds it.
+
+Writes go through ``Store.write_bytes`` with canonical bytes (``codec``): equal bytes are not
+rewritten. They skip ``write_json``'s per-string redaction, which costs more than the whole
+scan at 100k files; instead the scanner redacts the facts of any source file in which
+``privacy.find_secrets`` finds something (``parsefile``), and annotations are redacted when
+they are set (``query.update_file_annotations``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from json.encoder import encode_basestring
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from planning_memory.core import codec
+from planning_memory.core.layout import Layout
+from planning_memory.errors import InputError
+from planning_memory.store import Store
+
+KINDS = ("files", "functions", "components")
+ROOT = "files"
+SHARD = "_shard"
+SPLIT_AT = 2000  # entities (files + functions + components) per shard file, about 500 KB
+VERSION = 1
+Entity = dict[str, Any]
+_FUNCTIONS_KEY = b'\n  "functions": '  # a top-level key in canonical text, nowhere else
+
+
+def folder_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def file_of(key: str) -> str:
+    """The source path part of an entity key (``path`` or ``path::name``)."""
+    return key.split("::", 1)[0]
+
+
+def _escape(segment: str) -> str:
+    segment = segment.replace("%", "%25")
+    return "%5F" + segment[1:] if segment.startswith(SHARD) else segment
+
+
+def bucket_count(entities: int) -> int:
+    count = 1
+    while entities > SPLIT_AT * count:
+        count *= 2
+    return count
+
+
+def shard_name(file_name: str, buckets: int) -> str:
+    if buckets == 1:
+        return SHARD + ".json"
+    index = zlib.crc32(file_name.encode("utf-8", "surrogateescape")) % buckets
+    return f"{SHARD}-{index:03d}.json"
+
+
+@dataclass
+class Shard:
+    """The entities of one source folder."""
+
+    files: dict[str, Entity] = field(default_factory=dict)
+    functions: dict[str, Entity] = field(default_factory=dict)
+    components: dict[str, Entity] = field(default_factory=dict)
+
+    def kind(self, name: str) -> dict[str, Entity]:
+        value: dict[str, Entity] = getattr(self, name)
+        return value
+
+    def update(self, value: dict[str, Any]) -> None:
+        for name in KINDS:
+            part = value.get(name)
+            if isinstance(part, dict):
+                self.kind(name).update(part)
+
+
+def _loads(data: bytes) -> Any:
+    """JSON text decoded by orjson (1.5-2x ``json``); what it refuses and ``json`` takes (a
+    NaN, a 70-bit int, a lone surrogate escape in a hand-edited shard) by ``json``; raises
+    ValueError when neither can read it."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
+def _document(directory: str, part: Shard) -> dict[str, Any]:
+    value: dict[str, Any] = {"directory": directory or ".", "version": VERSION}
+    for name in KINDS:
+        if part.kind(name) or name == ROOT:
+            value[name] = part.kind(name)
+    return value
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """``codec.dump_bytes(value)``, byte for byte, for the entity tree's JSON.
+
+    orjson writes it (two-space indent, sorted keys, UTF-8 text unescaped: the same bytes as
+    ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` for dicts, lists, strings,
+    ints up to 64 bits and the one-decimal coverage percentages the tree holds), about ten
+    times faster than ``json``'s pure-Python indenting encoder; the two differ only on floats
+    under 1e-4, and output with their shapes takes the slow path. What orjson refuses (a path
+    that is not valid UTF-8, a huge int, a non-string key) goes through the Python encoder
+    below, then ``codec``."""
+    try:
+        data = orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    else:
+        if b"0.0000" not in data and not _SHORT_EXPONENT.search(data):
+            return data
+    out: list[str] = []
+    try:
+        _encode(value, "\n", out)
+    except _Unusual:
+        return codec.dump_bytes(value)
+    out.append("\n")
+    return "".join(out).encode("utf-8")
+
+
+_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+# orjson prints a float under 1e-4 as ``0.00001`` or ``1e-7`` where ``repr`` gives ``1e-05`` /
+# ``1e-07``; output holding either shape (in a number or in a string) takes the slow path.
+_SHORT_EXPONENT = re.compile(rb"e-\d(?!\d)")
+
+
+class _Unusual(Exception):
+    pass
+
+
+def _encode(value: Any, newline: str, out: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        out.append(encode_basestring(value))
+    elif kind is dict:
+        _encode_dict(value, newline, out)
+    elif kind is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        sep = "[" + inner
+        for item in value:
+            out.append(sep)
+            _encode(item, inner, out)
+            sep = "," + inner
+        out.append(newline + "]")
+    elif value is True or value is False or value is None:
+        out.append("true" if value is True else "false" if value is False else "null")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float and math.isfinite(value):
+        out.append(float.__repr__(value))
+    else:
+        raise _Unusual
+
+
+def _encode_dict(value: dict[Any, Any], newline: str, out: list[str]) -> None:
+    if not value:
+        out.append("{}")
+        return
+    if not all(type(k) is str for k in value):
+        raise _Unusual
+    inner = newline + "  "
+    sep = "{" + inner
+    for key in sorted(value):
+        out.append(sep)
+        out.append(encode_basestring(key))
+        out.append(": ")
+        _encode(value[key], inner, out)
+        sep = "," + inner
+    out.append(newline + "}")
+
+
+INDEX_VERSION = 2
+
+
+def links_of(entity: Entity) -> list[list[str]]:
+    """What the call graph needs of a file entity: ``[import targets, re-export targets]``
+    (repository paths, sorted, without repeats: the same whether the entity comes from a
+    worker or from a shard, whose keys are sorted)."""
+    imports = entity.get("imports")
+    if not imports:
+        return [[], []]
+    targets = sorted({t for t in imports.values() if t})
+    reexported = entity.get("reexports")
+    if not reexported:
+        return [targets, []]
+    return [targets, sorted({t for m in reexported if (t := imports.get(m))})]
+
+
+@dataclass
+class HashIndex:
+    """Stored hash of every file (``None`` for an entry that only carries annotations) and
+    its import links (``links_of``), so that a scan that changes a few files neither reads
+    every shard to compare hashes nor to know who imports whom."""
+
+    # shard folder -> [signature, {path: hash}, {path: links}] (files without links left out)
+    folders: dict[str, list[Any]]
+    stale: bool
+    notes: dict[str, Any] = field(default_factory=dict)  # other derived state (coverage)
+
+    @property
+    def hashes(self) -> dict[str, str | None]:
+        return {p: h for entry in self.folders.values() for p, h in entry[1].items()}
+
+    def links(self) -> dict[str, list[list[str]]]:
+        return {p: v for entry in self.folders.values() for p, v in entry[2].items()}
+
+
+def _index_entry(signature: list[list[Any]], files: dict[str, Entity]) -> list[Any]:
+    links = {}
+    for path, entity in files.items():
+        found = links_of(entity)
+        if found[0]:
+            links[path] = found
+    return [signature, {p: e.get("hash") for p, e in files.items()}, links]
+
+
+def _signature(folder: Path | str, names: list[str]) -> list[list[Any]]:
+    found = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(folder, name))
+        except OSError:
+            continue
+        found.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
+    return found
+
+
+def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    try:
+        with open(cache, "rb") as fh:
+            value = _loads(fh.read())
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(value, dict) or value.get("version") != INDEX_VERSION:
+        return {}, {}
+    folders = value.get("folders")
+    notes = value.get("notes")
+    if not isinstance(folders, dict) or not isinstance(notes, dict):
+        return {}, {}
+    valid = {
+        k: v
+        for k, v in folders.items()
+        if isinstance(v, list) and len(v) == 3 and isinstance(v[1], dict) and isinstance(v[2], dict)
+    }
+    return valid, notes
+
+
+class Shards:
+    """Reads and writes the shards of one memory tree (writes go through ``Store``)."""
+
+    def __init__(self, layout: Layout, store: Store) -> None:
+        self.layout = layout
+        self.store = store
+        self.broken: list[str] = []
+        self.changed: list[Path] = []  # shard files written or deleted, in order
+
+    @property
+    def base(self) -> Path:
+        return self.layout.entity / ROOT
+
+    def folder(self, directory: str) -> Path:
+        if not directory:
+            return self.base
+        return self.base.joinpath(*(_escape(s) for s in directory.split("/")))
+
+    # -- reading -----------------------------------------------------------------------------
+    def read(self, path: Path) -> dict[str, Any] | None:
+        """A JSON object file, or None when absent or unreadable (then noted in ``broken``)."""
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        try:
+            value = _loads(data)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            name = self.layout.relative(path)
+            if name not in self.broken:
+                self.broken.append(name)
+            return None
+        return value
+
+    def _shard_files(self, folder: Path) -> list[Path]:
+        try:
+            names = os.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [folder / n for n in sorted(names) if n.startswith(SHARD) and n.endswith(".json")]
+
+    def load_dir(self, directory: str) -> Shard:
+        """The entities of the files directly in source folder ``directory``."""
+        shard = Shard()
+        for path in self._shard_files(self.folder(directory)):
+            value = self.read(path)
+            if value is not None:
+                shard.update(value)
+        return shard
+
+    def iter_shards(self) -> Iterator[Shard]:
+        """Every folder's shard (buckets separately), in no particular order."""
+        for folder, _dirs, names in os.walk(self.base):
+            for name in names:
+                if name.startswith(SHARD) and name.endswith(".json"):
+                    value = self.read(Path(folder) / name)
+                    if value is not None:
+                        shard = Shard()
+                        shard.update(value)
+                        yield shard
+
+    def iter_kind(self, kind: str) -> Iterator[tuple[str, Entity]]:
+        for shard in self.iter_shards():
+            yield from shard.kind(kind).items()
+
+    def load_dir_files(self, directory: str) -> dict[str, Entity]:
+        """The file entities of source folder ``directory`` (functions not decoded)."""
+        folder = self.folder(directory)
+        return self._heads(folder, [p.name for p in self._shard_files(folder)])
+
+    def _heads(self, folder: Path, names: list[str]) -> dict[str, Entity]:
+        files: dict[str, Entity] = {}
+        for name in names:
+            value = self._read_head(folder / name)
+            if value is not None and isinstance(value.get(ROOT), dict):
+                files.update(value[ROOT])
+        return files
+
+    def load_files(self) -> dict[str, Entity]:
+        """Every file entity in the tree. Only the part of each shard before ``"functions"``
+        is decoded when the shard is canonical (keys sorted: ``components``, ``directory``,
+        ``files`` come first), which makes a warm rescan read a third of the JSON."""
+        files: dict[str, Entity] = {}
+        for folder, _dirs, names in os.walk(self.base):
+            for name in names:
+                if name.startswith(SHARD) and name.endswith(".json"):
+                    value = self._read_head(Path(folder) / name)
+                    if value is not None and isinstance(value.get(ROOT), dict):
+                        files.update(value[ROOT])
+        return files
+
+    def _read_head(self, path: Path) -> dict[str, Any] | None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        cut = data.find(_FUNCTIONS_KEY)
+        if cut > 0 and data[cut - 1 : cut] == b",":
+            try:
+                value = _loads(data[: cut - 1] + b"\n}")
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and isinstance(value.get(ROOT), dict):
+                return value
+        return self.read(path)
+
+    # -- the hash index: a derived, gitignored cache of each file's stored hash --------------
+    def index(self, cache: Path) -> HashIndex:
+        """Each stored file's hash, from ``cache`` for folders whose shard files have the size,
+        mtime and inode recorded there, from the shards themselves for the others."""
+        recorded, notes = _load_cache(cache)
+        folders: dict[str, list[Any]] = {}
+        stale = False
+        for folder, _dirs, names in os.walk(self.base):
+            shard_names = sorted(n for n in names if n.startswith(SHARD) and n.endswith(".json"))
+            if not shard_names:
+                continue
+            rel = os.path.relpath(folder, self.base)
+            signature = _signature(Path(folder), shard_names)
+            entry = recorded.get(rel)
+            if entry is not None and entry[0] == signature:
+                folders[rel] = entry
+                continue
+            stale = True
+            files = self._heads(Path(folder), shard_names)
+            folders[rel] = _index_entry(signature, files)
+        stale = stale or recorded.keys() != folders.keys()
+        return HashIndex(folders, stale, notes)
+
+    def save_index(
+        self, cache: Path, index: HashIndex, written: dict[str, dict[str, Entity]]
+    ) -> None:
+        """Record ``written`` (source folder -> its file entities, as just written) in the
+        index and store it when anything changed."""
+        base = str(self.base)
+        for directory, files in written.items():
+            # the folder as ``index`` names it (``os.walk`` relative to the base), as text:
+            # thousands of folders after a cold scan
+            rel = os.sep.join(_escape(p) for p in directory.split("/")) if directory else "."
+            folder = os.path.join(base, rel)
+            try:
+                listed = os.listdir(folder)
+            except (FileNotFoundError, NotADirectoryError):
+                listed = []
+            names = sorted(n for n in listed if n.startswith(SHARD) and n.endswith(".json"))
+            if names:
+                index.folders[rel] = _index_entry(_signature(folder, names), files)
+            else:
+                index.folders.pop(rel, None)
+            index.stale = True
+        if index.stale:
+            value = {"version": INDEX_VERSION, "folders": index.folders, "notes": index.notes}
+            data = orjson.dumps(value)
+            self.store.write_bytes(cache, data)
+
+    # -- writing -----------------------------------------------------------------------------
+    def encode(self, directory: str, shard: Shard) -> dict[str, bytes]:
+        """Canonical bytes of each shard file of ``directory`` (one per bucket)."""
+        buckets = bucket_count(len(shard.files) + len(shard.functions) + len(shard.components))
+        if buckets == 1:  # the common case: one file, no grouping
+            return {shard_name("", 1): canonical_bytes(_document(directory, shard))}
+        grouped: dict[str, Shard] = {}
+        for name in KINDS:
+            for key, entity in shard.kind(name).items():
+                base = file_of(key).rsplit("/", 1)[-1]
+                grouped.setdefault(shard_name(base, buckets), Shard()).kind(name)[key] = entity
+        return {name: canonical_bytes(_document(directory, part)) for name, part in grouped.items()}
+
+    def write_dir(self, directory: str, shard: Shard) -> int:
+        """Make the shard files of ``directory`` hold exactly ``shard``; returns files changed."""
+        return self.write_encoded(directory, self.encode(directory, shard))
+
+    def write_encoded(self, directory: str, encoded: dict[str, bytes]) -> int:
+        folder = self.folder(directory)
+        changed = 0
+        for name, data in sorted(encoded.items()):
+            try:
+                if self.store.write_bytes(folder / name, data):
+                    changed += 1
+                    self.changed.append(folder / name)
+            except InputError as exc:  # e.g. a folder name this file system refuses
+                self.broken.append(f"{self.layout.relative(folder / name)}: {exc.message}")
+        for path in self._shard_files(folder):
+            if path.name not in encoded and self.store.delete(path):
+                changed += 1
+                self.changed.append(path)
+        return changed

@@ -1,0 +1,81 @@
+"""Long-term records on disk: one canonical JSON file per record, validated on every write."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from planning_memory.core import schema
+from planning_memory.core.ids import check_id
+from planning_memory.core.layout import LONG_TERM_DIRS, Layout
+from planning_memory.core.model import SCHEMA_FOR_TYPE, Record, normalize
+from planning_memory.errors import NotFoundError, SchemaError
+from planning_memory.store import Loaded, Store
+
+_DIR_FOR_PREFIX = {"pat": "patterns", "mis": "mistakes"}
+
+
+def iter_loaded(
+    layout: Layout, store: Store, types: Iterable[str] | None = None
+) -> Iterator[Loaded]:
+    """Every long-term record file (of ``types`` if given), in id order per folder."""
+    wanted = set(types) if types is not None else set(LONG_TERM_DIRS)
+    folders = sorted({LONG_TERM_DIRS[t] for t in wanted})
+    for folder in folders:
+        for path in store.list_json(layout.long_term / folder):
+            loaded = store.load(path)
+            if isinstance(loaded.value, dict) and loaded.value.get("type") in wanted:
+                yield loaded
+
+
+def load_all(
+    layout: Layout, store: Store, types: Iterable[str] | None = None, *, deleted: bool = False
+) -> list[Record]:
+    return [
+        loaded.value
+        for loaded in iter_loaded(layout, store, types)
+        if deleted or loaded.value.get("deleted_at") is None
+    ]
+
+
+def locate(layout: Layout, store: Store, record_id: str) -> Loaded:
+    """The file of record ``record_id`` (any long-term folder)."""
+    check_id(record_id)
+    prefix = record_id.split("_", 1)[0]
+    first = _DIR_FOR_PREFIX.get(prefix, "learnings")
+    folders = [first, *(d for d in ("patterns", "mistakes", "learnings") if d != first)]
+    for folder in folders:
+        path = layout.long_term / folder / f"{record_id}.json"
+        if path.is_file():
+            return store.load(path)
+    raise NotFoundError(
+        f"no record with id {record_id}",
+        record_id=record_id,
+        hint="`pmem show` lists what is in memory",
+    )
+
+
+def check_record(record: Any, *, path: str | None = None) -> Record:
+    """Schema-check a long-term record; its ``type`` picks the schema."""
+    if not isinstance(record, dict):
+        raise SchemaError("a record must be a JSON object", path=path, json_path="$")
+    name = SCHEMA_FOR_TYPE.get(record.get("type", ""))
+    if name is None:
+        raise SchemaError(
+            f"unknown record type {record.get('type')!r}; expected one of "
+            + ", ".join(sorted(SCHEMA_FOR_TYPE)),
+            path=path,
+            json_path="$.type",
+        )
+    schema.check(name, record, path=path)
+    return record
+
+
+def save(layout: Layout, store: Store, record: Record, *, expect: str | None = None) -> bool:
+    """Validate and write one record; False if its file already held these exact bytes."""
+    record = normalize(record)
+    if record.get("type") not in LONG_TERM_DIRS:
+        check_record(record)  # raises with the list of known types
+    target = layout.record_path(record["type"], str(record.get("id", "")))
+    check_record(record, path=store.rel(target))
+    return store.write_json(target, record, expect=expect)

@@ -1,0 +1,465 @@
+"""The contextual search index: SQLite FTS5 under ``memory/contextual/``; the only sqlite3 user.
+
+The index is derived: every row comes from files (records, sessions, entity shards, the code),
+so it is safe to delete at any time and ``rebuild`` recreates it. It is gitignored. Documents
+are stored in ``docs`` and indexed by the external-content FTS5 table ``fts`` (Porter stemming
+over unicode61 words, plus a ``terms`` column holding camelCase identifiers split into words).
+Documents are replaced a *group* at a time: one record file, one session file, one entity
+shard, or the chunks of one source file. ``groups`` remembers each group's content hash and the
+(mtime, size) of the file it came from, which makes incremental updates cheap. ``access``
+holds how often each document was handed to an agent; it lives only here, never in committed
+files, and survives a rebuild (not a deletion of the file).
+
+Concurrency: WAL journal, ``busy_timeout``, and ``BEGIN IMMEDIATE`` for every write, so any
+number of reader and writer processes can share the file; a crash loses at most the
+transaction in flight. A file that is not a usable database is deleted and recreated empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planning_memory.core.layout import Layout
+from planning_memory.search.documents import Doc
+
+INDEX_NAME = "index.sqlite3"
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_S = 10.0
+# bm25 column weights: title, body, tags, path, terms
+BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
+SCAN_CAP = 2000  # matches ranked by BM25 per query step (the most recently indexed)
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS docs(
+      id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, grp TEXT NOT NULL,
+      source TEXT NOT NULL, type TEXT NOT NULL, scope TEXT NOT NULL, tags TEXT NOT NULL,
+      ref_id TEXT NOT NULL, session_id TEXT NOT NULL, created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL, pinned INTEGER NOT NULL, severity INTEGER NOT NULL,
+      path TEXT NOT NULL, title TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,
+      terms TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS docs_grp ON docs(grp)",
+    "CREATE INDEX IF NOT EXISTS docs_ref ON docs(ref_id)",
+    "CREATE INDEX IF NOT EXISTS docs_created ON docs(source, created_at, ref_id)",
+    "CREATE INDEX IF NOT EXISTS docs_pinned ON docs(pinned) WHERE pinned = 1",
+    "CREATE INDEX IF NOT EXISTS docs_severity ON docs(severity) WHERE severity >= 2",
+    """CREATE TABLE IF NOT EXISTS groups(
+      grp TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
+      size INTEGER NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS access(key TEXT PRIMARY KEY, count INTEGER NOT NULL, last_at TEXT)",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+      title, body, tags, path, terms, content='docs', content_rowid='id',
+      tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
+      INSERT INTO fts(rowid, title, body, tags, path, terms)
+      VALUES (new.id, new.title, new.body, new.tags, new.path, new.terms);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
+      INSERT INTO fts(fts, rowid, title, body, tags, path, terms)
+      VALUES ('delete', old.id, old.title, old.body, old.tags, old.path, old.terms);
+    END""",
+)
+_DROP = (
+    "DROP TRIGGER IF EXISTS docs_ai",
+    "DROP TRIGGER IF EXISTS docs_ad",
+    "DROP TABLE IF EXISTS fts",
+    "DROP TABLE IF EXISTS docs",
+    "DROP TABLE IF EXISTS groups",
+    "DROP TABLE IF EXISTS meta",
+)
+_COLUMNS = (
+    "key, source, type, scope, tags, title, body, path, ref_id, session_id, created_at, "
+    "updated_at, pinned, severity, meta"
+)
+_CAMEL_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b")
+_CAMEL_HINT_RE = re.compile(r"[a-z0-9][A-Z]")
+_CAMEL_SPLIT_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def split_identifiers(text: str) -> str:
+    """The words of every camelCase / PascalCase identifier in ``text``, space-separated."""
+    seen: dict[str, None] = {}
+    if not _CAMEL_HINT_RE.search(text):
+        return ""
+    for ident in _CAMEL_RE.findall(text):
+        for word in _CAMEL_SPLIT_RE.findall(ident):
+            seen.setdefault(word.lower(), None)
+    return " ".join(seen)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A document read back from the index, with its BM25 value and access count."""
+
+    doc: Doc
+    bm25: float
+    access_count: int
+    group: str
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions applied inside the index query; empty means no restriction."""
+
+    sources: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    scope: str | None = None
+    tags: tuple[str, ...] = ()
+    session_id: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        for column, values in (("d.source", self.sources), ("d.type", self.types)):
+            if values:
+                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+                args.extend(values)
+        if self.scope:
+            clauses.append("d.scope = ?")
+            args.append(self.scope)
+        for tag in self.tags:
+            clauses.append("instr(d.tags, ?) > 0")
+            args.append(f" {tag} ")
+        if self.session_id:
+            clauses.append("d.session_id = ?")
+            args.append(self.session_id)
+        return "".join(f" AND {c}" for c in clauses), args
+
+
+def index_path(layout: Layout) -> Path:
+    return layout.contextual / INDEX_NAME
+
+
+class Index:
+    """One open index file. Use as a context manager or call ``close``."""
+
+    def __init__(self, path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = self._connect()
+        except sqlite3.DatabaseError:
+            self._discard()
+            self.conn = self._connect()
+
+    @classmethod
+    def open(cls, layout: Layout, *, timeout: float = BUSY_TIMEOUT_S) -> Index:
+        return cls(index_path(layout), timeout=timeout)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA journal_size_limit = 67108864")
+            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                _migrate(conn)
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction (``BEGIN IMMEDIATE``: waits for other writers)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        with _immediate(self.conn):
+            yield
+
+    # -- meta ----------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.write():
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    @property
+    def built(self) -> bool:
+        return self.get_meta("built_at") is not None
+
+    # -- groups --------------------------------------------------------------------------------
+    def group_state(self, prefix: str) -> dict[str, tuple[str, int, int]]:
+        """``{group: (hash, mtime_ns, size)}`` of the groups whose name starts with ``prefix``."""
+        rows = self.conn.execute(
+            "SELECT grp, hash, mtime_ns, size FROM groups WHERE grp >= ? AND grp < ?",
+            (prefix, prefix + "\uffff"),
+        )
+        return {g: (h, m, s) for g, h, m, s in rows}
+
+    def replace_group(
+        self, group: str, docs: Sequence[Doc], digest: str, mtime_ns: int = 0, size: int = 0
+    ) -> bool:
+        """Make ``group`` hold exactly ``docs``; False (nothing written) when its hash already
+        equals ``digest``. An empty ``docs`` removes the group's documents but remembers it."""
+        row = self.conn.execute("SELECT hash FROM groups WHERE grp = ?", (group,)).fetchone()
+        if row is not None and row[0] == digest:
+            self._set_stat(group, mtime_ns, size)
+            return False
+        with self.write():
+            self.conn.execute("DELETE FROM docs WHERE grp = ?", (group,))
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO docs(grp, terms, {_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(group, *_doc_values(doc)) for doc in docs],
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO groups(grp, hash, mtime_ns, size) VALUES (?, ?, ?, ?)",
+                (group, digest, mtime_ns, size),
+            )
+        return True
+
+    def _set_stat(self, group: str, mtime_ns: int, size: int) -> None:
+        with self.write():
+            self.conn.execute(
+                "UPDATE groups SET mtime_ns = ?, size = ? WHERE grp = ?", (mtime_ns, size, group)
+            )
+
+    def remove_group(self, group: str) -> int:
+        with self.write():
+            cur = self.conn.execute("DELETE FROM docs WHERE grp = ?", (group,))
+            self.conn.execute("DELETE FROM groups WHERE grp = ?", (group,))
+        return max(cur.rowcount, 0)
+
+    def clear(self) -> None:
+        """Forget every document and group (access counts are kept)."""
+        with self.write():
+            self.conn.execute("DROP TRIGGER IF EXISTS docs_ad")
+            self.conn.execute("DELETE FROM docs")
+            self.conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
+            self.conn.execute(_SCHEMA[-1])
+            self.conn.execute("DELETE FROM groups")
+            self.conn.execute("DELETE FROM meta")
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """One transaction that fills ``docs`` with the FTS triggers off and builds the full-text
+        index once at the end (much faster than row by row for a rebuild)."""
+        with self.write():
+            self.conn.execute("PRAGMA cache_size = -131072")
+            self.conn.execute("DROP TRIGGER IF EXISTS docs_ai")
+            self.conn.execute("DROP TRIGGER IF EXISTS docs_ad")
+            try:
+                yield
+            finally:
+                self.conn.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
+                for statement in _SCHEMA[-2:]:
+                    self.conn.execute(statement)
+                self.conn.execute("PRAGMA cache_size = -2000")
+
+    def optimize(self) -> None:
+        with self.write():
+            self.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+
+    # -- access counts -------------------------------------------------------------------------
+    def touch(self, keys: Iterable[str], at: str) -> None:
+        """Count one access for each document key (kept only in the index)."""
+        rows = [(k, at) for k in dict.fromkeys(keys)]
+        if not rows:
+            return
+        with self.write():
+            self.conn.executemany(
+                "INSERT INTO access(key, count, last_at) VALUES (?, 1, ?) ON CONFLICT(key) "
+                "DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+                rows,
+            )
+
+    # -- reading -------------------------------------------------------------------------------
+    def match(self, expression: str, filters: Filters, limit: int) -> list[Row]:
+        """Documents matching an FTS5 ``expression``, best BM25 first, at most ``limit``."""
+        where, args = filters.sql()
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        # Two steps: rank ids (small columns only; big ones are last in the row and are never
+        # read for rows that do not make the cut), then fetch the winners' rows. BM25 is
+        # computed for at most ``SCAN_CAP`` matches, the most recently indexed ones: a step
+        # matching more than that names nothing distinctive, and ranking every match of a
+        # very common word would cost about 2 us per match.
+        join = "JOIN docs d ON d.id = fts.rowid " if where else ""
+        sql = (
+            f"SELECT rowid, score FROM (SELECT fts.rowid AS rowid, bm25(fts, {weights}) AS score "
+            f"FROM fts {join}WHERE fts MATCH ?{where} ORDER BY fts.rowid DESC LIMIT {SCAN_CAP}) "
+            "ORDER BY score LIMIT ?"
+        )
+        try:
+            ranked = self.conn.execute(sql, [expression, *args, limit]).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc) or "syntax" in str(exc):
+                return []
+            raise
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        rows = self.conn.execute(
+            f"SELECT {_select()}, d.id FROM docs d LEFT JOIN access a ON a.key = d.key "
+            f"WHERE d.id IN ({marks})",
+            [rowid for rowid, _score in ranked],
+        ).fetchall()
+        by_id = {r[-1]: r for r in rows}
+        return [_row((*by_id[rowid][:-1], score)) for rowid, score in ranked if rowid in by_id]
+
+    def count_capped(self, expression: str, cap: int) -> int:
+        """How many documents match ``expression``, counting no further than ``cap``."""
+        try:
+            row = self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
+                (expression, cap),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0])
+
+    def where(self, condition: str, args: Sequence[Any], filters: Filters, limit: int) -> list[Row]:
+        """Documents satisfying a SQL ``condition`` on ``d`` (e.g. ``d.pinned = 1``)."""
+        where, extra = filters.sql()
+        sql = (
+            f"SELECT {_select()}, 0.0 FROM docs d LEFT JOIN access a ON a.key = d.key "
+            f"WHERE {condition}{where} ORDER BY d.updated_at DESC, d.key LIMIT ?"
+        )
+        return [_row(r) for r in self.conn.execute(sql, [*args, *extra, limit])]
+
+    def by_key(self, key: str) -> Row | None:
+        rows = self.where("d.key = ?", [key], Filters(), 1)
+        return rows[0] if rows else None
+
+    def by_ref(self, ref_id: str) -> Row | None:
+        rows = self.where("d.ref_id = ?", [ref_id], Filters(), 1)
+        return rows[0] if rows else None
+
+    def neighbours(
+        self, source: str, created_at: str, ref_id: str, before: int, after: int
+    ) -> tuple[list[Row], list[Row]]:
+        """Documents of ``source`` created just before / just after (created_at, ref_id)."""
+        sql = (
+            f"SELECT {_select()}, 0.0 FROM docs d LEFT JOIN access a ON a.key = d.key "
+            "WHERE d.source = ? AND (d.created_at, d.ref_id) {op} (?, ?) "
+            "ORDER BY d.created_at {order}, d.ref_id {order} LIMIT ?"
+        )
+        args = (source, created_at, ref_id)
+        earlier = self.conn.execute(sql.format(op="<", order="DESC"), [*args, before])
+        later = self.conn.execute(sql.format(op=">", order="ASC"), [*args, after])
+        return [_row(r) for r in earlier][::-1], [_row(r) for r in later]
+
+    def stats(self) -> dict[str, Any]:
+        """Document counts per source and type, groups, accesses, file size."""
+        per_source = dict(self.conn.execute("SELECT source, count(*) FROM docs GROUP BY source"))
+        per_type = dict(
+            self.conn.execute("SELECT source || ':' || type, count(*) FROM docs GROUP BY 1")
+        )
+        size = sum(
+            os.path.getsize(f"{self.path}{s}")
+            for s in ("", "-wal")
+            if os.path.exists(f"{self.path}{s}")
+        )
+        return {
+            "documents": sum(per_source.values()),
+            "per_source": per_source,
+            "per_type": per_type,
+            "groups": self.conn.execute("SELECT count(*) FROM groups").fetchone()[0],
+            "accessed": self.conn.execute("SELECT count(*) FROM access").fetchone()[0],
+            "bytes": size,
+            "built_at": self.get_meta("built_at"),
+            "code_indexed_at": self.get_meta("code_indexed_at"),
+        }
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Create the schema; an index of another schema version is dropped (it is derived)."""
+    with _immediate(conn):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        for statement in (*(_DROP if version else ()), *_SCHEMA):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+@contextlib.contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _doc_values(doc: Doc) -> tuple[Any, ...]:
+    tags = f" {' '.join(doc.tags)} " if doc.tags else ""
+    terms = split_identifiers(f"{doc.title}\n{doc.path}\n{doc.body}")
+    return (
+        terms,
+        doc.key,
+        doc.source,
+        doc.type,
+        doc.scope,
+        tags,
+        doc.title,
+        doc.body,
+        doc.path,
+        doc.ref_id,
+        doc.session_id,
+        doc.created_at,
+        doc.updated_at,
+        int(doc.pinned),
+        doc.severity,
+        json.dumps(dict(doc.meta), sort_keys=True, ensure_ascii=False),
+    )
+
+
+def _select() -> str:
+    cols = ", ".join(f"d.{c.strip()}" for c in _COLUMNS.split(","))
+    return f"{cols}, d.grp, coalesce(a.count, 0)"
+
+
+def _row(r: Sequence[Any]) -> Row:
+    doc = Doc(
+        key=r[0],
+        source=r[1],
+        type=r[2],
+        scope=r[3],
+        tags=tuple(r[4].split()),
+        title=r[5],
+        body=r[6],
+        path=r[7],
+        ref_id=r[8],
+        session_id=r[9],
+        created_at=r[10],
+        updated_at=r[11],
+        pinned=bool(r[12]),
+        severity=int(r[13]),
+        meta=json.loads(r[14]),
+    )
+    return Row(doc=doc, bm25=float(r[17]), access_count=int(r[16]), group=str(r[15]))

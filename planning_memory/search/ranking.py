@@ -1,0 +1,329 @@
+"""Search over the contextual index: query building, ranking, filters. No sqlite3 here.
+
+Query: the words of the text (lower-cased, stop words and one-letter words dropped, at most
+``MAX_TERMS``) are quoted and joined with AND; when that finds fewer than ``limit`` documents
+the same terms are joined with OR and the new documents are ranked after the AND ones.
+
+Ranking (documented in docs/search.md)::
+
+    relevance = -bm25(title 3, body 1, tags 2, path 2, terms 1)       # FTS5, > 0
+    recency   = RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    access    = ACCESS_WEIGHT * min(1, ln(1 + count) / ln(1 + ACCESS_SATURATION))
+    score     = relevance * (1 + recency + access)
+    normalised score = score / best score of the query (the best hit has 1.0)
+
+The boosts are bounded: together they multiply relevance by at most 1.25, so they reorder
+near-ties but never lift a poor match over a good one. Pinned long-term records that match the
+filters are always returned (after the ranked hits, not counted in ``limit``, reason
+``pinned``); soft-deleted records are never in the index at all. With a ``ranker`` (the
+``[semantic]`` extra), the best ``SEMANTIC_POOL`` hits are re-ordered by ``rrf_fuse`` of their
+BM25 order (counted ``BM25_RRF_WEIGHT`` times) and the ranker's order, then cut to ``limit``
+(scores stay the BM25 ones).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from planning_memory.core.model import parse_timestamp
+from planning_memory.search.database import Filters, Index, Row
+
+MAX_TERMS = 16
+RECENCY_WEIGHT = 0.15
+RECENCY_HALF_LIFE_DAYS = 30.0
+ACCESS_WEIGHT = 0.10
+ACCESS_SATURATION = 50
+POOL_FACTOR = 3
+MIN_POOL = 30
+RRF_K = 60
+DECAY_HALF_LIFE_DAYS = 180.0  # decayEnabled: an unused record's weight halves every 180 days
+DECAY_FLOOR = 0.5  # ... but never below half: decay reorders, it does not hide
+SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a cache miss)
+BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
+PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
+COMMON_DF = 1500  # documents; more common terms are left out of the OR step
+MATCH_MODES = ("auto", "all", "any")
+
+_STOPWORDS_TEXT = """
+    a an and are as at be but by can do does did for from has have how i if in into is it its
+    me my no not of on or our should so than that the their them then there these they this to
+    us was we were what when where which who why will with would you your about after again all
+    also any because been before being both each few more most other over same some such only
+    own too very just use using used get set make need want way work works
+    el la los las un una unos unas de del al y o que en es por para con sin como se su sus lo
+    le mi tu qué cómo cuándo dónde porque pero más este esta estos estas ese esa hay"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result with its score and why it is here."""
+
+    key: str
+    source: str
+    type: str
+    title: str
+    snippet: str
+    score: float
+    match: str
+    reason: str
+    path: str = ""
+    ref_id: str = ""
+    session_id: str = ""
+    scope: str = "project"
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+    severity: int = -1
+    created_at: str = ""
+    updated_at: str = ""
+    bm25: float = 0.0
+    raw: float = 0.0
+    access_count: int = 0
+    body: str = field(default="", repr=False)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly form (the body left out; ``snippet`` stands for it)."""
+        return {
+            "key": self.key,
+            "id": self.ref_id or self.key,
+            "source": self.source,
+            "type": self.type,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+            "match": self.match,
+            "reason": self.reason,
+            "path": self.path,
+            "session_id": self.session_id,
+            "scope": self.scope,
+            "tags": list(self.tags),
+            "pinned": self.pinned,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "access_count": self.access_count,
+        }
+
+
+class Ranker(Protocol):
+    """An optional second ranking (e.g. local embeddings) fused with BM25 by RRF."""
+
+    def rank(self, query: str, candidates: Sequence[Hit]) -> list[str]: ...
+
+
+def query_terms(text: str) -> list[str]:
+    """The searchable words of ``text``: lower-case, no stop words, unique, in order."""
+    seen: dict[str, None] = {}
+    for word in _WORD_RE.findall(text.lower()):
+        word = word.strip("_")
+        if len(word) > 1 and word not in STOPWORDS and not word.isdigit():
+            seen.setdefault(word, None)
+    return list(seen)[:MAX_TERMS]
+
+
+def match_expression(terms: Sequence[str], mode: str) -> str:
+    """An FTS5 query: each term quoted (so it is never an operator), joined by AND or OR."""
+    joiner = " AND " if mode == "all" else " OR "
+    return joiner.join('"' + t.replace('"', "") + '"' for t in terms)
+
+
+def recency_boost(updated_at: str, now: datetime) -> float:
+    if not updated_at:
+        return 0.0
+    try:
+        age = (now - _parse_time(updated_at)).total_seconds() / 86400.0
+    except (ValueError, TypeError):
+        return 0.0
+    return float(RECENCY_WEIGHT * 0.5 ** (max(age, 0.0) / RECENCY_HALF_LIFE_DAYS))
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_time(value: str) -> datetime:
+    """An RFC 3339 ``...Z`` timestamp (fast path of ``model.parse_timestamp``)."""
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parse_timestamp(value)
+
+
+def access_boost(count: int) -> float:
+    return ACCESS_WEIGHT * min(1.0, math.log1p(max(count, 0)) / math.log1p(ACCESS_SATURATION))
+
+
+def decay_factor(row: Row, now: datetime) -> float:
+    """The config's ``longTerm.decayEnabled``: a long-term record that was never used (no
+    access) ranks lower the longer since its last update, halving every
+    ``DECAY_HALF_LIFE_DAYS`` down to ``DECAY_FLOOR``. Pinned records never decay."""
+    if row.doc.source != "record" or row.doc.pinned or row.access_count > 0:
+        return 1.0
+    try:
+        age = (now - _parse_time(row.doc.updated_at)).total_seconds() / 86400.0
+    except (ValueError, TypeError):
+        return 1.0
+    return float(max(DECAY_FLOOR, 0.5 ** (max(age, 0.0) / DECAY_HALF_LIFE_DAYS)))
+
+
+def final_score(row: Row, now: datetime, decay: bool = False) -> float:
+    """The ranking formula above, before normalisation (times ``decay_factor`` when
+    ``decay``)."""
+    relevance = max(-row.bm25, 1e-9)
+    boost = recency_boost(row.doc.updated_at, now) + access_boost(row.access_count)
+    score = relevance * (1.0 + boost)
+    return score * decay_factor(row, now) if decay else score
+
+
+def snippet(body: str, terms: Sequence[str], width: int = 160) -> str:
+    """About ``width`` characters of ``body`` around the first query term found."""
+    lower = body.lower()
+    hits = [p for t in terms if (p := lower.find(t[: max(4, len(t) - 2)])) >= 0]
+    first = min(hits) if hits else 0
+    start = max(0, first - width)
+    window = _SPACE_RE.sub(" ", body[start : first + 3 * width]).strip()
+    offset = max(0, window.lower().find(lower[first : first + 4]) - width // 4) if hits else 0
+    piece = window[offset : offset + width].strip()
+    before = start > 0 or offset > 0
+    after = start + len(body[start : first + 3 * width]) < len(body) or offset + width < len(window)
+    return ("…" if before else "") + piece + ("…" if after else "")
+
+
+def _hit(row: Row, score: float, match: str, reason: str, terms: Sequence[str]) -> Hit:
+    d = row.doc
+    return Hit(
+        key=d.key,
+        source=d.source,
+        type=d.type,
+        title=d.title,
+        snippet=snippet(d.body, terms),
+        score=score,
+        match=match,
+        reason=reason,
+        path=d.path,
+        ref_id=d.ref_id,
+        session_id=d.session_id,
+        scope=d.scope,
+        tags=d.tags,
+        pinned=d.pinned,
+        severity=d.severity,
+        created_at=d.created_at,
+        updated_at=d.updated_at,
+        bm25=row.bm25,
+        access_count=row.access_count,
+        body=d.body,
+        meta=d.meta,
+    )
+
+
+def matched_terms(row: Row, terms: Sequence[str]) -> list[str]:
+    """The query terms found in the document (by their first letters, as a stemmer would)."""
+    text = f"{row.doc.title}\n{row.doc.path}\n{' '.join(row.doc.tags)}\n{row.doc.body}".lower()
+    return [t for t in terms if t[: max(4, len(t) - 2)] in text]
+
+
+def _reason(row: Row, terms: Sequence[str], rank: int) -> str:
+    found = matched_terms(row, terms) or list(terms)
+    return f"matches {', '.join(found[:6])} (rank {rank})"
+
+
+def _ranked(rows: Iterable[Row], now: datetime, decay: bool) -> list[tuple[float, Row]]:
+    scored = [(final_score(r, now, decay), r) for r in rows]
+    scored.sort(key=lambda sr: (-sr[0], sr[1].doc.key))
+    return scored
+
+
+def _or_terms(index: Index, terms: Sequence[str]) -> list[str]:
+    """The terms worth an OR query: found somewhere, and in fewer than ``COMMON_DF`` documents
+    (a term in more would make the OR step read most of the index and adds little rank)."""
+    if len(terms) < 2:
+        return []
+    counts = {t: index.count_capped(match_expression([t], "any"), COMMON_DF) for t in terms}
+    return [t for t in terms if 0 < counts[t] < COMMON_DF]
+
+
+def search(
+    index: Index,
+    text: str,
+    *,
+    now: datetime,
+    sources: Sequence[str] = (),
+    types: Sequence[str] = (),
+    scope: str | None = None,
+    tags: Sequence[str] = (),
+    session_id: str | None = None,
+    limit: int = 10,
+    threshold: float = 0.0,
+    match: str = "auto",
+    include_pinned: bool = True,
+    ranker: Ranker | None = None,
+    decay: bool = False,
+) -> list[Hit]:
+    """Ranked hits for ``text`` (see the module docstring for the formula and the modes)."""
+    filters = Filters(tuple(sources), tuple(types), scope, tuple(tags), session_id)
+    terms = query_terms(text)
+    limit = max(1, limit)
+    scored: list[tuple[float, Row, str]] = []
+    if terms:
+        pool = max(limit * POOL_FACTOR, MIN_POOL)
+        first = "any" if match == "any" else "all"
+        rows = index.match(match_expression(terms, first), filters, pool)
+        scored = [(s, r, first) for s, r in _ranked(rows, now, decay)]
+        wider = _or_terms(index, terms) if match == "auto" and len(rows) < limit else []
+        if wider:
+            seen = {r.doc.key for r in rows}
+            extra = index.match(match_expression(wider, "any"), filters, pool)
+            scored += [
+                (s, r, "any") for s, r in _ranked(extra, now, decay) if r.doc.key not in seen
+            ]
+    best = max((s for s, _r, _m in scored), default=1.0)
+    hits = []
+    cut = max(limit, SEMANTIC_POOL) if ranker is not None else limit
+    for rank, (score, row, how) in enumerate(scored[:cut], start=1):
+        norm = score / best
+        if norm + 1e-12 < threshold:
+            continue
+        hits.append(_hit(row, norm, how, _reason(row, terms, rank), terms))
+    if ranker is not None and hits:
+        hits = fuse(hits, ranker, text)[:limit]
+    if include_pinned:
+        hits += pinned_hits(index, filters, exclude={h.key for h in hits}, terms=terms)
+    return hits
+
+
+def pinned_hits(
+    index: Index, filters: Filters, *, exclude: set[str], terms: Sequence[str] = ()
+) -> list[Hit]:
+    """Pinned long-term records that pass ``filters`` (always included; the
+    ``PINNED_LIMIT`` most recently updated when there are more)."""
+    only_records = Filters(("record",), filters.types, filters.scope, filters.tags)
+    if filters.sources and "record" not in filters.sources:
+        return []
+    rows = index.where("d.pinned = 1", [], only_records, PINNED_LIMIT)
+    return [
+        _hit(r, 0.0, "pinned", "pinned: always included", terms)
+        for r in rows
+        if r.doc.key not in exclude
+    ]
+
+
+def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
+    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over the rankings, best first."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda key: (-scores[key], key))
+
+
+def fuse(
+    hits: Sequence[Hit], ranker: Ranker, query: str, bm25_weight: int = BM25_RRF_WEIGHT
+) -> list[Hit]:
+    """Re-order ``hits`` by RRF of their BM25 order (``bm25_weight`` times) and ``ranker``'s."""
+    by_key = {h.key: h for h in hits if h.match != "pinned"}
+    order = rrf_fuse([list(by_key)] * bm25_weight + [ranker.rank(query, list(by_key.values()))])
+    fused = [by_key[k] for k in order if k in by_key]
+    return fused + [h for h in hits if h.match == "pinned"]

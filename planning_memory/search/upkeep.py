@@ -1,0 +1,393 @@
+"""Keeping the search index current: rebuild, sync from files, and per-write updates.
+
+Three ways in, all idempotent:
+
+- ``rebuild`` empties the index and indexes every source (records, sessions, entity shards and,
+  for a repository, its code and Markdown). It runs in one transaction: readers keep seeing the
+  old index until it commits.
+- ``sync`` compares what is on disk with what the index last saw (folder mtimes, then each
+  file's mtime and size, then a content hash) and re-indexes only what changed. Search and the
+  context packer call it first, so an index left behind by ``git pull`` or a hand edit catches
+  up by itself. A stat seen less than ``RACY_NS`` after a write is not trusted (file systems
+  stamp times coarsely), so such a file is looked at again next time.
+- ``index_record`` / ``remove_record`` / ``index_session`` / ``remove_session`` /
+  ``index_files`` are what a writer calls right after it wrote, so the next read is current
+  without a folder scan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import effective_config, timestamp
+from planning_memory.search import documents as sources
+from planning_memory.search import repo_documents as codebase
+from planning_memory.search.database import Index
+from planning_memory.search.documents import Doc
+from planning_memory.store import Store
+
+RACY_NS = 100_000_000  # stats younger than this (0.1 s) are re-checked on the next sync
+ENTITY_PREFIX = "memory/entity/"
+CODE_PREFIX = "file:"
+
+Reader = Callable[[Path], list[Doc]]
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one sync or rebuild did."""
+
+    changed: int = 0
+    removed: int = 0
+    seen: int = 0
+
+    def __add__(self, other: SyncReport) -> SyncReport:
+        return SyncReport(
+            self.changed + other.changed, self.removed + other.removed, self.seen + other.seen
+        )
+
+
+def _rel(layout: Layout, path: Path) -> str:
+    """``path`` relative to the memory folder, ``/``-separated (the group name)."""
+    base = str(layout.planning) + os.sep
+    text = str(path)
+    if text.startswith(base):
+        return text[len(base) :].replace(os.sep, "/")
+    return Path(path).relative_to(layout.planning).as_posix()
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    """(mtime_ns, size) of ``path``; mtime 0 when too recent to trust, (0, -1) if absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0, -1
+    mtime = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else 0
+    return mtime, st.st_size
+
+
+def _settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    memory = effective_config(config)["memory"]
+    return {
+        "size": int(memory["contextual"]["chunkSize"]),
+        "overlap": int(memory["contextual"]["chunkOverlap"]),
+        "exclude": list(memory["entity"]["excludePatterns"]),
+        "max_bytes": int(memory["entity"].get("maxFileBytes", 1 << 20)),
+    }
+
+
+# -- per-write updates --------------------------------------------------------------------------
+def index_record(index: Index, layout: Layout, record: Mapping[str, Any]) -> bool:
+    """Index (or, when soft-deleted, drop) one long-term record; False if nothing changed."""
+    path = layout.record_path(str(record["type"]), str(record["id"]))
+    doc = sources.record_doc(record)
+    docs = [doc] if doc else []
+    mtime, size = _stat(path)
+    return index.replace_group(_rel(layout, path), docs, sources.content_hash(docs), mtime, size)
+
+
+def remove_record(index: Index, layout: Layout, record_id: str) -> int:
+    """Forget a (hard-deleted) record; the number of documents removed."""
+    row = index.by_key(f"record:{record_id}")
+    if row is None:
+        return 0
+    return index.remove_group(row.group)
+
+
+def index_session(index: Index, layout: Layout, session: Mapping[str, Any]) -> bool:
+    """Index a session's messages, decisions and summaries (replacing what was there)."""
+    path = layout.session_path(str(session["id"]))
+    docs = sources.session_docs(session)
+    mtime, size = _stat(path)
+    return index.replace_group(_rel(layout, path), docs, sources.content_hash(docs), mtime, size)
+
+
+def remove_session(index: Index, layout: Layout, session_id: str) -> int:
+    """Forget everything indexed from a deleted session."""
+    return index.remove_group(_rel(layout, layout.session_path(session_id)))
+
+
+def index_entity_files(
+    index: Index, layout: Layout, store: Store, paths: Iterable[Path] | None = None
+) -> SyncReport:
+    """Re-index entity shards (all of them when ``paths`` is None)."""
+    if paths is None:
+        return _sync_entities(index, layout, store, force=True)
+    report = SyncReport()
+    for path in paths:
+        report += SyncReport(seen=1) + _sync_one(
+            index, _rel(layout, path), path, lambda p: sources.read_entity_file(layout, store, p)
+        )
+    return report
+
+
+def index_files(
+    index: Index, root: Path, paths: Iterable[str], config: Mapping[str, Any] | None = None
+) -> SyncReport:
+    """Re-index repository files (relative paths) after they changed or were deleted."""
+    opts = _settings(config)
+    names = list(paths)
+    report = SyncReport(seen=len(names))
+    with index.write():
+        for rel in names:
+            if codebase.is_excluded(rel, opts["exclude"]) or not codebase.language_of(rel):
+                report += SyncReport(removed=index.remove_group(CODE_PREFIX + rel))
+                continue
+            report += _sync_one(index, CODE_PREFIX + rel, root / rel, _code_reader(root, rel, opts))
+    return report
+
+
+def _code_reader(root: Path, rel: str, opts: Mapping[str, Any]) -> Reader:
+    def read(_path: Path) -> list[Doc]:
+        got = codebase.read_source_text(root, rel, opts["max_bytes"])
+        if got is None:
+            return []
+        return codebase.file_docs(rel, got[0], got[1], opts["size"], opts["overlap"])
+
+    return read
+
+
+def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> SyncReport:
+    mtime, size = _stat(path)
+    if size < 0:
+        return SyncReport(removed=index.remove_group(group))
+    docs = reader(path)
+    changed = index.replace_group(group, docs, sources.content_hash(docs), mtime, size)
+    return SyncReport(changed=int(changed))
+
+
+# -- sync from files ----------------------------------------------------------------------------
+Entry = tuple[str, Path, int, int]  # group, file, mtime_ns (0: do not trust), size
+
+
+def _scan(folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entry]:
+    """The regular files directly in ``folder`` whose name ``accept``s (symlinks skipped)."""
+    now = time.time_ns()
+    found: list[Entry] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if not accept(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    mtime = st.st_mtime_ns if now - st.st_mtime_ns > RACY_NS else 0
+                    found.append((prefix + entry.name, Path(entry.path), mtime, st.st_size))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return found
+
+
+def _sync_entries(
+    index: Index, prefix: str, entries: Sequence[Entry], reader: Reader, *, nested: bool = False
+) -> SyncReport:
+    """Bring the groups under ``prefix`` in line with ``entries`` (mtime+size, then hash);
+    unless ``nested``, groups in sub-folders of ``prefix`` are left alone."""
+    known = {
+        g: state
+        for g, state in index.group_state(prefix).items()
+        if nested or "/" not in g[len(prefix) :]
+    }
+    report = SyncReport(seen=len(entries))
+    with index.write():
+        for group, path, mtime, size in entries:
+            state = known.pop(group, None)
+            if state is not None and mtime and state[1] == mtime and state[2] == size:
+                continue
+            docs = reader(path)
+            if index.replace_group(group, docs, sources.content_hash(docs), mtime, size):
+                report += SyncReport(changed=1)
+        for group in known:
+            report += SyncReport(removed=index.remove_group(group))
+    return report
+
+
+def _folder_stamp(folder: Path) -> str:
+    """The folder's mtime; "" when too recent to trust; "absent" when there is none."""
+    mtime, size = _stat(folder)
+    if size < 0:
+        return "absent"
+    return str(mtime) if mtime else ""
+
+
+def _sync_folder(
+    index: Index,
+    layout: Layout,
+    folder: Path,
+    accept: Callable[[str], bool],
+    reader: Reader,
+    *,
+    force: bool,
+) -> SyncReport:
+    """Sync one folder's files when its mtime moved since the last sync (or when forced)."""
+    prefix = _rel(layout, folder) + "/"
+    key = f"folder:{prefix}"
+    stamp = _folder_stamp(folder)
+    if not force and stamp and index.get_meta(key) == stamp:
+        return SyncReport()
+    report = _sync_entries(index, prefix, _scan(folder, prefix, accept), reader)
+    index.set_meta(key, stamp)
+    return report
+
+
+def _is_json(name: str) -> bool:
+    return name.endswith(".json") and not name.startswith(".")
+
+
+def _is_session(name: str) -> bool:
+    return name.startswith("session-") and name.endswith(".json")
+
+
+def _dir_mtime(path: Path) -> int:
+    """A folder's mtime (0 when too recent to trust, -1 when absent)."""
+    mtime, size = _stat(path)
+    return mtime if size >= 0 else -1
+
+
+def _entities_unchanged(index: Index, layout: Layout) -> bool:
+    """True when no folder of the entity tree changed since the last entity sync (shards are
+    replaced by rename, which moves their folder's mtime)."""
+    saved = index.get_meta("entity_dirs")
+    if not saved:
+        return False
+    stamps: dict[str, int] = json.loads(saved)
+    base = str(layout.planning) + os.sep
+    try:
+        return all(m > 0 and os.stat(base + d).st_mtime_ns == m for d, m in stamps.items())
+    except OSError:
+        return False
+
+
+def _sync_entities(
+    index: Index, layout: Layout, store: Store, *, force: bool = False
+) -> SyncReport:
+    """Re-index changed entity shards: a stat of each known folder when nothing changed,
+    else a walk of the tree with a stat of every shard."""
+    if not force and _entities_unchanged(index, layout):
+        return SyncReport()
+    dirs = {_rel(layout, layout.entity): _dir_mtime(layout.entity)}
+    entries: list[Entry] = []
+    for folder, subdirs, _files in os.walk(layout.entity):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        base = Path(folder)
+        prefix = _rel(layout, base) + "/"
+        dirs[prefix[:-1]] = _dir_mtime(base)
+        entries += _scan(base, prefix, _is_json)
+    report = _sync_entries(
+        index,
+        ENTITY_PREFIX,
+        entries,
+        lambda p: sources.read_entity_file(layout, store, p),
+        nested=True,
+    )
+    index.set_meta("entity_dirs", json.dumps(dirs, sort_keys=True))
+    return report
+
+
+def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> SyncReport:
+    """Re-index the records, sessions and entity shards that changed on disk. Each folder is
+    listed only when its mtime moved since the last sync."""
+    report = SyncReport()
+    for name in ("patterns", "mistakes", "learnings"):
+        report += _sync_folder(
+            index,
+            layout,
+            layout.long_term / name,
+            _is_json,
+            lambda p: sources.read_record_file(store, p),
+            force=force,
+        )
+    report += _sync_folder(
+        index,
+        layout,
+        layout.short_term,
+        _is_session,
+        lambda p: _read_session_file(store, p),
+        force=force,
+    )
+    report += _sync_folder(
+        index,
+        layout,
+        layout.short_term / "archive",
+        _is_json,
+        lambda p: sources.read_archive(store, p),
+        force=force,
+    )
+    return report + _sync_entities(index, layout, store, force=force)
+
+
+def _read_session_file(store: Store, path: Path) -> list[Doc]:
+    session = sources.read_session(store, path)
+    return sources.session_docs(session) if session else []
+
+
+# -- code ---------------------------------------------------------------------------------------
+def reindex_codebase(
+    index: Index, layout: Layout, config: Mapping[str, Any] | None = None
+) -> SyncReport:
+    """Index the repository's code and Markdown: new and changed files, and forget files that
+    are gone or now ignored."""
+    opts = _settings(config)
+    root = layout.repo_root
+    names = codebase.repo_files(root, opts["exclude"])
+    known = index.group_state(CODE_PREFIX)
+    report = SyncReport(seen=len(names))
+    with index.write():
+        for rel in names:
+            group = CODE_PREFIX + rel
+            mtime, size = _stat(root / rel)
+            state = known.pop(group, None)
+            if state is not None and mtime and state[1] == mtime and state[2] == size:
+                continue
+            report += _sync_one(index, group, root / rel, _code_reader(root, rel, opts))
+        for group in known:
+            report += SyncReport(removed=index.remove_group(group))
+        index.set_meta("code_indexed_at", timestamp_now())
+    return report
+
+
+def timestamp_now() -> str:
+    from datetime import UTC, datetime
+
+    return timestamp(datetime.now(UTC))
+
+
+# -- rebuild ------------------------------------------------------------------------------------
+def rebuild(
+    index: Index,
+    layout: Layout,
+    store: Store,
+    config: Mapping[str, Any] | None = None,
+    *,
+    code: bool = True,
+) -> SyncReport:
+    """Empty the index and index every source again, in one transaction."""
+    with index.write():
+        index.clear()
+        with index.bulk():
+            report = sync(index, layout, store, force=True)
+            if code and layout.planning.name == ".planning":
+                report += reindex_codebase(index, layout, config)
+        index.set_meta("built_at", timestamp_now())
+    index.optimize()
+    return report
+
+
+def ensure_ready(
+    index: Index, layout: Layout, store: Store, config: Mapping[str, Any] | None = None
+) -> SyncReport:
+    """Rebuild a new (or deleted) index; otherwise sync what changed on disk."""
+    if not index.built:
+        return rebuild(index, layout, store, config)
+    return sync(index, layout, store)

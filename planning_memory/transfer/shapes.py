@@ -1,0 +1,235 @@
+"""Export and import: the seed's combined shape and its single-file shapes.
+
+Export writes ``{shortTerm, longTerm, entityMemory, contextualMemory}``. Import accepts that,
+the seed's camelCase record shapes with sequential ids (``pat_001``), and the array-per-file
+shapes (``patterns.json`` as an array, ``preferences.json`` as an object). Everything is
+converted and validated first; only then is anything written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from planning_memory.core import schema
+from planning_memory.core.ids import ID_RE, new_id
+from planning_memory.core.model import LEARNING_TYPES, Record, new_long_term, normalize, timestamp
+from planning_memory.errors import InputError, PlanningMemoryError, SchemaError
+
+FORMAT_VERSION = 1
+_KIND_KEYS = {"patterns": "pattern", "mistakes": "mistake", "learnings": "learning"}
+
+
+@dataclass
+class ImportPlan:
+    """What an import would do; nothing is written until ``Memory.apply_import``."""
+
+    records: list[Record] = field(default_factory=list)
+    preferences: dict[str, Any] | None = None
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def _snake(key: str) -> str:
+    """``usageCount`` -> ``usage_count``, ``HTTPTimeout`` -> ``http_timeout``."""
+    return _CAMEL_BOUNDARY.sub("_", key).lower()
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def camelize(value: Any) -> Any:
+    """Object keys to camelCase, recursively (the seed's export shape)."""
+    if isinstance(value, dict):
+        return {_camel(k): camelize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [camelize(v) for v in value]
+    return value
+
+
+def _guess_kind(item: Mapping[str, Any], hint: str | None, where: str) -> str:
+    kind = item.get("type")
+    if isinstance(kind, str) and kind in (*LEARNING_TYPES, "pattern", "mistake"):
+        return kind
+    if kind is not None:
+        raise SchemaError(
+            f"unknown record type {kind!r}; expected one of "
+            + ", ".join(sorted((*LEARNING_TYPES, "pattern", "mistake"))),
+            json_path=f"{where}.type",
+        )
+    if hint:
+        return hint
+    if "correction" in item or "severity" in item:
+        return "mistake"
+    if "usageCount" in item or "usage_count" in item or "example" in item:
+        return "pattern"
+    return "learning"
+
+
+def _title_from(item: Mapping[str, Any], kind: str) -> str:
+    for key in ("title", "name", "description", "learned", "original", "trigger"):
+        value = item.get(key)
+        if isinstance(value, str) and value.strip():
+            text = " ".join(value.split())
+            return text if len(text) <= 200 else text[:199] + "…"
+    return f"Imported {kind}"
+
+
+def convert_record(item: Any, hint: str | None, now: datetime, where: str) -> Record:
+    """A seed-shaped or native record to a complete native record (not yet validated)."""
+    if not isinstance(item, dict):
+        raise SchemaError("each record must be a JSON object", json_path=where)
+    fields = {_snake(k): v for k, v in item.items()}
+    kind = _guess_kind(item, hint, where)
+    if "context" in fields and "tags" not in fields:
+        fields["tags"] = fields.pop("context")
+    if kind not in ("pattern", "mistake") and "type" not in fields:
+        fields["type"] = "learning"
+    record_id = fields.pop("id", None)
+    if record_id is None:
+        record_id = new_id("pat" if kind == "pattern" else "mis" if kind == "mistake" else "lrn")
+    if not isinstance(record_id, str) or not ID_RE.match(record_id):
+        raise SchemaError(f"invalid id {record_id!r}", json_path=f"{where}.id")
+    title = fields.pop("title", None) or _title_from(item, kind)
+    fields.pop("type", None)
+    record = new_long_term(kind, record_id, now, title=title, source="import")
+    for key, value in fields.items():
+        record[key] = value
+    if "created_at" in fields and "updated_at" not in fields:
+        record["updated_at"] = record["created_at"]
+    if kind == "mistake" and "last_occurrence" not in fields and "created_at" in fields:
+        record["last_occurrence"] = record["created_at"]
+    return _normalized(record)
+
+
+def _normalized(record: Record) -> Record:
+    """``normalize(record)`` when the fields it sorts are well typed; otherwise the record as
+    given, so that the schema check reports the bad field with its JSON path."""
+    if not isinstance(record.get("tags"), list) or not isinstance(record.get("anchors"), list):
+        return record
+    try:
+        return normalize(record)
+    except (TypeError, AttributeError):
+        return record
+
+
+def _preferences_from(prefs: Any, now: datetime, where: str) -> dict[str, Any]:
+    """The seed's camelCase preferences (``codeStyle.maxLineLength``) in snake_case, with
+    ``updated_at`` filled in when missing."""
+    if not isinstance(prefs, dict):
+        raise SchemaError("preferences must be an object", json_path=where)
+    result: dict[str, Any] = {}
+    for key, section in prefs.items():
+        if isinstance(section, dict):
+            section = {_snake(k): v for k, v in section.items()}
+        result[_snake(key)] = section
+    result.setdefault("updated_at", timestamp(now))
+    return result
+
+
+def _records_from(value: Any, hint: str | None, now: datetime, where: str) -> list[Record]:
+    if not isinstance(value, list):
+        raise SchemaError("expected an array of records", json_path=where)
+    return [convert_record(item, hint, now, f"{where}[{i}]") for i, item in enumerate(value)]
+
+
+def plan_import(data: Any, now: datetime, *, name_hint: str | None = None) -> ImportPlan:
+    """Convert any accepted shape to native records; raise on the first bad item."""
+    plan = ImportPlan()
+    if isinstance(data, list):
+        hint = _KIND_KEYS.get((name_hint or "").removesuffix(".json"))
+        plan.records = _records_from(data, hint, now, "$")
+        return plan
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object or array", json_path="$")
+    long_term = data.get("longTerm", data)
+    if not isinstance(long_term, dict):
+        raise SchemaError("longTerm must be an object", json_path="$.longTerm")
+    where = "$.longTerm" if "longTerm" in data else "$"
+    found = False
+    for key, hint in _KIND_KEYS.items():
+        if key in long_term:
+            found = True
+            plan.records += _records_from(long_term[key], hint, now, f"{where}.{key}")
+    if "preferences" in long_term:
+        found = True
+        plan.preferences = _preferences_from(long_term["preferences"], now, f"{where}.preferences")
+    short = data.get("shortTerm")
+    if isinstance(short, dict):
+        found = True
+        sessions = short.get("sessions", [])
+        if isinstance(sessions, list):
+            plan.sessions = [s for s in sessions if isinstance(s, dict)]
+    if not found and (name_hint or "").removesuffix(".json") == "preferences":
+        plan.preferences = _preferences_from(data, now, "$")
+        found = True
+    if not found:
+        raise InputError(
+            "nothing to import: expected longTerm/patterns/mistakes/learnings/preferences",
+            json_path="$",
+        )
+    return plan
+
+
+def check_plan(plan: ImportPlan, check_record: Callable[[Record], object]) -> None:
+    """Validate every item of ``plan``; raise the first problem with its place."""
+    seen: set[str] = set()
+    for index, record in enumerate(plan.records):
+        try:
+            check_record(record)
+        except PlanningMemoryError as exc:
+            raise SchemaError(
+                exc.message,
+                json_path=f"record {record.get('id')} (#{index + 1}) {exc.json_path or ''}".strip(),
+            ) from None
+        if record["id"] in seen:
+            raise SchemaError(f"duplicate id {record['id']} in the import", record_id=record["id"])
+        seen.add(record["id"])
+    if plan.preferences is not None:
+        schema.check("preferences", plan.preferences)
+    for index, session in enumerate(plan.sessions):
+        where = f"$.shortTerm.sessions[{index}]"
+        if not ID_RE.match(str(session.get("id"))):  # it becomes a file name: check it now
+            raise SchemaError(f"invalid id {session.get('id')!r}", json_path=f"{where}.id")
+        try:
+            schema.check("session", session)
+        except SchemaError as exc:
+            inner = (exc.json_path or "$")[1:]
+            raise SchemaError(exc.message, json_path=where + inner) from None
+
+
+def export_document(
+    long_term: list[Record],
+    preferences: dict[str, Any],
+    sessions: list[dict[str, Any]],
+    entity: dict[str, Any],
+    contextual: dict[str, Any],
+    now: datetime,
+    *,
+    seed: bool = False,
+) -> dict[str, Any]:
+    """The combined export shape; ``seed=True`` emits camelCase field names."""
+    by_kind: dict[str, list[Record]] = {"patterns": [], "mistakes": [], "learnings": []}
+    for record in long_term:
+        key = {"pattern": "patterns", "mistake": "mistakes"}.get(record["type"], "learnings")
+        by_kind[key].append(record)
+    doc: dict[str, Any] = {
+        "formatVersion": FORMAT_VERSION,
+        "exportedAt": timestamp(now),
+        "shortTerm": {"sessions": sessions},
+        "longTerm": {**by_kind, "preferences": preferences},
+        "entityMemory": entity,
+        "contextualMemory": contextual,
+    }
+    if seed:
+        doc["shortTerm"] = camelize(doc["shortTerm"])
+        doc["longTerm"] = camelize(doc["longTerm"])
+        doc["entityMemory"] = camelize(doc["entityMemory"])
+    return doc
