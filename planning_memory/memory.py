@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planning_memory.core.layout import Layout, find_repo_root
+from planning_memory.core.layout import PLANNING_DIR, Layout, project_root
 from planning_memory.core.model import DEFAULT_CONFIG, Record, effective_config
 from planning_memory.errors import (
     AlreadyInitializedError,
@@ -88,15 +88,28 @@ class Memory:
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
-    def open(cls, start: Path | str | None = None, *, clock: Clock | None = None) -> Memory:
-        """The memory of the repository containing ``start`` (default: the working dir)."""
-        root = find_repo_root(Path(start) if start else None)
-        if root is None or not (root / ".planning").is_dir():
+    def open(
+        cls, start: Path | str | None = None, *, clock: Clock | None = None, **options: Any
+    ) -> Memory:
+        """The memory of the repository containing ``start`` (default: the working dir): the
+        nearest folder with ``.planning/``, else the git work tree; a linked git worktree
+        without its own ``.planning/`` shares its main worktree's. The one rule every entry
+        point (CLI, hooks, MCP server, daemon) opens memory by."""
+        here = Path(start) if start else None
+        root = cls.locate(here)
+        if root is None or not (root / PLANNING_DIR).is_dir():
             raise NotInitializedError(
-                "no .planning/ memory tree here or in any parent folder",
+                f"no {PLANNING_DIR}/ memory tree here or in any parent folder",
+                path=str(root or (here or Path.cwd()).resolve()),
                 hint="run `pmem init` in the repository root",
             )
-        return cls(root, clock=clock)
+        return cls(root, clock=clock, **options)
+
+    @staticmethod
+    def locate(start: Path | str | None = None) -> Path | None:
+        """The project folder ``open`` would use for ``start`` (it may have no memory yet),
+        or None outside any repository."""
+        return project_root(Path(start) if start else None)
 
     @classmethod
     def init(cls, root: Path | str, *, clock: Clock | None = None) -> Memory:

@@ -468,3 +468,31 @@ def test_the_long_console_script_name_works_too(tmp_path: Path) -> None:
         [long_name, "validate", str(EXAMPLE)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_every_entry_point_opens_the_main_worktrees_memory_from_a_linked_worktree(
+    tmp_path: Path,
+) -> None:
+    """One rule for every entry point: from a linked worktree without its own ``.planning/``,
+    `pmem show` reads the same memory the hooks and the MCP server write to."""
+    main, linked = tmp_path / "main", tmp_path / "linked"
+    main.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=main, check=True, capture_output=True)
+
+    git("init", "-q")
+    (main / "README.md").write_text("x\n", "utf-8")
+    git("add", "README.md")
+    git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "init")
+    assert pmem("init", cwd=main).returncode == 0
+    assert pmem("learn", "always use pnpm, never npm", cwd=main).returncode == 0
+    git("worktree", "add", "-q", str(linked))
+    (linked / "src").mkdir()
+
+    shown = pmem("show", "--json", cwd=linked / "src")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["root"] == str(main.resolve() / ".planning")
+    found = pmem("patterns", "--json", cwd=linked)
+    assert found.returncode == 0, found.stderr
+    assert "pnpm" in found.stdout

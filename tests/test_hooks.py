@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from planning_memory.agents import claude_code as hooks
 from planning_memory.memory import Memory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
@@ -234,7 +233,6 @@ def test_linked_worktrees_and_subfolders_share_the_main_memory(tmp_path: Path) -
     git("worktree", "add", "-q", str(tmp_path / "wt"))
     (tmp_path / "wt" / "pkg").mkdir()
 
-    assert hooks.project_root(tmp_path / "wt" / "pkg") == main.resolve()
-    assert hooks.open_project(tmp_path / "wt").layout.planning == main.resolve() / ".planning"
-    assert hooks.main_worktree(main) is None
-    assert hooks.project_root(main / ".planning") == main.resolve()
+    assert Memory.open(tmp_path / "wt" / "pkg").layout.planning == main.resolve() / ".planning"
+    assert Memory.open(tmp_path / "wt").layout.planning == main.resolve() / ".planning"
+    assert Memory.open(main / ".planning").layout.planning == main.resolve() / ".planning"

@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.layout import PLANNING_DIR, find_repo_root
-from planning_memory.errors import NotInitializedError, PlanningMemoryError, UnsafePathError
+from planning_memory.errors import PlanningMemoryError, UnsafePathError
 from planning_memory.memory import Memory
 
 CHANNEL = "claude-code"
@@ -49,49 +48,6 @@ FILE_TOOLS = {
 }
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 _KEBAB = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
-# -- the project -----------------------------------------------------------------------------------
-def main_worktree(root: Path) -> Path | None:
-    """The main working tree of a linked git worktree (``.git`` is a file), else None.
-
-    Read from the files git writes (``gitdir:`` and ``commondir``), without running git."""
-    dot_git = root / ".git"
-    if not dot_git.is_file():
-        return None
-    try:
-        line = dot_git.read_text("utf-8").strip()
-        if not line.startswith("gitdir:"):
-            return None
-        gitdir = (root / line.split(":", 1)[1].strip()).resolve()
-        common_file = gitdir / "commondir"
-        common = (gitdir / common_file.read_text("utf-8").strip()).resolve()
-    except (OSError, ValueError):
-        return None
-    return common.parent if common.name == ".git" else None
-
-
-def project_root(start: Path | None = None) -> Path | None:
-    """The repository whose memory serves ``start`` (default: the working directory): the
-    nearest folder with ``.planning/``, else the git work tree; a linked worktree without its
-    own ``.planning/`` uses its main worktree's, so every worktree shares one memory."""
-    root = find_repo_root(start)
-    if root is None or (root / PLANNING_DIR).is_dir():
-        return root
-    main = main_worktree(root)
-    return main if main is not None and (main / PLANNING_DIR).is_dir() else root
-
-
-def open_project(start: Path | str | None = None) -> Memory:
-    """The memory of the project containing ``start``, or ``NotInitializedError``."""
-    root = project_root(Path(start) if start else None)
-    if root is None or not (root / PLANNING_DIR).is_dir():
-        raise NotInitializedError(
-            f"no {PLANNING_DIR}/ memory tree in this repository",
-            path=str(root or Path(start or ".").resolve()),
-            hint="run `pmem init` in the repository root",
-        )
-    return Memory(root)
 
 
 # -- session mapping -------------------------------------------------------------------------------
@@ -338,7 +294,7 @@ def handle(
         known = ", ".join(HANDLERS)
         raise ValueError(f"unknown Claude Code hook event {event!r}; expected one of {known}")
     cwd = payload.get("cwd")
-    mem = open_project(root or (cwd if isinstance(cwd, str) and cwd else None))
+    mem = Memory.open(root or (cwd if isinstance(cwd, str) and cwd else None))
     mem.channel = CHANNEL
     return HANDLERS[name](mem, payload)
 

@@ -28,7 +28,6 @@ from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from planning_memory import __version__
-from planning_memory.agents.claude_code import open_project
 from planning_memory.errors import NotFoundError, PlanningMemoryError
 from planning_memory.memory import Memory
 
@@ -198,7 +197,7 @@ class MemoryTools:
         self.root = root
 
     def memory(self, channel: str | None = None) -> Memory:
-        mem = open_project(self.root)
+        mem = Memory.open(self.root)
         if channel is not None:
             mem.channel = channel
         return mem

@@ -11,6 +11,7 @@ import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.errors import ConfigError, NotInitializedError
+from planning_memory.memory import Memory
 
 
 @cli.command(name="mcp")
@@ -106,10 +107,9 @@ def install_claude_code(ctx: Context, command: str, as_json: bool) -> None:
     Example:
       pmem install claude-code && git add .claude/settings.json .mcp.json
     """
-    from planning_memory.agents import claude_code as hooks
     from planning_memory.agents import install
 
-    root = ctx.root or hooks.project_root()
+    root = ctx.root or Memory.locate()
     if root is None:
         raise NotInitializedError(
             "not inside a git repository or memory tree",

@@ -121,3 +121,33 @@ def find_repo_root(start: Path | None = None) -> Path | None:
         if git_root is None and (folder / ".git").exists():
             git_root = folder
     return git_root
+
+
+def main_worktree(root: Path) -> Path | None:
+    """The main working tree of a linked git worktree (``.git`` is a file), else None.
+
+    Read from the files git writes (``gitdir:`` and ``commondir``), without running git."""
+    dot_git = root / ".git"
+    if not dot_git.is_file():
+        return None
+    try:
+        line = dot_git.read_text("utf-8").strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = (root / line.split(":", 1)[1].strip()).resolve()
+        common_file = gitdir / "commondir"
+        common = (gitdir / common_file.read_text("utf-8").strip()).resolve()
+    except (OSError, ValueError):
+        return None
+    return common.parent if common.name == ".git" else None
+
+
+def project_root(start: Path | None = None) -> Path | None:
+    """The repository whose memory serves ``start`` (default: the working directory): the
+    nearest folder with ``.planning/``, else the git work tree; a linked worktree without its
+    own ``.planning/`` uses its main worktree's, so every worktree shares one memory."""
+    root = find_repo_root(start)
+    if root is None or (root / PLANNING_DIR).is_dir():
+        return root
+    main = main_worktree(root)
+    return main if main is not None and (main / PLANNING_DIR).is_dir() else root
