@@ -46,6 +46,7 @@ test: lint typecheck unit
 
 docs: $(STAMP)
 	$(PY) -m planning_memory.cli.doc > docs/cli.md
+	$(PY) -m planning_memory.cli.modmap > docs/modules.md
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -36,8 +36,7 @@ sys.path.insert(0, str(REPO))
 from planning_memory.core.ids import new_id
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import timestamp
-from planning_memory.sessions import conversation as S
-from planning_memory.sessions import summarize
+from planning_memory.sessions import Appended, ExtractiveSummarizer, Sessions
 from planning_memory.store import Store
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
@@ -70,10 +69,15 @@ def text(rng: random.Random) -> str:
     return " ".join(rng.choice(SENTENCES) for _ in range(rng.randint(1, 4)))
 
 
-def build_backlog(layout: Layout, store: Store, n: int, rng: random.Random) -> str:
+def sessions_at(root: Path, clock: Callable[[], datetime], lock_timeout: float = 30.0) -> Sessions:
+    layout = Layout.for_repo(root)
+    return Sessions(layout, Store(layout, lock_timeout=lock_timeout), clock=clock)
+
+
+def build_backlog(sessions: Sessions, n: int, rng: random.Random) -> str:
     """A session with ``n`` live messages, written once (setting up by appending one at a
     time would take the very time this measures, n times over)."""
-    session = S.start(layout, store, {}, now=T0, goal="bench")
+    session = sessions.start(goal="bench")
     for i in range(n):
         at = T0 + timedelta(seconds=i)
         session["messages"].append(
@@ -85,7 +89,7 @@ def build_backlog(layout: Layout, store: Store, n: int, rng: random.Random) -> s
                 "tool_results": [],
             }
         )
-    store.write_json(layout.session_path(session["id"]), session)
+    sessions.store.write_json(sessions.path(session["id"]), session)
     return str(session["id"])
 
 
@@ -123,91 +127,89 @@ class Bench:
         self.rows.append((what, figure, note))
         print(f"{what:58} {figure:34} {note}", flush=True)
 
-    def append(self, layout: Layout, store: Store, sid: str) -> S.Appended:
-        return S.append_message(layout, store, {}, sid, "user", text(self.rng), now=self.now())
+    def append(self, sessions: Sessions, sid: str) -> Appended:
+        return sessions.append(sid, "user", text(self.rng))
 
     def run(self, root: Path) -> None:
-        layout = Layout.for_repo(root)
-        store = Store(layout)
-        sid = build_backlog(layout, store, self.n, self.rng)
-        size = layout.session_path(sid).stat().st_size
+        sessions = sessions_at(root, self.now)
+        sessions.summarizer = ExtractiveSummarizer()
+        sid = build_backlog(sessions, self.n, self.rng)
+        size = sessions.path(sid).stat().st_size
         note = f"live file {size / 1e6:.1f} MB"
         self.row(
             f"backlog: record a message ({self.n:,} live)",
-            timed(lambda: self.append(layout, store, sid), 20),
+            timed(lambda: self.append(sessions, sid), 20),
             note,
         )
         self.row(
             f"backlog: read the window of 15 ({self.n:,} live)",
-            timed(lambda: S.window(layout, store, {}, sid, 15), 20),
+            timed(lambda: sessions.window(sid, 15), 20),
             note,
         )
         self.row(
             f"backlog: get + schema check ({self.n:,} live)",
-            timed(lambda: S.get(layout, store, sid), 3),
+            timed(lambda: sessions.get(sid), 3),
             note,
         )
-        extractive = summarize.ExtractiveSummarizer()
-        [catch_up] = timed(
-            lambda: S.drain_summary_queue(layout, store, {}, extractive, self.now()), 1
-        )
-        session = S.get(layout, store, sid)
+        [catch_up] = timed(sessions.drain, 1)
+        session = sessions.get(sid)
         live = len(session["messages"])
         self.row(
             f"catch-up drain of {self.n:,} messages (extractive)",
             [catch_up],
             f"{session['archived_count']:,} archived, {live} live",
         )
-        size = layout.session_path(sid).stat().st_size
+        size = sessions.path(sid).stat().st_size
         note = f"live file {size / 1e3:.0f} kB"
         self.row(
             f"drained: record a message ({self.n:,} in session)",
-            timed(lambda: self.append(layout, store, sid), 200),
+            timed(lambda: self.append(sessions, sid), 200),
             note,
         )
         self.row(
             "drained: read the window of 15",
-            timed(lambda: S.window(layout, store, {}, sid, 15), 200),
+            timed(lambda: sessions.window(sid, 15), 200),
             note,
         )
         self.row(
             "drained: read a window of 200 (reads archive chunks)",
-            timed(lambda: S.window(layout, store, {}, sid, 200), 50),
+            timed(lambda: sessions.window(sid, 200), 50),
         )
         self.row(
             f"drained: full history ({self.n:,} messages)",
-            timed(lambda: S.history(layout, store, sid), 5),
+            timed(lambda: sessions.history(sid), 5),
         )
 
         def append_and_drain() -> None:
-            self.append(layout, store, sid)
-            S.drain_summary_queue(layout, store, {}, extractive, self.now())
+            self.append(sessions, sid)
+            sessions.drain()
 
         self.row("drained: record + drain (a daemon keeping up)", timed(append_and_drain, 100))
 
         def append_and_drain_10() -> None:
-            self.append(layout, store, sid)
-            S.drain_summary_queue(layout, store, {}, extractive, self.now(), min_batch=10)
+            self.append(sessions, sid)
+            sessions.drain(min_batch=10)
 
         self.row("drained: record + drain with min_batch=10", timed(append_and_drain_10, 100))
-        chunks = len(S.chunk_paths(layout, store, sid))
+        chunks = len(sessions.chunk_paths(sid))
         self.row(
             "drained: temporal context",
-            timed(lambda: S.temporal_context(layout, store, {}, sid, now=self.now()), 50),
+            timed(lambda: sessions.temporal(sid), 50),
             f"{chunks} archive chunks",
         )
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 def _writer(root: str, sid: str, worker: int, count: int, go: Any, waits: Any) -> None:
-    layout = Layout.for_repo(Path(root))
-    store = Store(layout, lock_timeout=600)
+    sessions = sessions_at(Path(root), _utc_now, lock_timeout=600)
     go.wait()
     worst = 0.0
     for i in range(count):
         began = time.perf_counter()
-        S.append_message(
-            layout, store, {}, sid, "user", f"w{worker}-{i} {SAMPLE_TEXT}", now=datetime.now(UTC)
-        )
+        sessions.append(sid, "user", f"w{worker}-{i} {SAMPLE_TEXT}")
         worst = max(worst, time.perf_counter() - began)
     waits.put(worst)
 
@@ -215,9 +217,8 @@ def _writer(root: str, sid: str, worker: int, count: int, go: Any, waits: Any) -
 def parallel(root: Path, workers: int, count: int) -> tuple[float, int, float]:
     """Seconds for ``workers`` processes to append ``count`` messages each, the messages
     kept, and the longest single append (mostly waiting for the lock)."""
-    layout = Layout.for_repo(root)
-    store = Store(layout)
-    sid = S.start(layout, store, {}, now=T0)["id"]
+    sessions = sessions_at(root, lambda: T0)
+    sid = sessions.start()["id"]
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     go, waits = ctx.Event(), ctx.Queue()
     procs = [
@@ -232,7 +233,7 @@ def parallel(root: Path, workers: int, count: int) -> tuple[float, int, float]:
     for p in procs:
         p.join()
     took = time.perf_counter() - began
-    return took, len(S.history(layout, store, sid)), worst
+    return took, len(sessions.history(sid)), worst
 
 
 def main() -> None:

@@ -8,15 +8,16 @@
    is byte for byte what a fresh scan gives ("nothing lost").
 3. the synthetic ``--rss-files`` repository (bench/gen_repo.py when present): cold start to
    ready, daemon RSS (target <= 300 MB), a save's latency there, warm restart to ready.
+4. idle: after a save has been handled, ``--idle-seconds`` of nothing; the daemon's CPU
+   (target < 1% of a CPU) and whether any file under ``.planning/`` changed (it must not).
 
 Run: ``.venv/bin/python bench/bench_watch.py [--saves 200] [--switch-files 10000]
-[--rss-files 100000] [--skip-rss]``.
+[--rss-files 100000] [--idle-seconds 10] [--skip-rss] [--only latency|switch|rss|idle]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import statistics
@@ -28,9 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.layout import Layout
+import planning_memory.watch as watching
 from planning_memory.memory import Memory
-from planning_memory.watch import daemon
 
 HERE = Path(__file__).resolve().parent
 PER_DIR = 50
@@ -91,7 +91,7 @@ def make_repo(root: Path, files: int, *, generator: Callable[[Path, int], str]) 
 
 
 def status(root: Path) -> dict[str, Any]:
-    return daemon.status(Layout.for_repo(root))
+    return watching.status(Memory(root))
 
 
 def wait(check: Callable[[], bool], timeout: float, what: str) -> None:
@@ -113,7 +113,7 @@ def idle_after(root: Path, batches: int) -> Callable[[], bool]:
 def start(root: Path, timeout: float = 600) -> tuple[int, float]:
     """Start the daemon; return its pid and the seconds until its first reconcile is done."""
     began = time.perf_counter()
-    info = daemon.start(Layout.for_repo(root), wait=60)
+    info = watching.start(Memory(root), wait=60)
     wait(idle_after(root, 0), timeout, "the first reconcile")
     return int(info["pid"]), time.perf_counter() - began
 
@@ -174,7 +174,7 @@ def bench_latency(base: Path, saves: int) -> dict[str, Any]:
             latencies.append(save_once(root, rel, f"saved_fn_{i}", atomic=bool(i % 2)))
             wait(idle_after(root, batches), 10, "the daemon to settle")
     finally:
-        daemon.stop(Layout.for_repo(root))
+        watching.stop(Memory(root))
     return {
         "saves": saves,
         "p50_ms": round(pct(latencies, 0.5) * 1000, 1),
@@ -194,14 +194,10 @@ def entity_tree(root: Path) -> dict[str, bytes]:
 
 def fresh_scan(root: Path) -> dict[str, bytes]:
     """Move the daemon's entity tree away, scan from nothing, return the fresh tree."""
-    from planning_memory.entity import scan
-    from planning_memory.store import Store
-
     entity = root / ".planning" / "memory" / "entity"
     shutil.move(str(entity), str(root.parent / "entity-by-daemon"))
     entity.mkdir()
-    mem = Memory(root)
-    scan(mem.layout, Store(mem.layout), mem.config)
+    Memory(root).scan()
     return entity_tree(root)
 
 
@@ -229,7 +225,7 @@ def bench_switch(base: Path, files: int) -> dict[str, Any]:
     wait(converged, 300, "the branch switch to converge")
     seconds = time.perf_counter() - began
     after = status(root)
-    daemon.stop(Layout.for_repo(root))
+    watching.stop(Memory(root))
     by_daemon = entity_tree(root)
     identical = by_daemon == fresh_scan(root)
     return {
@@ -261,10 +257,10 @@ def bench_rss(base: Path, files: int) -> dict[str, Any]:
     wait(idle_after(root, batches), 60, "the daemon to settle")
     rss_after, hwm_after = rss_mb(pid)
     child_peak = status(root)["scan_child_peak_rss_mb"]
-    daemon.stop(Layout.for_repo(root))
+    watching.stop(Memory(root))
     _pid2, warm = start(root, timeout=600)
     rss_warm, hwm_warm = rss_mb(_pid2)
-    daemon.stop(Layout.for_repo(root))
+    watching.stop(Memory(root))
     return {
         "files": files,
         "generator": source,
@@ -282,27 +278,72 @@ def bench_rss(base: Path, files: int) -> dict[str, Any]:
     }
 
 
+# -- 4. idle ------------------------------------------------------------------------------------
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of ``pid`` (the scheduler's nanoseconds, not clock ticks)."""
+    tasks = Path(f"/proc/{pid}/task").glob("*/schedstat")
+    return sum(int(task.read_text().split()[0]) for task in tasks) / 1e9
+
+
+def planning_snapshot(root: Path) -> dict[str, tuple[int, int, int]]:
+    found = {}
+    for folder, _dirs, files in os.walk(root / ".planning"):
+        for name in files:
+            st = os.stat(os.path.join(folder, name))
+            found[os.path.join(folder, name)] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return found
+
+
+def bench_idle(base: Path, seconds: float) -> dict[str, Any]:
+    """A save handled, then ``seconds`` of nothing: the daemon's CPU and its writes."""
+    root = base / "idle"
+    make_repo(root, 50, generator=own_generator)
+    pid, _ready = start(root)
+    try:
+        batches = status(root)["batches"]
+        save_once(root, "src/d0000/m000003.py", "idle_bench_saved_fn", atomic=False)
+        wait(idle_after(root, batches), 10, "the daemon to settle")
+        time.sleep(1.5)  # the status file catches up at most once a second
+        batches = status(root)["batches"]
+        before, cpu = planning_snapshot(root), cpu_seconds(pid)
+        time.sleep(seconds)
+        used = (cpu_seconds(pid) - cpu) / seconds
+        quiet = planning_snapshot(root) == before and status(root)["batches"] == batches
+    finally:
+        watching.stop(Memory(root))
+    return {"seconds": seconds, "cpu_percent": round(used * 100, 3), "wrote_nothing": quiet}
+
+
+PARTS = ("latency", "switch", "rss", "idle")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--saves", type=int, default=200)
     parser.add_argument("--switch-files", type=int, default=10_000)
     parser.add_argument("--rss-files", type=int, default=100_000)
+    parser.add_argument("--idle-seconds", type=float, default=10.0)
     parser.add_argument("--skip-rss", action="store_true")
+    parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts")
     parser.add_argument("--keep", action="store_true", help="keep the temporary repositories")
     args = parser.parse_args()
-    if importlib.util.find_spec("planning_memory.entity") is None:
-        raise SystemExit("the scanner (planning_memory.entity) is not installed")
     os.environ.update(GIT_ENV)
     base = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     print(f"bench_watch: {os.cpu_count()} CPUs, repositories in {base}")
+    parts = set(args.only or PARTS) - ({"rss"} if args.skip_rss else set())
     try:
-        lat = bench_latency(base, args.saves)
-        print(f"save -> entity JSON: p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms {lat}")
-        sw = bench_switch(base, args.switch_files)
-        print(f"branch switch of {sw['files']} files: converged in {sw['converged_s']} s {sw}")
-        if not args.skip_rss:
+        if "latency" in parts:
+            lat = bench_latency(base, args.saves)
+            print(f"save -> entity JSON: p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms {lat}")
+        if "switch" in parts:
+            sw = bench_switch(base, args.switch_files)
+            print(f"branch switch of {sw['files']} files: converged in {sw['converged_s']} s {sw}")
+        if "rss" in parts:
             big = bench_rss(base, args.rss_files)
             print(f"{big['files']} files: peak RSS {big['peak_rss_mb_cold']} MB {big}")
+        if "idle" in parts:
+            idle = bench_idle(base, args.idle_seconds)
+            print(f"idle for {idle['seconds']:g} s: {idle['cpu_percent']}% of a CPU {idle}")
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -6,14 +6,24 @@ Library first: the CLI, the MCP server and the hooks call these methods and form
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planning_memory.core.layout import PLANNING_DIR, Layout, project_root
-from planning_memory.core.model import DEFAULT_CONFIG, Record, effective_config
+from planning_memory import context as _context
+from planning_memory import core as _core
+from planning_memory import entity as _entity
+from planning_memory import gitops as _gitops
+from planning_memory import longterm as _longterm
+from planning_memory import search as _search
+from planning_memory import sessions as _sessions
+from planning_memory import transfer as _transfer
+from planning_memory import validate as _validate
+from planning_memory import views as _views
+from planning_memory.core import DEFAULT_CONFIG, PLANNING_DIR, Layout, effective_config
 from planning_memory.errors import (
     AlreadyInitializedError,
     ConfigError,
@@ -21,31 +31,18 @@ from planning_memory.errors import (
     NotInitializedError,
     PlanningMemoryError,
 )
-from planning_memory.lazy import lazy
-from planning_memory.store import Store
+from planning_memory.store import Store, write_outside
 
 if TYPE_CHECKING:
-    from planning_memory.context.packer import ContextPack
-    from planning_memory.core import privacy, schema
-    from planning_memory.longterm import lessons as teach
-    from planning_memory.longterm import records
-    from planning_memory.longterm import rules as learn
-    from planning_memory.search.database import Index
-    from planning_memory.search.ranking import Hit
-    from planning_memory.sessions import conversation as session
-    from planning_memory.sessions import summarize
-    from planning_memory.transfer import shapes as transfer
-    from planning_memory.views import sync
-else:
-    learn = lazy("planning_memory.longterm.rules")
-    privacy = lazy("planning_memory.core.privacy")
-    records = lazy("planning_memory.longterm.records")
-    schema = lazy("planning_memory.core.schema")
-    session = lazy("planning_memory.sessions.conversation")
-    summarize = lazy("planning_memory.sessions.summarize")
-    sync = lazy("planning_memory.views.sync")
-    teach = lazy("planning_memory.longterm.lessons")
-    transfer = lazy("planning_memory.transfer.shapes")
+    from planning_memory.context import ContextPack
+    from planning_memory.core import Record
+    from planning_memory.entity import IgnoreRules, ScanReport
+    from planning_memory.gitops import InstallReport, Resolution, SecretHit
+    from planning_memory.longterm import Lesson, Outcome
+    from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
+    from planning_memory.sessions import Appended, Deleted, Sessions, Summarizer, SummaryOutcome
+    from planning_memory.transfer import ImportResult
+    from planning_memory.views import SyncReport, Views, ViewState
 
 Clock = Callable[[], datetime]
 
@@ -73,7 +70,10 @@ class Memory:
         personal: bool = False,
         clock: Clock | None = None,
         channel: str = "cli",
+        on_write: Callable[[Path], None] | None = None,
     ) -> None:
+        """``on_write`` is told of every file this memory changes (the watch daemon's way
+        to tell its own writes from everyone else's)."""
         root = Path(root)
         if personal:
             self.layout = Layout.personal()
@@ -81,10 +81,11 @@ class Memory:
             self.layout = Layout(root)
         else:
             self.layout = Layout.for_repo(root)
-        self.store = Store(self.layout, private=personal)
+        self.store = Store(self.layout, private=personal, on_write=on_write)
         self.clock: Clock = clock or _utc_now
         self.channel = channel
         self._config: dict[str, Any] | None = None
+        self.view_conflicts: list[Path] = []  # hand-edited views the last write left alone
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -109,7 +110,7 @@ class Memory:
     def locate(start: Path | str | None = None) -> Path | None:
         """The project folder ``open`` would use for ``start`` (it may have no memory yet),
         or None outside any repository."""
-        return project_root(Path(start) if start else None)
+        return _core.project_root(Path(start) if start else None)
 
     @classmethod
     def init(cls, root: Path | str, *, clock: Clock | None = None) -> Memory:
@@ -124,10 +125,9 @@ class Memory:
             )
         with mem.store.lock():
             mem.store.write_json(lay.config, DEFAULT_CONFIG)
-            for folder in (*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual):
-                folder.mkdir(parents=True, exist_ok=True)
+            mem.store.make_dirs(*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual)
             mem.store.write_text(lay.planning / ".gitignore", GITIGNORE)
-            sync.render_all(mem.views())
+            _views.render_all(mem.views())
         return mem
 
     def now(self) -> datetime:
@@ -172,7 +172,7 @@ class Memory:
                 return loaded.value
         except OSError:
             pass
-        schema.check("config", loaded.value, path=self.store.rel(self.layout.config))
+        _core.check_schema("config", loaded.value, path=self.store.rel(self.layout.config))
         if self.layout.contextual.is_dir() and not self.store.private:
             with contextlib.suppress(PlanningMemoryError, OSError):
                 self.store.write_text(stamp, loaded.digest)
@@ -182,23 +182,38 @@ class Memory:
         result: dict[str, Any] = self.config["memory"][section]
         return result
 
-    # -- long-term records -------------------------------------------------------------------
+    # -- long-term: patterns, mistakes, learnings, preferences (seed 000 / seed 003) -----------
+    @cached_property
+    def longterm(self) -> _longterm.LongTerm:
+        return _longterm.LongTerm(self.layout, self.store, self.config, self.now)
+
     def records(self, *types: str, deleted: bool = False) -> list[Record]:
-        return records.load_all(self.layout, self.store, types or None, deleted=deleted)
+        return self.longterm.records(types, deleted=deleted)
 
     def get(self, record_id: str) -> Record:
-        value: Record = records.locate(self.layout, self.store, record_id).value
-        return value
+        return self.longterm.get(record_id)
 
     def preferences(self) -> dict[str, Any]:
-        if not self.layout.preferences.is_file():
-            return {}
-        value: dict[str, Any] = self.store.read_json(self.layout.preferences)
-        return value
+        return self.longterm.preferences()
 
-    # -- learning (seed 000 / seed 003 rules) -------------------------------------------------
-    def tree(self) -> learn.Tree:
-        return learn.Tree(self.layout, self.store, self.config)
+    def find(self, item_id: str) -> dict[str, Any]:
+        """Any memory by id: a record (``pat_``, ``mis_``, ``lrn_``; the project's, else the
+        personal scope's), a session message (``msg_``) or decision (``dec_``) with its
+        session, or a session in brief (``ses_``). ``NotFoundError`` if there is none."""
+        if item_id.startswith(("msg_", "dec_")):
+            with self.index() as index:
+                row = index.by_ref(item_id)
+            hint = row.doc.session_id if row is not None else None
+            return self.sessions.find_entry(item_id, first=hint)
+        if item_id.startswith("ses_"):
+            return self.sessions.overview(item_id)
+        try:
+            return self.get(item_id)
+        except NotFoundError:
+            personal = self.personal()
+            if self.store.private or not personal.layout.memory.is_dir():
+                raise
+            return personal.get(item_id)
 
     def personal(self) -> Memory:
         """The personal scope's memory (``$XDG_STATE_HOME/planning-memory/personal``)."""
@@ -207,82 +222,17 @@ class Memory:
     def for_scope(self, scope: str) -> Memory:
         return self.personal() if scope == "personal" else self
 
-    def learn_pattern(
-        self, name: str, description: str = "", example: str = "", **fields: Any
-    ) -> learn.Outcome:
-        """Learn a pattern; a similar live one is reinforced instead of duplicated."""
-        fields.setdefault("source", "api")
-        scope = fields.get("scope", "project")
-        if scope != "project" and not self.store.private:
-            return self.for_scope(scope).learn_pattern(name, description, example, **fields)
-        return learn.learn_pattern(
-            self.tree(), self.now(), name=name, description=description, example=example, **fields
-        )
-
-    def learn_from_mistake(
-        self, description: str, correction: str = "", severity: str = "medium", **fields: Any
-    ) -> learn.Outcome:
-        """Record a mistake; a similar live one counts one more occurrence instead."""
-        fields.setdefault("source", "api")
-        scope = fields.get("scope", "project")
-        if scope != "project" and not self.store.private:
-            return self.for_scope(scope).learn_from_mistake(
-                description, correction, severity, **fields
-            )
-        return learn.learn_mistake(
-            self.tree(),
-            self.now(),
-            description=description,
-            correction=correction,
-            severity=severity,
-            **fields,
-        )
-
-    def save(self, title: str, record_type: str = "learning", **fields: Any) -> learn.Outcome:
-        """Save an observation of any type (seed 003's ``memory_save``)."""
+    def save(self, title: str, record_type: str = "learning", **fields: Any) -> Outcome:
+        """Save a memory of any type (seed 003's ``memory_save``) through the learning rules:
+        a similar pattern is reinforced, a repeated mistake escalates, the same topic
+        upserts. ``scope="personal"`` saves to the personal store."""
         fields.setdefault("source", "api")
         scope = fields.get("scope", "project")
         if scope != "project" and not self.store.private:
             return self.for_scope(scope).save(title, record_type, **fields)
-        if record_type == "pattern":
-            fields.setdefault("name", title)
         if fields.get("anchors"):
             fields["anchors"] = self.anchor(fields["anchors"])
-        record = learn.new_record(record_type, self.now(), title=title, **fields)
-        return learn.remember(self.tree(), record, self.now())
-
-    def anchor(self, anchors: list[dict[str, Any]] | list[str]) -> list[dict[str, Any]]:
-        """Complete code anchors (``path`` or ``path::symbol`` strings, or dicts) with the
-        current content hash from the code map, so a later change marks the memory for
-        review. An anchor the code map does not know keeps ``hash: null``."""
-        from planning_memory import entity as scan
-
-        done = []
-        for given in anchors:
-            if isinstance(given, str):
-                text_path, _, text_symbol = given.partition("::")
-                item: dict[str, Any] = {"path": text_path, "symbol": text_symbol or None}
-            else:
-                item = dict(given)
-            path, symbol = str(item["path"]), item.get("symbol")
-            digest = item.get("hash") or scan.current_anchor_hash(
-                self.layout, self.store, path, symbol
-            )
-            done.append({"path": path, "symbol": symbol, "hash": digest})
-        return done
-
-    def learn_utterance(self, utterance: str, *, source: str = "cli") -> teach.Lesson:
-        """Learn from an utterance's trigger phrase ("always use X", "nunca uses Y", ...)."""
-        return teach.learn_utterance(self.tree(), self.now(), utterance, source=source)
-
-    def review_queue(self) -> list[dict[str, Any]]:
-        return teach.pending(self.tree())
-
-    def review_accept(self, record_id: str) -> learn.Outcome:
-        return teach.accept(self.tree(), self.now(), record_id)
-
-    def review_reject(self, record_id: str) -> dict[str, Any]:
-        return teach.reject(self.tree(), record_id)
+        return self._wrote(self.longterm.save(record_type, title, **fields))
 
     def save_observation(
         self,
@@ -293,76 +243,93 @@ class Memory:
         why: str = "",
         where: str = "",
         learned: str = "",
-        tags: list[str] | tuple[str, ...] = (),
+        tags: Sequence[str] = (),
         topic_key: str | None = None,
         pinned: bool = False,
         scope: str = "project",
         source: str = "api",
-        description: str = "",
-        example: str = "",
-        correction: str = "",
-        severity: str = "medium",
-        anchors: list[str] | tuple[str, ...] = (),
-    ) -> learn.Outcome:
-        """Seed 003's ``memory_save`` with What / Why / Where / Learned: the type-specific
-        fields are filled from the body where not given (a pattern's description is its
-        *what*, a mistake's correction its *learned*)."""
-        fields: dict[str, Any] = {
-            "body": {"what": what, "why": why, "where": where, "learned": learned},
-            "tags": list(tags),
-            "topic_key": topic_key,
-            "pinned": pinned,
-            "scope": scope,
-            "source": source,
-            "anchors": list(anchors),
-        }
-        if record_type == "pattern":
-            fields |= {"description": description or what or title, "example": example}
-        elif record_type == "mistake":
-            fields |= {
-                "description": description or what or title,
-                "correction": correction or learned,
-                "severity": severity,
-            }
-        elif learned:
-            fields["learned"] = learned
-        return self.save(title, record_type, **fields)
+        anchors: Sequence[str] = (),
+        **typed: str,
+    ) -> Outcome:
+        """Seed 003's observation (What / Why / Where / Learned); ``typed`` holds a type's own
+        fields (``description``, ``example``, ``correction``, ``severity``), filled from the
+        body where not given."""
+        fields = _longterm.observation_fields(
+            record_type, title, what=what, learned=learned, **typed
+        )
+        return self.save(
+            title,
+            record_type,
+            body={"what": what, "why": why, "where": where, "learned": learned},
+            tags=list(tags),
+            topic_key=topic_key,
+            pinned=pinned,
+            scope=scope,
+            source=source,
+            anchors=list(anchors),
+            **fields,
+        )
 
-    def praise(self, record_id: str | None = None) -> learn.Outcome:
-        return learn.praise(self.tree(), self.now(), record_id)
+    def anchor(self, anchors: Sequence[dict[str, Any] | str]) -> list[dict[str, Any]]:
+        """Complete code anchors (``path`` or ``path::symbol`` strings, or dicts) with the
+        current content hash from the code map, so a later change marks the memory for
+        review. An anchor the code map does not know keeps ``hash: null``."""
+        return _entity.complete_anchors(self.layout, self.store, anchors)
 
-    def forget(self, record_id: str, *, hard: bool = False) -> learn.Outcome:
-        return learn.forget(self.tree(), self.now(), record_id, hard=hard)
+    def learn_utterance(self, utterance: str, *, source: str = "cli") -> Lesson:
+        """Learn from an utterance's trigger phrase ("always use X", "nunca uses Y", ...)."""
+        lesson = self.longterm.learn_utterance(utterance, source=source)
+        if lesson.outcome is not None:
+            self._wrote(lesson.outcome)
+        return lesson
 
-    def restore(self, record_id: str) -> learn.Outcome:
-        return learn.restore(self.tree(), self.now(), record_id)
+    def review_queue(self) -> list[dict[str, Any]]:
+        return self.longterm.review_queue()
 
-    def pin(self, record_id: str, pinned: bool = True) -> learn.Outcome:
-        return learn.pin(self.tree(), self.now(), record_id, pinned=pinned)
+    def review_accept(self, record_id: str) -> Outcome:
+        return self._wrote(self.longterm.accept(record_id))
+
+    def review_reject(self, record_id: str) -> dict[str, Any]:
+        return self.longterm.reject(record_id)
+
+    def praise(self, record_id: str | None = None) -> Outcome:
+        return self._wrote(self.longterm.praise(record_id))
+
+    def forget(self, record_id: str, *, hard: bool = False) -> Outcome:
+        return self._wrote(self.longterm.forget(record_id, hard=hard))
+
+    def restore(self, record_id: str) -> Outcome:
+        return self._wrote(self.longterm.restore(record_id))
+
+    def pin(self, record_id: str, pinned: bool = True) -> Outcome:
+        return self._wrote(self.longterm.pin(record_id, pinned))
+
+    def _wrote(self, outcome: Outcome) -> Outcome:
+        """After a long-term write: re-render the stale views (never a hand-edited one: its
+        path lands in ``view_conflicts`` for the caller to mention)."""
+        if not self.store.private and self.layout.planning.is_dir():
+            self.view_conflicts = [state.path for state in self.refresh_views().conflicts]
+        return outcome
 
     # -- short-term: sessions (seed 000 / 001 / 002 / 003) ----------------------------------
+    @property
+    def sessions(self) -> Sessions:
+        """Short-term memory on ``self.channel``, built on first use: opening a ``Memory``
+        reads no config, and a session call reads it only when it needs it."""
+        built: Sessions | None = self.__dict__.get("_sessions")
+        if built is None or built.channel != self.channel:
+            built = _sessions.Sessions(
+                self.layout, self.store, lambda: self.config, clock=self.now, channel=self.channel
+            )
+            self.__dict__["_sessions"] = built
+        return built
+
     def current_session(self, *, start: bool = True, goal: str | None = None) -> str:
         """The id of this channel's newest active session, started if there is none."""
-        found = session.current(self.layout, self.store, self.channel)
-        if found is not None:
-            return str(found["id"])
-        if not start:
-            raise NotFoundError(
-                f"no active session on channel {self.channel!r}",
-                hint="`pmem session start` begins one",
-            )
-        return str(self.start_session(goal=goal)["id"])
+        return self.sessions.current_id(start=start, goal=goal)
 
     def start_session(self, goal: str | None = None, name: str | None = None) -> dict[str, Any]:
-        return session.start(
-            self.layout,
-            self.store,
-            self.config,
-            now=self.now(),
-            channel=self.channel,
-            goal=goal,
-            name=name,
-        )
+        return self.sessions.start(goal, name)
 
     def log(
         self,
@@ -370,19 +337,10 @@ class Memory:
         role: str = "user",
         session_id: str | None = None,
         tool_results: tuple[dict[str, Any], ...] = (),
-    ) -> session.Appended:
+    ) -> Appended:
         """Record a message; ``[MEMORIZE: ...]`` facts in agent output become learnings."""
         sid = session_id or self.current_session()
-        appended = session.append_message(
-            self.layout,
-            self.store,
-            self.config,
-            sid,
-            role,
-            content,
-            now=self.now(),
-            tool_results=tool_results,
-        )
+        appended = self.sessions.append(sid, role, content, tool_results=tool_results)
         for fact in appended.memorize:
             self.save(
                 fact[:200], "learning", learned=fact, trigger="[MEMORIZE]", source=f"session:{sid}"
@@ -399,77 +357,46 @@ class Memory:
     ) -> dict[str, Any]:
         """Seed 000's ``recordDecision`` in the current session."""
         sid = session_id or self.current_session()
-        return session.record_decision(
-            self.layout,
-            self.store,
-            self.config,
-            sid,
-            question,
-            decision,
-            now=self.now(),
-            reasoning=reasoning,
-            alternatives=tuple(alternatives),
+        return self.sessions.record_decision(
+            sid, question, decision, reasoning=reasoning, alternatives=tuple(alternatives)
         )
 
     def record_file_access(
         self, path: str, action: str = "read", session_id: str | None = None
     ) -> dict[str, Any]:
         """Seed 000's ``recordFileAccess``: read, created, modified or deleted."""
-        sid = session_id or self.current_session()
-        return session.record_file_access(
-            self.layout, self.store, self.config, sid, path, action, now=self.now()
-        )
+        return self.sessions.record_file_access(session_id or self.current_session(), path, action)
 
     def add_step(
         self, action: str, result: str = "", session_id: str | None = None
     ) -> dict[str, Any]:
-        sid = session_id or self.current_session()
-        return session.add_step(
-            self.layout, self.store, self.config, sid, action, result, now=self.now()
-        )
+        return self.sessions.add_step(session_id or self.current_session(), action, result)
 
     def set_session_context(
         self, session_id: str | None = None, **changes: str | None
     ) -> dict[str, Any]:
-        sid = session_id or self.current_session()
-        return session.set_context(
-            self.layout, self.store, self.config, sid, changes, now=self.now()
-        )
+        return self.sessions.set_context(session_id or self.current_session(), changes)
 
     def get_session_context(self, session_id: str | None = None) -> dict[str, Any]:
         """Seed 000's ``getSessionContext``: window, summary, decisions, files, time."""
-        sid = session_id or self.current_session(start=False)
-        return session.context(self.layout, self.store, self.config, sid, now=self.now())
+        return self.sessions.context(session_id or self.current_session(start=False))
 
-    def summarizer(self) -> summarize.Summarizer:
-        return summarize.from_config(self.config)
+    def summarizer(self) -> Summarizer:
+        return self.sessions.summarizer
 
-    def summarize_sessions(
-        self, session_ids: list[str] | None = None
-    ) -> list[session.SummaryOutcome]:
-        return session.drain_summary_queue(
-            self.layout,
-            self.store,
-            self.config,
-            self.summarizer(),
-            self.now(),
-            session_ids=session_ids,
-        )
+    def summarize_sessions(self, session_ids: list[str] | None = None) -> list[SummaryOutcome]:
+        return self.sessions.drain(session_ids)
 
     def end_session(self, session_id: str | None = None) -> dict[str, Any]:
-        sid = session_id or self.current_session(start=False)
-        return session.end(
-            self.layout, self.store, self.config, sid, self.summarizer(), now=self.now()
-        )
+        return self.sessions.end(session_id or self.current_session(start=False))
 
     def save_to_checkpoint(self, session_id: str | None = None) -> dict[str, Any]:
         """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
         sid = session_id or self.current_session(start=False)
         counts = self.counts()
-        snap = session.snapshot(session.get(self.layout, self.store, sid), self.now())
         return {
             "sessionId": sid,
-            "shortTerm": snap,
+            "shortTerm": self.sessions.snapshot(sid),
             "longTermSummary": counts["long_term"],
             "entitySummary": counts["entity"],
         }
@@ -478,59 +405,53 @@ class Memory:
         """Seed 000's ``restoreFromCheckpoint``: only the session is restored; long-term and
         entity memory are read from their files."""
         sid = str(data.get("sessionId") or self.current_session(start=False))
-        restored: dict[str, Any] = session.restore(
-            self.layout, self.store, self.config, sid, data.get("shortTerm", data), now=self.now()
-        )
-        return restored
+        return self.sessions.restore(sid, data.get("shortTerm", data))
 
-    def delete_session(self, session_id: str) -> session.Deleted:
-        return session.delete(self.layout, self.store, session_id)
+    def delete_session(self, session_id: str) -> Deleted:
+        return self.sessions.delete(session_id)
 
-    # -- Markdown views --------------------------------------------------------------------
-    def views(self) -> sync.Views:
-        return sync.Views(self.layout, self.store, self.config)
+    # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
+    def views(self) -> Views:
+        return _views.Views(self.layout, self.store, self.config)
 
-    def render(self) -> sync.SyncReport:
-        """Render patterns.md, mistakes.md, CLAUDE.md (and configured managed blocks) from
-        JSON; refuses (reports conflicts) where a file was edited by hand."""
+    def render(self) -> SyncReport:
+        """Render the views from JSON; refuses (reports conflicts) where one was hand-edited."""
         self.require()
-        return sync.render_all(self.views())
+        return _views.render_all(self.views())
 
-    def refresh_views(self) -> sync.SyncReport:
+    def refresh_views(self) -> SyncReport:
         """Re-render the views that are stale after a write; leave hand-edited ones alone
-        (``pmem sync`` imports those). The daemon does this by itself when it runs."""
-        return sync.refresh(self.views())
+        (``sync`` imports those). Every long-term write through ``Memory`` calls it."""
+        return _views.refresh(self.views())
 
-    def render_check(self) -> list[sync.ViewState]:
+    def render_check(self) -> list[ViewState]:
         """The rendered files that are stale or hand-edited (empty when all are current)."""
         self.require()
-        return sync.check(self.views())
+        return _views.check(self.views())
 
-    def sync(self, prefer: str | None = None) -> sync.SyncReport:
+    def sync(self, prefer: str | None = None) -> SyncReport:
         """JSON changed -> render; Markdown edited -> import then render; both -> conflict
         (nothing written) unless ``prefer`` is ``"json"`` or ``"md"``."""
         self.require()
-        return sync.sync(self.views(), self.now(), prefer=prefer)
+        return _views.sync(self.views(), self.now(), prefer=prefer)
 
-    # -- contextual: search, context, timeline (seed 000 / seed 003) --------------------------
+    # -- contextual: the search index, search, context, timeline -----------------------------
     def index(self) -> Index:
-        """The derived search index, synced with the files on disk (rebuilt if missing)."""
-        from planning_memory.search import upkeep as indexer
-        from planning_memory.search.database import Index
-
+        """The derived search index, synced with the files on disk (rebuilt if missing).
+        Use it in a ``with`` block, which closes it."""
         self.require()
-        index = Index.open(self.layout)
-        indexer.ensure_ready(index, self.layout, self.store, self.config)
+        index = _search.Index.open(self.layout)
+        _search.ensure_ready(index, self.layout, self.store, self.config)
         return index
 
     def search(
         self,
         query: str,
         *,
-        sources: tuple[str, ...] | list[str] = (),
-        types: tuple[str, ...] | list[str] = (),
+        sources: Sequence[str] = (),
+        types: Sequence[str] = (),
         scope: str | None = None,
-        tags: tuple[str, ...] | list[str] = (),
+        tags: Sequence[str] = (),
         limit: int = 10,
         threshold: float = 0.0,
         match: str = "auto",
@@ -542,17 +463,15 @@ class Memory:
         ``semantic`` (default: the config's ``contextual.embeddingModel`` is set) re-ranks by
         local embeddings when the ``[semantic]`` extra is installed; otherwise a line saying so
         is appended to ``warnings`` and the BM25 order is kept."""
-        from planning_memory.search import ranking as search
-        from planning_memory.search import semantic as sem
-
+        _search.check_sources(sources)  # a bad source changes nothing, not even the index
         ranker = None
-        if semantic or (semantic is None and sem.wanted(self.config)):
-            ranker, problem = sem.load_ranker()
+        if semantic or (semantic is None and _search.semantic_wanted(self.config)):
+            ranker, problem = _search.load_ranker()
             if problem and warnings is not None:
                 warnings.append(problem)
-        index = self.index()
-        try:
-            return search.search(
+        decay = bool(self.settings("longTerm")["decayEnabled"])
+        with self.index() as index:
+            return _search.search(
                 index,
                 query,
                 now=self.now(),
@@ -564,56 +483,23 @@ class Memory:
                 threshold=threshold,
                 match=match,
                 ranker=ranker,
-                decay=bool(self.settings("longTerm")["decayEnabled"]),
-            )
-        finally:
-            index.close()
-
-    def get_relevant_patterns(
-        self, context: str | list[str] | None = None, limit: int = 10
-    ) -> list[Record]:
-        """Seed 000's ``getRelevantPatterns``: patterns for a task text (searched) or a list
-        of tags (matched), pinned and established ones first."""
-        return self._relevant("pattern", context, limit)
-
-    def get_mistakes_to_avoid(
-        self, context: str | list[str] | None = None, limit: int = 10
-    ) -> list[Record]:
-        """Seed 000's ``getMistakesToAvoid``: mistakes for a task text or tags, most severe
-        first."""
-        return self._relevant("mistake", context, limit)
-
-    def _relevant(
-        self, record_type: str, context: str | list[str] | None, limit: int
-    ) -> list[Record]:
-        severity = {"critical": 0, "high": 1, "medium": 2, "low": 3}
-
-        def priority(r: Record) -> tuple[Any, ...]:
-            return (
-                not r.get("pinned"),
-                not r.get("established", False),
-                severity.get(r.get("severity", ""), 4),
-                -r.get("usage_count", 0),
-                -r.get("occurrences", 0),
-                r["id"],
+                decay=decay,
             )
 
-        live = sorted(self.records(record_type), key=priority)
-        if not context:
-            return live[:limit]
-        if isinstance(context, str):
-            by_id = {r["id"]: r for r in live}
-            hits = self.search(
-                context, sources=["record"], types=[record_type], limit=limit, match="auto"
-            )
-            found = [by_id[h.ref_id] for h in hits if h.ref_id in by_id]
-            return found[:limit]
-        tags = set(context)
-        return [r for r in live if tags & set(r.get("tags", []))][:limit]
-
-    def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
-        """Seed 000's ``searchContext``."""
-        return self.search(query, limit=limit, threshold=threshold)
+    def relevant(
+        self, record_type: str, task: str | Sequence[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Live records of one type for a task text (searched) or a list of tags (matched);
+        without either, pinned, established and most severe first."""
+        ranked = self.longterm.ranked(record_type)
+        if not task:
+            return ranked[:limit]
+        if isinstance(task, str):
+            by_id = {r["id"]: r for r in ranked}
+            hits = self.search(task, sources=["record"], types=[record_type], limit=limit)
+            return [by_id[h.ref_id] for h in hits if h.ref_id in by_id][:limit]
+        tags = set(task)
+        return [r for r in ranked if tags & set(r.get("tags", []))][:limit]
 
     def context(
         self,
@@ -623,13 +509,12 @@ class Memory:
         fmt: str = "md",
         session_id: str | None = None,
         agent: str | None = None,
+        preamble: str = "",
     ) -> ContextPack:
-        """The context block an agent needs before ``task``, within ``budget`` tokens."""
-        from planning_memory.context import packer as context
-
-        index = self.index()
-        try:
-            return context.build_context(
+        """The context block an agent needs before ``task``, within ``budget`` tokens;
+        ``preamble`` (e.g. the last session's summary) leads it, within a third of it."""
+        with self.index() as index:
+            return _context.build_context(
                 self.layout,
                 self.store,
                 task,
@@ -640,31 +525,22 @@ class Memory:
                 agent=agent,
                 config=self.config,
                 index=index,
+                preamble=preamble,
             )
-        finally:
-            index.close()
 
     def get_full_context(self, task: str | dict[str, Any]) -> dict[str, Any]:
         """Seed 000's ``getFullContext``: every section's items as plain data."""
-        from planning_memory.context import packer as context
-
-        index = self.index()
-        try:
-            return context.full_context(
+        with self.index() as index:
+            return _context.full_context(
                 self.layout, self.store, task, now=self.now(), config=self.config, index=index
             )
-        finally:
-            index.close()
 
     def prepare_agent_context(
         self, agent: str, task: str | dict[str, Any], *, budget: int | None = None
     ) -> str:
         """Seed 000's ``prepareAgentContext``: the memory context, then the task."""
-        from planning_memory.context import packer as context
-
-        index = self.index()
-        try:
-            return context.prepare_agent_context(
+        with self.index() as index:
+            return _context.prepare_agent_context(
                 self.layout,
                 self.store,
                 agent,
@@ -674,14 +550,272 @@ class Memory:
                 config=self.config,
                 index=index,
             )
-        finally:
-            index.close()
 
-    def process_agent_result(self, agent: str, result: dict[str, Any]) -> dict[str, Any]:
+    def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[TimelineEntry]:
+        """The chronological neighbours of a memory, message or decision."""
+        with self.index() as index:
+            return _search.timeline(
+                self.layout, self.store, item_id, before=before, after=after, index=index
+            )
+
+    def reindex(self, *, code: bool = True) -> IndexReport:
+        """Rebuild the search index from the files (safe at any time)."""
+        self.require()
+        with _search.Index.open(self.layout) as index:
+            return _search.rebuild(index, self.layout, self.store, self.config, code=code)
+
+    def reindex_codebase(self) -> IndexReport:
+        """Seed 000's ``reindexCodebase``: index new and changed code and docs."""
+        with self.index() as index:
+            return _search.reindex_codebase(index, self.layout, self.config)
+
+    def index_stats(self) -> dict[str, Any]:
+        with self.index() as index:
+            return index.stats()
+
+    # -- entity: the code map ---------------------------------------------------------------
+    def scan(
+        self, *, paths: list[str] | None = None, full: bool = False, progress: Any = None
+    ) -> ScanReport:
+        """Bring the code map up to date (incremental by content hash); memories anchored to
+        code that changed are marked for review."""
+        self.require()
+        report = _entity.scan(
+            self.layout, self.store, self.config, paths=paths, full=full, progress=progress
+        )
+        _entity.mark_stale_anchors(self.layout, self.store)
+        return report
+
+    def last_scan(self) -> str | None:
+        """When the code map was last written (newest entity file), or None."""
+        return _entity.last_written(self.layout)
+
+    def ignore_rules(self) -> IgnoreRules:
+        """Which repository paths the code map skips, path by path (for the watch daemon)."""
+        exclude = self.settings("entity").get("excludePatterns", [])
+        return _entity.IgnoreRules(str(self.layout.repo_root), exclude)
+
+    def get_file_info(self, path: str) -> dict[str, Any] | None:
+        """Seed 000's ``getFileInfo``: a file's entity, or None."""
+        return _entity.get_file(self.layout, self.store, path)
+
+    def get_function(self, name: str) -> list[dict[str, Any]]:
+        """Functions or methods named ``name`` (or ``Class.method``)."""
+        return _entity.get_function(self.layout, self.store, name)
+
+    def get_component(self, name: str) -> list[dict[str, Any]]:
+        """UI components named ``name``: props, state, hooks, children."""
+        return _entity.get_component(self.layout, self.store, name)
+
+    def get_area(self, name: str) -> dict[str, Any] | None:
+        """A feature area of relationships.json, or None."""
+        return _entity.get_area(self.layout, self.store, name)
+
+    def get_relationships(self, name: str) -> dict[str, Any]:
+        """Seed 000's ``getRelationships``: how ``name`` relates to the rest."""
+        return _entity.get_relationships(self.layout, self.store, name)
+
+    def update_file_entity(
+        self,
+        path: str,
+        *,
+        notes: list[str] | None = None,
+        purpose: str | None = None,
+        modified_by: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
+        return _entity.update_file_annotations(
+            self.layout, self.store, path, notes=notes, purpose=purpose, modified_by=modified_by
+        )
+
+    # -- overview, export and import --------------------------------------------------------
+    def counts(self) -> dict[str, Any]:
+        """What is in memory, per level."""
+        self.require()
+        live, every = self.records(), self.records(deleted=True)
+        return {
+            "root": str(self.layout.planning),
+            "short_term": {"sessions": len(self.store.list_json(self.layout.short_term))},
+            "long_term": {
+                "records": len(live),
+                "deleted": len(every) - len(live),
+                "by_type": dict(sorted(Counter(r["type"] for r in live).items())),
+                "preferences": len(self.preferences()),
+                "pinned": sum(1 for r in live if r.get("pinned")),
+                "established_patterns": sum(1 for r in live if r.get("established")),
+            },
+            "entity": {"files": _entity.count_files(self.layout)},
+            "contextual": {"index_present": _search.index_path(self.layout).is_file()},
+        }
+
+    def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
+        """Everything in memory as one document (the seed's combined shape)."""
+        self.require()
+        index = _search.index_path(self.layout)
+        sessions = [
+            self.store.read_json(p)
+            for p in self.store.list_json(self.layout.short_term)
+            if p.name.startswith("session-")
+        ]
+        return _transfer.export_document(
+            self.records(deleted=include_deleted),
+            self.preferences(),
+            sessions,
+            _entity.entity_snapshot(self.layout, self.store),
+            {
+                "index": {
+                    "provider": "local",
+                    "path": self.store.rel(index),
+                    "present": index.is_file(),
+                }
+            },
+            self.now(),
+            seed=seed,
+        )
+
+    def plan_import(
+        self, data: Any, *, name_hint: str | None = None, only_new: bool = False
+    ) -> ImportResult:
+        """Convert and validate ``data`` (a value, or a ``Path`` to a JSON file); report what
+        applying it would change. ``only_new`` leaves out what is already there (records,
+        sessions, preference sections)."""
+        self.require()
+        if isinstance(data, Path):
+            data, name_hint = _transfer.read_document(data), name_hint or data.name
+        existing = {r["id"]: r for r in self.records(deleted=True)}
+        result = _transfer.plan(
+            data, self.now(), existing, check=_longterm.check_record, name_hint=name_hint
+        )
+        if only_new:
+            _transfer.keep_new(
+                result, lambda sid: self.layout.session_path(sid).exists(), self.preferences()
+            )
+        return result
+
+    def import_memoria(
+        self, folder: Path | str, *, channel: str = "memoria", dry_run: bool = False
+    ) -> ImportResult:
+        """Import an agent's ``memoria/`` folder (``largo_plazo.json``: facts -> learnings,
+        profile -> preferences; ``sesion_actual.json``: steps -> a paused session). Importing
+        it again adds nothing; nothing already there is overwritten."""
+        doc, files = _transfer.read_memoria(
+            Path(folder), tz=_core.timezone_of(self.config, self.now()), channel=channel
+        )
+        result = self.plan_import(doc, name_hint=_transfer.MEMORIA_FILE, only_new=True)
+        result.files = files
+        return result if dry_run else self.apply_import(result)
+
+    def apply_import(self, result: ImportResult) -> ImportResult:
+        """Write a checked import plan (under one lock), then refresh the views."""
+        plan = result.plan
+        with self.store.lock():
+            for record in plan.records:
+                _longterm.save_record(self.layout, self.store, record)
+            if plan.preferences is not None:
+                merged = {**self.preferences(), **plan.preferences}
+                self.store.write_json(self.layout.preferences, merged)
+            for session in plan.sessions:
+                self.store.write_json(self.layout.session_path(session["id"]), session)
+        result.applied = True
+        self.view_conflicts = [state.path for state in self.refresh_views().conflicts]
+        return result
+
+    # -- repository tools: they need no memory tree open ------------------------------------
+    @staticmethod
+    def validate(path: Path) -> _validate.Report:
+        """Check one file, or every file of a repository's (or a folder's) memory tree."""
+        return _validate.validate_path(path)
+
+    @staticmethod
+    def git_install(repo_root: Path, *, hook: bool = True) -> InstallReport:
+        """Ignore rules, the merge driver and (with ``hook``) the pre-commit hook."""
+        return _gitops.install(repo_root, hook=hook)
+
+    @staticmethod
+    def merge_driver(base: Path, ours: Path, theirs: Path, path_name: str = "") -> int:
+        """Git's merge driver: merge into ``ours``; 1 on a real conflict."""
+        return _gitops.merge_driver(base, ours, theirs, path_name)
+
+    @staticmethod
+    def resolve_conflicts(
+        paths: Sequence[Path] | None = None, *, cwd: Path | None = None
+    ) -> list[Resolution]:
+        """Settle conflicted memory files after a merge, record by record."""
+        return _gitops.resolve(paths, cwd=cwd)
+
+    @staticmethod
+    def scan_secrets(
+        paths: Sequence[Path] | None = None, *, staged: bool = False, cwd: Path | None = None
+    ) -> list[SecretHit]:
+        """Secrets in memory files (the staged ones, or ``paths``)."""
+        return _gitops.scan_secrets(paths, staged=staged, cwd=cwd)
+
+    @staticmethod
+    def clip(text: str) -> str:
+        """``text`` cut to the longest a stored field may be, with a marker saying so (for
+        input that should be kept, not refused, when it is too long: an agent's prompt)."""
+        return _core.privacy.truncate_field(text)
+
+    @staticmethod
+    def read_json_file(path: Path) -> Any:
+        """A JSON file read the strict, bounded way memory files are, or one clear error."""
+        return _transfer.read_document(path)
+
+    @staticmethod
+    def write_file(path: Path, text: str) -> bool:
+        """Write a file outside the memory tree (an agent's config) the way the store writes:
+        atomically, keeping its mode; False when its bytes are already equal."""
+        return write_outside(path, text.encode("utf-8"))
+
+    # -- seed 000's MemoryManager names -------------------------------------------------------
+    def learn_pattern(
+        self, name: str, description: str = "", example: str = "", **fields: Any
+    ) -> Outcome:
+        """Seed 000's ``learnPattern``: a similar live pattern is reinforced instead."""
+        return self.save(name, "pattern", description=description, example=example, **fields)
+
+    def learn_from_mistake(
+        self, description: str, correction: str = "", severity: str = "medium", **fields: Any
+    ) -> Outcome:
+        """Seed 000's ``learnFromMistake``: a similar live mistake counts one more occurrence."""
+        title = " ".join(description.split())[:200] or "Mistake"
+        fields |= {"description": description, "correction": correction, "severity": severity}
+        return self.save(title, "mistake", **fields)
+
+    def get_relevant_patterns(
+        self, context: str | list[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Seed 000's ``getRelevantPatterns``: for a task text or tags (see ``relevant``)."""
+        return self.relevant("pattern", context, limit)
+
+    def get_mistakes_to_avoid(
+        self, context: str | list[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Seed 000's ``getMistakesToAvoid``: for a task text or tags, most severe first."""
+        return self.relevant("mistake", context, limit)
+
+    def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
+        """Seed 000's ``searchContext``."""
+        return self.search(query, limit=limit, threshold=threshold)
+
+    def index_content(self, content: str, metadata: dict[str, Any]) -> str:
+        """Seed 000's ``indexContent``: kept as a ``discovery`` learning (a real, versioned
+        memory) and indexed."""
+        title = str(metadata.get("title") or " ".join(content.split())[:80] or "Note")
+        body = {"what": content, "why": "", "where": str(metadata.get("path", "")), "learned": ""}
+        kind = str(metadata.get("type", "discovery"))
+        outcome = self.save(title, kind, body=body, tags=list(metadata.get("tags", [])))
+        return str(outcome.record["id"])
+
+    def map_codebase(self) -> ScanReport:
+        """Seed 000's ``mapCodebase``: the code map brought up to date."""
+        return self.scan()
+
+    def process_agent_result(self, agent: str, result: dict[str, Any]) -> dict[str, int]:
         """Seed 000's ``processAgentResult``: files modified -> file access and entity
         annotations; decisions -> recorded (reusable ones learned as patterns); errors fixed
         -> mistakes."""
-        done: dict[str, Any] = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
+        done = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
         for item in result.get("filesModified", result.get("files_modified", [])):
             self.record_file_access(item["path"], "modified")
             self.update_file_entity(item["path"], modified_by=[agent], purpose=item.get("purpose"))
@@ -695,269 +829,34 @@ class Memory:
             )
             done["decisions"] += 1
             if decision.get("isPattern") or decision.get("is_pattern"):
-                self.learn_pattern(
-                    decision.get("patternName") or decision["question"],
+                name = decision.get("patternName") or decision["question"]
+                source = f"agent:{agent}"
+                reasoning, example = (
                     decision.get("reasoning", ""),
                     decision.get("implementation", ""),
-                    source=f"agent:{agent}",
                 )
+                self.learn_pattern(name, reasoning, example, source=source)
                 done["patterns"] += 1
         for error in result.get("errorsFixed", result.get("errors_fixed", [])):
+            severity = error.get("severity") or "medium"
             self.learn_from_mistake(
-                error["original"],
-                error.get("fix", ""),
-                error.get("severity") or "medium",
-                source=f"agent:{agent}",
+                error["original"], error.get("fix", ""), severity, source=f"agent:{agent}"
             )
             done["mistakes"] += 1
         return done
 
-    def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[Any]:
-        """The chronological neighbours of a memory, message or decision."""
-        from planning_memory.search import timeline
-
-        index = self.index()
-        try:
-            return timeline.timeline(
-                self.layout, self.store, item_id, before=before, after=after, index=index
-            )
-        finally:
-            index.close()
-
-    def reindex(self, *, code: bool = True) -> Any:
-        """Rebuild the search index from the files (safe at any time)."""
-        from planning_memory.search import upkeep as indexer
-        from planning_memory.search.database import Index
-
-        self.require()
-        index = Index.open(self.layout)
-        try:
-            return indexer.rebuild(index, self.layout, self.store, self.config, code=code)
-        finally:
-            index.close()
-
-    def reindex_codebase(self) -> Any:
-        """Seed 000's ``reindexCodebase``: index new and changed code and docs."""
-        from planning_memory.search import upkeep as indexer
-
-        index = self.index()
-        try:
-            return indexer.reindex_codebase(index, self.layout, self.config)
-        finally:
-            index.close()
-
-    def index_content(self, content: str, metadata: dict[str, Any]) -> str:
-        """Seed 000's ``indexContent``: keep a note (as a ``discovery`` learning, so it is a
-        real, versioned memory) and index it."""
-        title = str(metadata.get("title") or " ".join(content.split())[:80] or "Note")
-        outcome = self.save(
-            title,
-            str(metadata.get("type", "discovery")),
-            body={
-                "what": content,
-                "why": "",
-                "where": str(metadata.get("path", "")),
-                "learned": "",
-            },
-            tags=list(metadata.get("tags", [])),
-            source="api",
-        )
-        return str(outcome.record["id"])
-
-    def index_stats(self) -> dict[str, Any]:
-        index = self.index()
-        try:
-            return index.stats()
-        finally:
-            index.close()
-
-    # -- entity: the code map (seed 000) -----------------------------------------------------
-    def scan(
-        self, *, paths: list[str] | None = None, full: bool = False, progress: Any = None
-    ) -> Any:
-        """Bring the code map up to date (incremental by content hash)."""
-        from planning_memory import entity as scan
-
-        self.require()
-        report = scan.scan(
-            self.layout, self.store, self.config, paths=paths, full=full, progress=progress
-        )
-        scan.mark_stale_anchors(self.layout, self.store)
-        return report
-
-    def last_scan(self) -> str | None:
-        """When the code map was last written (newest entity file), or None."""
-        newest = 0.0
-        for path in self.layout.entity.rglob("*.json") if self.layout.entity.is_dir() else []:
-            newest = max(newest, path.stat().st_mtime)
-        return (
-            datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if (newest) else None
-        )
-
-    def map_codebase(self) -> Any:
-        """Seed 000's ``mapCodebase``."""
-        return self.scan()
-
-    def get_file_info(self, path: str) -> dict[str, Any] | None:
-        """Seed 000's ``getFileInfo``: a file's entity, or None."""
-        from planning_memory import entity as scan
-
-        return scan.get_file(self.layout, self.store, path)
-
-    def get_function(self, name: str) -> list[dict[str, Any]]:
-        """Functions or methods named ``name`` (or ``Class.method``)."""
-        from planning_memory import entity as scan
-
-        return scan.get_function(self.layout, self.store, name)
-
-    def get_component(self, name: str) -> list[dict[str, Any]]:
-        """UI components named ``name``: props, state, hooks, children."""
-        from planning_memory import entity as scan
-
-        return scan.get_component(self.layout, self.store, name)
-
-    def get_area(self, name: str) -> dict[str, Any] | None:
-        """A feature area of relationships.json, or None."""
-        from planning_memory import entity as scan
-
-        return scan.get_area(self.layout, self.store, name)
-
-    def get_relationships(self, name: str) -> dict[str, Any]:
-        """Seed 000's ``getRelationships``: how ``name`` relates to the rest."""
-        from planning_memory import entity as scan
-
-        return scan.get_relationships(self.layout, self.store, name)
-
-    def update_file_entity(
-        self,
-        path: str,
-        *,
-        notes: list[str] | None = None,
-        purpose: str | None = None,
-        modified_by: list[str] | None = None,
-    ) -> Any:
-        """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
-        from planning_memory import entity as scan
-
-        return scan.update_file_annotations(
-            self.layout, self.store, path, notes=notes, purpose=purpose, modified_by=modified_by
-        )
-
-    # -- overview ----------------------------------------------------------------------------
-    def counts(self) -> dict[str, Any]:
-        """What is in memory, per level."""
-        self.require()
-        live = self.records()
-        all_records = self.records(deleted=True)
-        by_type: dict[str, int] = {}
-        for rec in live:
-            by_type[rec["type"]] = by_type.get(rec["type"], 0) + 1
-        sessions = self.store.list_json(self.layout.short_term)
-        entity_files = (
-            sum(1 for p in self.layout.entity.rglob("*.json"))
-            if (self.layout.entity.is_dir())
-            else 0
-        )
-        return {
-            "root": str(self.layout.planning),
-            "short_term": {"sessions": len(sessions)},
-            "long_term": {
-                "records": len(live),
-                "deleted": len(all_records) - len(live),
-                "by_type": dict(sorted(by_type.items())),
-                "preferences": len(self.preferences()),
-                "pinned": sum(1 for r in live if r.get("pinned")),
-                "established_patterns": sum(1 for r in live if r.get("established")),
-            },
-            "entity": {"files": entity_files},
-            "contextual": {
-                "index_present": (self.layout.contextual / "index.sqlite3").is_file(),
-            },
-        }
-
-    # -- export / import ---------------------------------------------------------------------
-    def sessions_raw(self) -> list[dict[str, Any]]:
-        return [
-            self.store.read_json(p)
-            for p in self.store.list_json(self.layout.short_term)
-            if p.name.startswith("session-")
-        ]
-
-    def entity_raw(self) -> dict[str, Any]:
-        """The entity level in one value: ``{files, functions, components, relationships}``."""
-        from planning_memory import entity as scan
-
-        snapshot: dict[str, Any] = scan.entity_snapshot(self.layout, self.store)
-        return snapshot
-
-    def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
-        """Everything in memory as one document (the seed's combined shape)."""
-        self.require()
-        index = self.layout.contextual / "index.sqlite3"
-        contextual = {
-            "index": {
-                "provider": "local",
-                "path": self.store.rel(index),
-                "present": index.is_file(),
-            },
-        }
-        return transfer.export_document(
-            self.records(deleted=include_deleted),
-            self.preferences(),
-            self.sessions_raw(),
-            self.entity_raw(),
-            contextual,
-            self.now(),
-            seed=seed,
-        )
-
-    def plan_import(self, data: Any, *, name_hint: str | None = None) -> ImportResult:
-        """Convert and validate ``data``; report what applying it would change."""
-        self.require()
-        plan = transfer.plan_import(data, self.now(), name_hint=name_hint)
-        plan.records = [privacy.redact_value(r) for r in plan.records]
-        transfer.check_plan(plan, lambda r: records.check_record(r))
-        existing = {r["id"]: r for r in self.records(deleted=True)}
-        result = ImportResult(plan=plan)
-        for record in plan.records:
-            old = existing.get(record["id"])
-            if old is None:
-                result.created.append(record["id"])
-            elif old != record:
-                result.updated.append(record["id"])
+    def sync_index(self, paths: list[str] | None) -> IndexReport | None:
+        """Bring a search index that exists up to date after files changed, without building
+        one: the repository files ``paths`` (``[]``: none, ``None``: all), then the records,
+        sessions and entity shards changed on disk. None while there is no index (the watch
+        daemon's reaction)."""
+        if not _search.index_path(self.layout).is_file():
+            return None
+        with _search.Index.open(self.layout) as index:
+            if not index.built:
+                return None
+            if paths is None:
+                report = _search.reindex_codebase(index, self.layout, self.config)
             else:
-                result.unchanged.append(record["id"])
-        return result
-
-    def apply_import(self, result: ImportResult) -> ImportResult:
-        """Write a checked import plan (under one lock)."""
-        plan = result.plan
-        with self.store.lock():
-            for record in plan.records:
-                records.save(self.layout, self.store, record)
-            if plan.preferences is not None:
-                merged = {**self.preferences(), **plan.preferences}
-                self.store.write_json(self.layout.preferences, merged)
-            for session in plan.sessions:
-                self.store.write_json(self.layout.session_path(session["id"]), session)
-        result.applied = True
-        return result
-
-
-@dataclass
-class ImportResult:
-    plan: transfer.ImportPlan
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    applied: bool = False
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "created": len(self.created),
-            "updated": len(self.updated),
-            "unchanged": len(self.unchanged),
-            "applied": self.applied,
-            "preferences": self.plan.preferences is not None,
-            "sessions": len(self.plan.sessions),
-        }
+                report = _search.index_files(index, self.layout.repo_root, paths, self.config)
+            return report + _search.sync_from_files(index, self.layout, self.store)

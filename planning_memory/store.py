@@ -17,13 +17,13 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from planning_memory.core import codec
-from planning_memory.core.layout import Layout
+from planning_memory import core
+from planning_memory.core import Layout, codec
 from planning_memory.errors import (
     ConflictError,
     InputError,
@@ -33,12 +33,6 @@ from planning_memory.errors import (
     PlanningMemoryError,
     UnsafePathError,
 )
-from planning_memory.lazy import lazy
-
-if TYPE_CHECKING:
-    from planning_memory.core import privacy
-else:
-    privacy = lazy("planning_memory.core.privacy")
 
 TEMP_SUFFIX = ".pm-tmp"
 ABSENT = "absent"
@@ -61,10 +55,18 @@ class Loaded:
 class Store:
     """File access for one memory tree (``layout.planning``)."""
 
-    def __init__(self, layout: Layout, *, private: bool = False, lock_timeout: float = 30.0):
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        private: bool = False,
+        lock_timeout: float = 30.0,
+        on_write: Callable[[Path], None] | None = None,
+    ):
         self.layout = layout
         self.private = private
         self.lock_timeout = lock_timeout
+        self.on_write = on_write  # told of every file this store changed (the watch daemon)
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
@@ -209,14 +211,21 @@ class Store:
         return [folder / n for n in sorted(names) if n.endswith(".json") and n[0] != "."]
 
     # -- writing -----------------------------------------------------------------------------
+    def make_dirs(self, *folders: Path) -> None:
+        """Create ``folders`` (and their parents) inside the tree; existing ones are fine."""
+        for folder in folders:
+            self.check_inside(Path(folder)).mkdir(parents=True, exist_ok=True)
+
     def write_json(self, path: Path, value: Any, *, expect: str | None = None) -> bool:
         """Write ``value`` canonically, secrets and ``<private>`` text redacted; False if the
         bytes on disk are already equal."""
-        return self.write_bytes(path, codec.dump_bytes(privacy.redact_value(value)), expect=expect)
+        return self.write_bytes(
+            path, codec.dump_bytes(core.privacy.redact_value(value)), expect=expect
+        )
 
     def write_text(self, path: Path, text: str, *, expect: str | None = None) -> bool:
         """Write ``text`` (redacted like ``write_json``)."""
-        return self.write_bytes(path, privacy.redact(text).encode("utf-8"), expect=expect)
+        return self.write_bytes(path, core.privacy.redact(text).encode("utf-8"), expect=expect)
 
     def write_bytes(self, path: Path, data: bytes, *, expect: str | None = None) -> bool:
         path = self.check_inside(Path(path))
@@ -232,6 +241,7 @@ class Store:
             if old == data:
                 return False
             self._atomic_write(path, data)
+            self._changed(path)
             return True
 
     def _check_repo_file(self, path: Path) -> None:
@@ -254,7 +264,7 @@ class Store:
         at the repository root, where only the managed block changes); nothing else outside
         the memory tree is ever written."""
         self._check_repo_file(path)
-        data = privacy.redact(text).encode("utf-8")
+        data = core.privacy.redact(text).encode("utf-8")
         with self.lock():
             try:
                 old: bytes | None = Path(path).read_bytes()
@@ -263,6 +273,7 @@ class Store:
             if old == data:
                 return False
             self._atomic_write(Path(path), data)
+            self._changed(Path(path))
             return True
 
     def delete(self, path: Path, *, expect: str | None = None) -> bool:
@@ -276,7 +287,17 @@ class Store:
             self._check_expect(path, old, expect)
             os.unlink(path)
             self._fsync_dir(path.parent)
+            self._changed(path)
             return True
+
+    def written_elsewhere(self, paths: Iterable[Path]) -> None:
+        """Files a copy of this store changed in another process (a forked writer)."""
+        for path in paths:
+            self._changed(path)
+
+    def _changed(self, path: Path) -> None:
+        if self.on_write is not None:
+            self.on_write(path)
 
     def _check_expect(self, path: Path, old: bytes | None, expect: str | None) -> None:
         if expect is None:
@@ -352,3 +373,15 @@ def _umask() -> int:
         os.umask(current)
         _UMASK = current
     return _UMASK
+
+
+def write_outside(path: Path, data: bytes) -> bool:
+    """Write ``data`` to a file outside any memory tree (an agent's config file) the way the
+    store writes its own: atomically, the folder made if needed, the mode kept; False when the
+    bytes on disk are already equal."""
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+        if path.read_bytes() == data:
+            return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)
+    return True

@@ -11,9 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from planning_memory.core import codec, schema
-from planning_memory.core.layout import CONFIG_NAME, LONG_TERM_DIRS, Layout
-from planning_memory.core.model import SCHEMA_FOR_TYPE
+from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec, schema
 from planning_memory.errors import PlanningMemoryError
 from planning_memory.store import Store
 
@@ -175,3 +173,11 @@ def validate_file(path: Path) -> list[Finding]:
         if isinstance(value, dict) and "memory" in value:
             kind = "config"
     return check_file(path, kind, store)
+
+
+def validate_path(path: Path) -> Report:
+    """Check ``path``: one file, or the whole memory tree of a repository or ``.planning``
+    folder (a copy such as ``.planning.example/`` too)."""
+    if Path(path).is_file():
+        return Report(1, tuple(validate_file(path)))
+    return validate_tree(layout_for(Path(path)))

@@ -332,7 +332,9 @@ def test_export_then_import_into_a_fresh_tree_round_trips(
     key = lambda r: r["id"]  # noqa: E731
     assert sorted(target.records(deleted=True), key=key) == sorted(all_records, key=key)
     assert target.preferences() == source.preferences()
-    assert target.sessions_raw() == source.sessions_raw()
+    assert [target.sessions.get(i.id) for i in target.sessions.list()] == [
+        source.sessions.get(i.id) for i in source.sessions.list()
+    ]
     assert invoke("validate", fresh).exit_code == 0
 
     again = json.loads(invoke("-C", fresh, "import", out, "--json").output)
@@ -368,7 +370,7 @@ def test_import_the_seeds_long_term_shape(fresh: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert summary["created"] == 3
-    assert summary["preferences"] is True
+    assert summary["preferences"] == ["architecture", "code_style", "testing"]
 
     mem = Memory(fresh)
     pat = mem.get("pat_001")
@@ -496,3 +498,14 @@ def test_every_entry_point_opens_the_main_worktrees_memory_from_a_linked_worktre
     found = pmem("patterns", "--json", cwd=linked)
     assert found.returncode == 0, found.stderr
     assert "pnpm" in found.stdout
+
+
+def test_init_honours_the_root_option(tmp_path: Path) -> None:
+    """`pmem -C DIR init` creates DIR/.planning, not one in the working directory."""
+    target, elsewhere = tmp_path / "target", tmp_path / "elsewhere"
+    target.mkdir()
+    elsewhere.mkdir()
+    done = pmem("-C", target, "init", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert (target / ".planning" / "memory-config.json").is_file()
+    assert not (elsewhere / ".planning").exists()

@@ -61,7 +61,7 @@ def context_of(output: dict[str, Any] | None, event: str) -> str:
 
 def claude_sessions(repo: Path) -> list[dict[str, Any]]:
     mem = Memory(repo)
-    return [s for s in mem.sessions_raw() if s["channel"] == "claude-code"]
+    return [mem.sessions.get(info.id) for info in mem.sessions.list(channel="claude-code")]
 
 
 @pytest.fixture

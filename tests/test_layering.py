@@ -26,6 +26,7 @@ PURE = (
     "views.inert",
     "core.temporal",
     "search.chunks",
+    "core.ignore",
 )
 IMPURE_FOR_PURE = ("subprocess", "sqlite3", "threading", "multiprocessing", "shutil")
 SHELL = ("planning_memory.store", "planning_memory.memory", "planning_memory.cli")
@@ -107,6 +108,28 @@ def test_only_schema_imports_jsonschema(dependency: str) -> None:
 def test_only_the_watch_module_imports_watchdog() -> None:
     allowed = {m for m in modules() if m.startswith("planning_memory.watch.")}
     assert users_of("watchdog") <= allowed
+
+
+def test_only_core_ignore_imports_pathspec() -> None:
+    """One exclude dialect: scan, watch and the search index all match through core.ignore."""
+    assert users_of("pathspec") == {"planning_memory.core.ignore"}
+
+
+def test_core_ignore_is_pure() -> None:
+    """core.ignore: the stdlib, pathspec, errors and core only, and no file I/O (callers read
+    the .gitignore files and pass the lines in)."""
+    name = "planning_memory.core.ignore"
+    ours = {m for m in imports_of(name) if m.split(".")[0] == "planning_memory"}
+    assert all(m.startswith(("planning_memory.errors", "planning_memory.core.")) for m in ours)
+    io_modules = {"os", "io", "pathlib", "shutil", "glob", "tempfile", "subprocess"}
+    assert top_level(imports_of(name)).isdisjoint(io_modules)
+    tree = ast.parse(modules()[name].read_text("utf-8"))
+    calls = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    assert "open" not in calls
 
 
 def test_only_the_index_imports_sqlite3() -> None:

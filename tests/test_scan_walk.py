@@ -150,16 +150,15 @@ def test_the_pool_works_when_threads_make_fork_unsafe(tmp_path: Path) -> None:
     assert get_file(layout, Store(layout), "m3.py") is not None
 
 
-def test_a_recording_store_learns_every_shard_the_writers_wrote(tmp_path: Path) -> None:
-    from planning_memory.watch.events import OwnWrites, RecordingStore
-
+def test_the_store_tells_of_every_shard_the_writers_wrote(tmp_path: Path) -> None:
     write(tmp_path, {f"d{i:03d}/m.py": f"def f{i}():\n    pass\n" for i in range(210)})
     layout = Layout.for_repo(tmp_path)
-    store = RecordingStore(layout, OwnWrites())
+    written: list[Path] = []
+    store = Store(layout, on_write=written.append)
     assert scan(layout, store, {}).parsed == 210
     on_disk = {str(p) for p in (layout.entity / "files").rglob("_shard*.json")}
     assert len(on_disk) == 210
-    assert on_disk <= {str(p) for p in store.take_written()}
+    assert on_disk <= {str(p) for p in written}
 
 
 @settings(max_examples=2000, deadline=None)

@@ -207,3 +207,83 @@ def test_decay_enabled_ranks_an_old_unused_record_lower(tmp_path: Path) -> None:
 
     assert order(plain_repo) == [old_id, new_id]
     assert order(decay_repo) == [new_id, old_id]
+
+
+# -- source names: only the ones the index stores --------------------------------------------
+def test_an_unknown_source_is_an_input_error(env: tuple[Layout, Store, Index]) -> None:
+    from planning_memory.errors import InputError
+
+    put(env, "pattern", "pat_1", description="heron")
+    index = env[2]
+    assert ids(search.search(index, "heron", now=NOW, sources=["record"])) == ["pat_1"]
+    assert search.check_sources("code") == ("code",)
+    for bad in (["bogus"], ["record", "memory"], "memory"):
+        with pytest.raises(InputError) as caught:
+            search.search(index, "heron", now=NOW, sources=bad)
+        line = caught.value.one_line()
+        assert "\n" not in line
+        assert ("'bogus'" if bad == ["bogus"] else "'memory'") in line
+        assert "record, entity, code, doc, message, decision, session" in line
+    with pytest.raises(InputError, match="for saved memories use 'record'"):
+        search.check_sources(["memory"])
+
+
+def test_the_cli_offers_the_sources_the_index_stores() -> None:
+    from planning_memory.cli import contextual
+    from planning_memory.search import documents
+
+    assert tuple(contextual.SOURCES) == documents.SOURCES
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("bad", ["bogus", "memory"])
+def test_cli_search_rejects_an_unknown_source(tmp_path: Path, bad: str) -> None:
+    from click.testing import CliRunner
+
+    from planning_memory.cli import cli
+    from planning_memory.memory import Memory
+
+    Memory.init(tmp_path)
+    Memory(tmp_path).save("Heron wading pattern", "pattern")
+    before = _tree(tmp_path)
+    args = ["-C", str(tmp_path), "search", "heron", "--source", "record", "--source", bad]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2  # as every other usage error (see EXIT_CODES)
+    assert result.stdout == ""  # no results, not even "No results."
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, result.stderr
+    assert f"'{bad}'" in errors[0] and "--source" in errors[0]
+    assert all(f"'{name}'" in errors[0] for name in search.SOURCES)
+    assert _tree(tmp_path) == before  # nothing changed: not even the index was built
+    ok = CliRunner().invoke(cli, ["-C", str(tmp_path), "search", "heron", "--source", "record"])
+    assert ok.exit_code == 0 and "Heron wading pattern" in ok.stdout
+
+
+def test_cli_search_help_lists_the_real_sources() -> None:
+    from click.testing import CliRunner
+
+    from planning_memory.cli import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["search", "--help"]).output.split())
+    line = text[text.index("--source SOURCE") : text.index("--type TEXT")]
+    assert all(name in line for name in search.SOURCES)
+    assert "there is no 'memory' source" in line
+    assert "(repeatable): memory" not in line
+
+
+def test_memory_search_api_rejects_an_unknown_source(tmp_path: Path) -> None:
+    from planning_memory.errors import InputError
+    from planning_memory.memory import Memory
+
+    Memory.init(tmp_path)
+    mem = Memory(tmp_path)
+    mem.save("Heron wading pattern", "pattern")
+    assert [h.title for h in mem.search("heron", sources=["record"])] == ["Heron wading pattern"]
+    with pytest.raises(InputError, match="unknown search source 'bogus'"):
+        mem.search("heron", sources=["bogus"])

@@ -75,11 +75,11 @@ def test_config_embedding_model_turns_it_on(
     _missing(monkeypatch)
     config_path = example_repo / ".planning" / "memory-config.json"
     config = json.loads(config_path.read_text())
-    assert not semantic.wanted(config)
+    assert not semantic.semantic_wanted(config)
     config["memory"]["contextual"]["embeddingModel"] = "bundled"
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     mem = Memory.open(example_repo)
-    assert semantic.wanted(mem.config)
+    assert semantic.semantic_wanted(mem.config)
     warnings: list[str] = []
     mem.search(QUERY, warnings=warnings)
     assert len(warnings) == 1

@@ -37,14 +37,33 @@ def test_render_then_check_is_clean_and_rerender_writes_nothing(mem: Memory) -> 
     assert _tree(mem.layout.repo_root) == before
 
 
-def test_json_change_makes_views_stale_and_sync_renders(mem: Memory) -> None:
+def test_a_write_through_memory_renders_the_views_itself(mem: Memory) -> None:
     out = mem.learn_pattern("Feature folders", "Group UI code by feature, not by type")
+    assert out.record["id"] in mem.layout.patterns_md.read_text()
+    assert mem.render_check() == [] and mem.view_conflicts == []
+
+
+def test_json_changed_on_disk_makes_views_stale_and_sync_renders(mem: Memory) -> None:
+    """A record written by someone else (an editor, `git pull`) leaves the views stale."""
+    path = next(mem.layout.long_term.glob("patterns/*.json"))
+    record = json.loads(path.read_text("utf-8"))
+    record["description"] = "Group UI code by feature, not by type"
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", "utf-8")
     stale = {s.name: s.state for s in mem.render_check()}
     assert stale["patterns.md"] == "stale"
     report = mem.sync()
     assert ".planning/patterns.md" in report.rendered
-    assert out.record["id"] in mem.layout.patterns_md.read_text()
+    assert "Group UI code by feature" in mem.layout.patterns_md.read_text()
     assert mem.render_check() == []
+
+
+def test_a_hand_edited_view_is_left_alone_by_a_write_and_reported(mem: Memory) -> None:
+    path = mem.layout.patterns_md
+    edited = path.read_text().replace("Siempre usar try-catch", "Usar siempre try-catch")
+    path.write_text(edited)
+    mem.learn_pattern("Feature folders", "Group UI code by feature, not by type")
+    assert path.read_text() == edited
+    assert mem.view_conflicts == [path]
 
 
 def test_hand_edits_update_create_and_soft_delete(mem: Memory) -> None:

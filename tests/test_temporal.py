@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +15,7 @@ from planning_memory.core import temporal
 from planning_memory.errors import ConfigError
 
 NOW = datetime(2026, 9, 28, 13, 15, 0, tzinfo=UTC)
+PMEM = str(Path(sys.executable).parent / "pmem")
 
 
 def test_clock_line_in_named_zone() -> None:
@@ -75,3 +81,43 @@ def test_unknown_zone_is_a_config_error() -> None:
 def test_naive_now_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         temporal.temporal_context(datetime(2026, 1, 1), UTC)
+
+
+# -- the one time-zone lookup ------------------------------------------------------------------
+def test_the_config_zone_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    config = {"memory": {"shortTerm": {"timezone": "America/Sao_Paulo"}}}
+    assert temporal.zone_name(temporal.timezone_of(config, NOW), NOW) == "America/Sao_Paulo"
+    assert temporal.zone_name(temporal.timezone_of(None, NOW), NOW) == "Asia/Tokyo"
+    with pytest.raises(ConfigError):
+        temporal.timezone_of({"memory": {"shortTerm": {"timezone": "Mars/Base"}}}, NOW)
+
+
+@pytest.mark.parametrize(
+    "value", ["Europe/Madrid", ":Europe/Madrid", "/usr/share/zoneinfo/Europe/Madrid"]
+)
+def test_system_zone_reads_tz_as_the_c_library_does(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", value)
+    assert temporal.zone_name(temporal.system_zone(NOW), NOW) == "Europe/Madrid"
+
+
+def pmem(root: Path, *args: str) -> str:
+    env = {**os.environ, "TZ": "Europe/Madrid"}
+    done = subprocess.run(
+        [PMEM, *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_session_context_and_pmem_context_name_the_same_zone(tmp_path: Path) -> None:
+    """Real processes, so that the C library reads ``$TZ`` too (it names the zone ``CET``)."""
+    pmem(tmp_path, "init")
+    pmem(tmp_path, "session", "start", "--goal", "check the clock")
+    session = json.loads(pmem(tmp_path, "session", "context", "--json"))["temporal"]
+    packed = json.loads(pmem(tmp_path, "context", "check the clock", "--format", "json"))
+    packed = packed["memory_context"]["temporal_context"]
+    assert session["timezone"] == packed["timezone"] == "Europe/Madrid"
+    assert session["utc_offset"] == packed["utc_offset"]

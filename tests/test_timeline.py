@@ -10,7 +10,7 @@ import pytest
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
 from planning_memory.errors import NotFoundError
-from planning_memory.search.timeline import timeline
+from planning_memory.search.chronology import timeline
 from planning_memory.store import Store
 
 T0 = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)

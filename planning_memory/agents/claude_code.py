@@ -37,7 +37,6 @@ from planning_memory.memory import Memory
 CHANNEL = "claude-code"
 MAP_DIR = "claude-code"  # under memory/short-term/
 MAX_STDIN = 64 * 1024 * 1024
-MAX_PROMPT = 50_000
 ITEM_CHARS = 200
 LAST_ITEMS = 5
 FILE_TOOLS = {
@@ -119,9 +118,7 @@ def _line(text: Any, limit: int = ITEM_CHARS) -> str:
 
 def last_ended_summary(mem: Memory, exclude: str | None = None) -> dict[str, Any] | None:
     """The newest ended ``claude-code`` session's end summary (with ``ended_at``), or None."""
-    from planning_memory.sessions import conversation as session
-
-    for info in session.list_sessions(mem.layout, mem.store, channel=CHANNEL, status="ended"):
+    for info in mem.sessions.list(channel=CHANNEL, status="ended"):
         data = mem.store.read_json(mem.layout.session_path(info.id))
         summary = data.get("end_summary") if isinstance(data, dict) else None
         if info.id != exclude and isinstance(summary, dict):
@@ -129,9 +126,9 @@ def last_ended_summary(mem: Memory, exclude: str | None = None) -> dict[str, Any
     return None
 
 
-def render_last(summary: Mapping[str, Any] | None, max_chars: int) -> str:
-    """A short Markdown section of the last session's goal, accomplishments and next steps,
-    cut at a line boundary to ``max_chars``."""
+def render_last(summary: Mapping[str, Any] | None) -> str:
+    """A short Markdown section of the last session's goal, accomplishments and next steps
+    (the context packer cuts it to its share of the budget)."""
     if not summary:
         return ""
     lines = [f"## Last session (ended {summary.get('ended_at')})"]
@@ -141,8 +138,6 @@ def render_last(summary: Mapping[str, Any] | None, max_chars: int) -> str:
         items = [i for i in summary.get(key) or [] if str(i).strip()][:LAST_ITEMS]
         if items:
             lines += [f"{title}:", *(f"- {_line(i)}" for i in items)]
-    while len(lines) > 1 and len("\n".join(lines)) > max_chars:
-        lines.pop()
     return "\n".join(lines) if len(lines) > 1 else ""
 
 
@@ -161,32 +156,22 @@ def _task_hint(mem: Memory, session_id: str, last: Mapping[str, Any] | None) -> 
 def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Inject the context block (at startup, resume, clear and after compaction): the last
     session's summary, then the packed memory context, within ``injectBudgetTokens``."""
-    from planning_memory.context.packer import MIN_BUDGET
-    from planning_memory.search.chunks import CHARS_PER_TOKEN, estimate_tokens
-
     sid = ensure_session(mem, payload)
-    budget = int(mem.config["memory"]["contextual"]["injectBudgetTokens"])
     last = last_ended_summary(mem, exclude=sid)
-    last_text = render_last(last, budget // 3 * CHARS_PER_TOKEN)
-    rest = max(MIN_BUDGET, budget - estimate_tokens(last_text) - 1)
-    pack = mem.context(_task_hint(mem, sid, last), budget=rest, session_id=sid, agent=CHANNEL)
-    head, _nl, body = pack.text.partition("\n")
-    if not head.startswith("# "):
-        head, body = "", pack.text
-    text = "\n".join(t for t in (head, last_text, body.strip()) if t)
-    return _context_output("SessionStart", text)
+    pack = mem.context(
+        _task_hint(mem, sid, last), session_id=sid, agent=CHANNEL, preamble=render_last(last)
+    )
+    return _context_output("SessionStart", pack.text)
 
 
 def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Log the prompt and learn from its trigger phrases."""
-    from planning_memory.core.privacy import truncate_field
-
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     sid = ensure_session(mem, payload)
-    mem.log(truncate_field(prompt, MAX_PROMPT), role="user", session_id=sid)
-    lesson = mem.learn_utterance(truncate_field(prompt, MAX_PROMPT), source=f"session:{sid}")
+    mem.log(Memory.clip(prompt), role="user", session_id=sid)
+    lesson = mem.learn_utterance(Memory.clip(prompt), source=f"session:{sid}")
     if lesson.outcome is None:
         return None
     done = lesson.outcome.summary()

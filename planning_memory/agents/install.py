@@ -14,7 +14,6 @@ a temporary file in the same folder, then a rename).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import shlex
@@ -23,10 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import codec
-from planning_memory.core.layout import PLANNING_DIR
 from planning_memory.errors import InputError, PlanningMemoryError
-from planning_memory.store import atomic_write
+from planning_memory.memory import Memory
 
 SERVER_NAME = "planning-memory"
 OUR_HOOK = "hook claude-code"
@@ -144,10 +141,8 @@ def _read(path: Path) -> Any:
     """The JSON object in ``path`` ({} when absent), or one clear error."""
     if not path.exists():
         return {}
-    if path.is_dir():
-        raise InputError("is a directory, expected a JSON file", path=str(path))
     try:
-        return codec.loads(path.read_bytes(), path=str(path))
+        return Memory.read_json_file(path)
     except PlanningMemoryError as exc:
         exc.hint = exc.hint or "fix or move the file; nothing was written"
         raise
@@ -155,17 +150,6 @@ def _read(path: Path) -> Any:
 
 def _text(value: dict[str, Any]) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, text: str) -> bool:
-    """Write ``text`` atomically, keeping the file's mode; False if unchanged."""
-    data = text.encode("utf-8")
-    with contextlib.suppress(FileNotFoundError):
-        if path.read_bytes() == data:
-            return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
-    return True
 
 
 def install_claude_code(repo_root: Path | str, *, command: str = "pmem") -> InstallReport:
@@ -180,11 +164,11 @@ def install_claude_code(repo_root: Path | str, *, command: str = "pmem") -> Inst
     report = InstallReport(
         settings=str(settings_path),
         mcp=str(mcp_path),
-        settings_changed=_write(settings_path, _text(settings)),
-        mcp_changed=_write(mcp_path, _text(servers)),
+        settings_changed=Memory.write_file(settings_path, _text(settings)),
+        mcp_changed=Memory.write_file(mcp_path, _text(servers)),
         notes=notes,
     )
-    if not (root / PLANNING_DIR).is_dir():
+    if not Memory(root).layout.planning.is_dir():
         report.notes.append("no .planning/ memory tree yet: run `pmem init` before using them")
     program = shlex.split(command)[0]
     if shutil.which(program) is None:

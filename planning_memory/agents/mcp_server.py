@@ -148,47 +148,6 @@ def _scoped(mem: Memory, item_id: str) -> Memory:
         raise
 
 
-def find_entry(mem: Memory, item_id: str) -> dict[str, Any]:
-    """A session message or decision by id, with its session id."""
-    from planning_memory.search import documents as sources
-    from planning_memory.sessions import conversation as sessions
-
-    index = mem.index()
-    try:
-        row = index.by_ref(item_id)
-    finally:
-        index.close()
-    candidates = [row.doc.session_id] if row is not None and row.doc.session_id else []
-    for path in sources.session_files(mem.layout, mem.store):
-        candidates.append(path.name[len("session-") : -len(".json")])
-    kind = "messages" if item_id.startswith("msg_") else "decisions"
-    for sid in dict.fromkeys(candidates):
-        if kind == "messages":
-            items = sessions.history(mem.layout, mem.store, sid)
-        else:
-            items = sessions.get(mem.layout, mem.store, sid)["decisions"]
-        found = next((i for i in items if i.get("id") == item_id), None)
-        if found is not None:
-            return {"session_id": sid, "kind": kind[:-1], **found}
-    raise NotFoundError(f"no message or decision {item_id}", record_id=item_id)
-
-
-def session_overview(mem: Memory, session_id: str) -> dict[str, Any]:
-    from planning_memory.sessions import conversation as sessions
-
-    data = sessions.get(mem.layout, mem.store, session_id)
-    keep = ("id", "channel", "name", "status", "goal", "started_at", "ended_at")
-    return {
-        **{k: data.get(k) for k in keep},
-        "messages": len(data["messages"]) + int(data.get("archived_count", 0)),
-        "decisions": len(data["decisions"]),
-        "files_accessed": len(data["files_accessed"]),
-        "current_context": {k: v for k, v in data["current_context"].items() if v},
-        "summary": data["rolling_summary"]["summary"],
-        "end_summary": data["end_summary"],
-    }
-
-
 # -- the tools -------------------------------------------------------------------------------------
 class MemoryTools:
     """The tool functions; each opens the project's memory at call time."""
@@ -306,12 +265,7 @@ class MemoryTools:
         """The full memory for an id from memory_search or memory_context: a saved record
         (pat_, mis_, lrn_), a session message (msg_) or decision (dec_), or a session (ses_:
         its goal, status and summaries). Returns one JSON object."""
-        mem = self.memory()
-        if id.startswith(("msg_", "dec_")):
-            return compact(find_entry(mem, id))
-        if id.startswith("ses_"):
-            return compact(session_overview(mem, id))
-        return compact(_scoped(mem, id).get(id))
+        return compact(self.memory().find(id))
 
     @guard
     def memory_context(

@@ -1,11 +1,9 @@
-"""Agent commands: ``pmem mcp``, ``pmem hook claude-code EVENT``, ``pmem install claude-code``
-and ``pmem import-seed002 DIR``."""
+"""Agent commands: ``pmem mcp``, ``pmem hook claude-code EVENT``, ``pmem install claude-code``."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import click
 
@@ -124,39 +122,3 @@ def install_claude_code(ctx: Context, command: str, as_json: bool) -> None:
         )
     ]
     emit(report.as_dict(), as_json, "\n".join([*lines, *(f"note: {n}" for n in report.notes)]))
-
-
-@cli.command(name="import-seed002")
-@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--channel", default="seed-002", show_default=True, help="Channel of the imported session."
-)
-@click.option("--dry-run", is_flag=True, help="Check and report; write nothing.")
-@json_option
-@pass_ctx
-def import_seed002(ctx: Context, folder: Path, channel: str, dry_run: bool, as_json: bool) -> None:
-    """Import a seed 002 agent memory: FOLDER/memoria/largo_plazo.json (facts -> learnings,
-    profile -> preferences) and sesion_actual.json (steps -> a paused session).
-
-    Importing the same folder twice adds nothing; existing records are never overwritten.
-
-    \b
-    Example:
-      pmem import-seed002 ../mi-agente --dry-run
-    """
-    from planning_memory.transfer import memoria as seed002
-
-    done = seed002.import_folder(ctx.memory(), folder, channel=channel, dry_run=dry_run)
-    summary = done.summary()
-    verb = "Would import" if dry_run else "Imported"
-    text = (
-        f"{verb}: {summary['learnings']} learnings, "
-        f"{len(summary['preferences'])} preference sections, "
-        f"{len(summary['sessions'])} sessions"
-        + (
-            f"; already present: {len(summary['already_present'])}"
-            if summary["already_present"]
-            else ""
-        )
-    )
-    emit(summary, as_json, text)

@@ -42,20 +42,25 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+def json_text(data: Any) -> str:
+    """The canonical JSON text of ``data`` (sorted keys, 2-space indent, final newline)."""
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def emit(data: Any, as_json: bool, text: str | None = None) -> None:
     """Print ``data`` as JSON, or ``text`` for people."""
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+        click.echo(json_text(data), nl=False)
     elif text is not None:
         click.echo(text)
 
 
-def refresh(mem: Memory) -> None:
-    """After a write: re-render stale Markdown views; say so if one was edited by hand."""
-    report = mem.refresh_views()
-    for state in report.conflicts:
+def view_notes(mem: Memory) -> None:
+    """After a write (the facade re-renders the stale views): say so if a view was left
+    alone because it was edited by hand."""
+    for path in mem.view_conflicts:
         click.echo(
-            f"note: {mem.store.rel(state.path)} was edited by hand; `pmem sync` imports "
+            f"note: {mem.store.rel(path)} was edited by hand; `pmem sync` imports "
             "the edits and re-renders it",
             err=True,
         )

@@ -9,6 +9,8 @@ import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 
+# the sources the search index stores (search.documents.SOURCES; not imported, to keep start-up
+# light: tests/test_search.py checks they are the same)
 SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
 
 
@@ -18,7 +20,11 @@ SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
     "--source",
     "sources",
     multiple=True,
-    help="Only this source (repeatable): memory, entity, code, doc, session.",
+    type=click.Choice(SOURCES),
+    metavar="SOURCE",
+    help="Only this source (repeatable): record (saved memories: patterns, mistakes, "
+    "learnings; there is no 'memory' source), entity (the code map), code, doc (the "
+    "repository's files), message, decision, session (what sessions logged).",
 )
 @click.option(
     "--type",

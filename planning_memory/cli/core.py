@@ -8,8 +8,15 @@ from typing import Any
 
 import click
 
-from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, refresh
-from planning_memory.core import codec
+from planning_memory.cli.base import (
+    Context,
+    cli,
+    emit,
+    json_option,
+    json_text,
+    pass_ctx,
+    view_notes,
+)
 from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.memory import Memory
 
@@ -17,16 +24,19 @@ from planning_memory.memory import Memory
 @cli.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @json_option
-def init(path: Path | None, as_json: bool) -> None:
-    """Create an empty memory tree (.planning/) in PATH (default: the working directory).
+@pass_ctx
+def init(ctx: Context, path: Path | None, as_json: bool) -> None:
+    """Create an empty memory tree (.planning/) in PATH (default: the folder given with -C,
+    else the working directory).
 
     Refuses to touch an existing tree.
 
     \b
-    Example:
+    Examples:
       pmem init && git add .planning && git commit -m "Add project memory"
+      pmem -C ../other-repo init
     """
-    root = (path or Path.cwd()).resolve()
+    root = (path or ctx.root or Path.cwd()).resolve()
     mem = Memory.init(root)
     emit(
         {"created": str(mem.layout.planning)},
@@ -51,15 +61,8 @@ def validate(ctx: Context, path: Path | None, as_json: bool) -> None:
       pmem validate .planning.example
       pmem validate .planning/memory/long-term/patterns/pat_01HV...json
     """
-    from planning_memory import validate as validation
-
-    target = path or ctx.root or Path.cwd()
-    if target.is_file():
-        findings = validation.validate_file(target)
-        files = 1
-    else:
-        report = validation.validate_tree(validation.layout_for(target))
-        findings, files = list(report.findings), report.files
+    report = Memory.validate(path or ctx.root or Path.cwd())
+    findings, files = report.findings, report.files
     lines = [f.line() for f in findings]
     emit(
         {
@@ -128,7 +131,7 @@ def export(ctx: Context, output: Path | None, seed_format: bool, include_deleted
       pmem export --seed-format > seed-shape.json
     """
     doc = ctx.memory().export(seed=seed_format, include_deleted=include_deleted)
-    text = codec.dumps(doc)
+    text = json_text(doc)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -137,54 +140,79 @@ def export(ctx: Context, output: Path | None, seed_format: bool, include_deleted
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.Path(path_type=Path))  # _read_input reports a folder
+@click.argument("source", metavar="PATH", type=click.Path(path_type=Path))
+@click.option(
+    "--from",
+    "kind",
+    type=click.Choice(["json", "memoria"]),
+    default=None,
+    help="What PATH holds: a JSON file (default for a file) or an agent's memoria/ folder "
+    "(default for a folder).",
+)
+@click.option(
+    "--channel",
+    default="memoria",
+    show_default=True,
+    help="Channel of the session imported from a memoria/ folder.",
+)
 @click.option("--dry-run", is_flag=True, help="Check and report; write nothing.")
 @json_option
 @pass_ctx
-def import_(ctx: Context, file: Path, dry_run: bool, as_json: bool) -> None:
-    """Import memory from FILE, merging by id. Everything is validated before anything is
+def import_(
+    ctx: Context, source: Path, kind: str | None, channel: str, dry_run: bool, as_json: bool
+) -> None:
+    """Import memory from PATH, merging by id. Everything is validated before anything is
     written.
 
-    Accepts `pmem export` output, the seed's combined {"longTerm": ...} shape, and the
-    single-file shapes (patterns.json / mistakes.json / learnings.json as arrays,
+    A JSON file may be `pmem export` output, the combined {"longTerm": ...} shape, or a
+    single-file shape (patterns.json / mistakes.json / learnings.json as arrays,
     preferences.json as an object), with sequential ids such as pat_001.
+
+    A memoria/ folder (a simple JSON agent memory: memoria/largo_plazo.json and
+    memoria/sesion_actual.json) gives learnings from its facts, preference sections from its
+    profile and a paused session from its step log. Importing it again adds nothing, and
+    nothing already there is overwritten.
 
     \b
     Examples:
       pmem import memory.json --dry-run
       pmem import old/.planning/memory/long-term/patterns.json
+      pmem import --from memoria ../my-agent
     """
     mem = ctx.memory()
-    data = _read_input(file)
-    try:
-        result = mem.plan_import(data, name_hint=file.name)
-        if not dry_run:
-            mem.apply_import(result)
-            refresh(mem)
-    except PlanningMemoryError as exc:  # name the file the bad item came from
-        exc.path = exc.path or str(file)
-        raise
-    summary = result.summary()
+    if kind == "memoria" or (kind is None and source.is_dir()):
+        try:
+            result = mem.import_memoria(source, channel=channel, dry_run=dry_run)
+        except InputError as exc:
+            if kind is None and exc.message.startswith("no largo_plazo.json"):
+                raise InputError(
+                    "is a directory, expected a JSON file",
+                    path=str(source),
+                    hint="or an agent folder holding memoria/largo_plazo.json",
+                ) from None
+            raise
+    else:
+        try:
+            result = mem.plan_import(source)
+            if not dry_run:
+                mem.apply_import(result)
+        except PlanningMemoryError as exc:  # name the file the bad item came from
+            exc.path = exc.path or str(source)
+            raise
+    view_notes(mem)
+    emit(result.summary(), as_json, _import_text(result.summary(), dry_run))
+
+
+def _import_text(summary: dict[str, Any], dry_run: bool) -> str:
     verb = "Would import" if dry_run else "Imported"
-    emit(
-        summary,
-        as_json,
+    parts = [
         f"{verb}: {summary['created']} new, {summary['updated']} updated, "
         f"{summary['unchanged']} unchanged records"
-        + (", preferences" if summary["preferences"] else "")
-        + (f", {summary['sessions']} sessions" if summary["sessions"] else ""),
-    )
-
-
-def _read_input(file: Path) -> Any:
-    """Read and decode a user-supplied JSON file, or one clear error."""
-    if file.is_dir():
-        raise InputError("is a directory, expected a JSON file", path=str(file))
-    if not file.exists():
-        raise InputError("no such file", path=str(file))
-    size = file.stat().st_size
-    if size > codec.MAX_BYTES:
-        raise InputError(
-            f"file is {size:,} bytes, over the {codec.MAX_BYTES:,}-byte limit", path=str(file)
-        )
-    return codec.loads(file.read_bytes(), path=str(file))
+    ]
+    if summary["preferences"]:
+        parts.append(f"preferences ({', '.join(summary['preferences'])})")
+    if summary["sessions"]:
+        parts.append(f"{len(summary['sessions'])} sessions")
+    if summary["already_present"]:
+        parts.append(f"already present: {len(summary['already_present'])}")
+    return ", ".join(parts)

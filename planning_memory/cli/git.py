@@ -5,17 +5,11 @@ from __future__ import annotations
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-from planning_memory.lazy import lazy
-
-if TYPE_CHECKING:
-    from planning_memory.gitops import integration as gitint
-else:
-    gitint = lazy("planning_memory.gitops.integration")
+from planning_memory.memory import Memory
 
 
 @cli.group("git")
@@ -49,7 +43,7 @@ def git_install(ctx: Context, hook: bool, as_json: bool) -> None:
     Example:
       pmem git install && git add .gitignore .gitattributes && git commit -m "Memory in git"
     """
-    report = gitint.install(ctx.root or Path.cwd(), hook=hook)
+    report = Memory.git_install(ctx.root or Path.cwd(), hook=hook)
     lines = [f"changed: {p}" for p in report.changed] or ["already set up: nothing changed"]
     lines.append(f"pre-commit hook: {report.hook}")
     lines += [f"note: {n}" for n in report.notes]
@@ -63,7 +57,7 @@ def git_install(ctx: Context, hook: bool, as_json: bool) -> None:
 @click.argument("path", required=False, default="")
 def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> None:
     """Git merge driver: merge BASE, OURS and THEIRS into OURS (exit 1 on a real conflict)."""
-    sys.exit(gitint.merge_driver(base, ours, theirs, path))
+    sys.exit(Memory.merge_driver(base, ours, theirs, path))
 
 
 @cli.command()
@@ -81,7 +75,7 @@ def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
     Example:
       git merge feature; pmem resolve && git add .planning
     """
-    done = gitint.resolve([p.resolve() for p in paths] or None, cwd=ctx.root)
+    done = Memory.resolve_conflicts([p.resolve() for p in paths] or None, cwd=ctx.root)
     lines = [
         f"{r.status}: {r.path}"
         + (f" ({r.source})" if r.source else "")
@@ -120,7 +114,7 @@ def secrets_scan(ctx: Context, staged: bool, paths: tuple[Path, ...], as_json: b
       pmem secrets scan .planning
     """
     given = [p.resolve() for p in paths] or None
-    hits = gitint.scan_secrets(given, staged=staged, cwd=ctx.root)
+    hits = Memory.scan_secrets(given, staged=staged, cwd=ctx.root)
     lines = [h.line() for h in hits] + [f"{len(hits)} secrets found"]
     emit([asdict(h) for h in hits], as_json, "\n".join(lines))
     if hits:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, refresh
+from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, view_notes
 from planning_memory.memory import Memory
 
 # -- long-term -------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def save(
         correction=correction,
         severity=severity,
     )
-    refresh(mem)
+    view_notes(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
@@ -163,7 +163,7 @@ def forget(ctx: Context, record_id: str, hard: bool, scope: str, as_json: bool) 
     """
     mem = _scoped(ctx, scope)
     outcome = mem.forget(record_id, hard=hard)
-    refresh(mem)
+    view_notes(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
@@ -182,7 +182,7 @@ def pin(ctx: Context, record_id: str, off: bool, scope: str, as_json: bool) -> N
     """
     mem = _scoped(ctx, scope)
     outcome = mem.pin(record_id, pinned=not off)
-    refresh(mem)
+    view_notes(mem)
     emit(outcome.summary(), as_json, outcome_text(outcome.summary()))
 
 
@@ -260,7 +260,7 @@ def learn_(ctx: Context, utterance: str, as_json: bool) -> None:
     """
     mem = ctx.memory()
     lesson = mem.learn_utterance(utterance)
-    refresh(mem)
+    view_notes(mem)
     data = lesson.summary()
     if lesson.trigger is None:
         text = "No learning trigger found; nothing saved."
@@ -300,7 +300,7 @@ def review(
     done = [mem.review_accept(i).summary() for i in accept_ids]
     rejected = [mem.review_reject(i)["record"]["id"] for i in reject_ids]
     if done:
-        refresh(mem)
+        view_notes(mem)
     if accept_ids or reject_ids:
         lines = [outcome_text(d) for d in done] + [f"rejected {i}" for i in rejected]
         emit({"accepted": done, "rejected": rejected}, as_json, "\n".join(lines))

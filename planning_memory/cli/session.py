@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-from planning_memory.lazy import lazy
 from planning_memory.memory import Memory
-
-if TYPE_CHECKING:
-    from planning_memory.sessions import conversation as sessions
-else:
-    sessions = lazy("planning_memory.sessions.conversation")
 
 channel_option = click.option(
     "--channel",
@@ -245,11 +239,7 @@ def list_(ctx: Context, channel: str | None, status: str | None, as_json: bool) 
     Example:
       pmem session list --channel claude-code --status active
     """
-    mem = ctx.memory()
-    found = [
-        i.as_dict()
-        for i in sessions.list_sessions(mem.layout, mem.store, channel=channel, status=status)
-    ]
+    found = [i.as_dict() for i in ctx.memory().sessions.list(channel=channel, status=status)]
     lines = [
         f"{i['id']}  {i['channel']:<14} {i['status']:<7} {i['message_count']:>5} msgs  "
         f"{i['goal'] or ''}"
@@ -275,9 +265,9 @@ def show(
     """
     mem = _mem(ctx, channel)
     sid = session_id or mem.current_session(start=False)
-    found = dict(sessions.get(mem.layout, mem.store, sid))
+    found = dict(mem.sessions.get(sid))
     if everything:
-        found["messages"] = sessions.history(mem.layout, mem.store, sid)
+        found["messages"] = mem.sessions.history(sid)
     lines = [f"{found['id']} ({found['channel']}, {found['status']}) goal: {found['goal']}"]
     lines += [f"  {m['at']} [{m['role']}] {m['content'][:200]}" for m in found["messages"]]
     emit(found, as_json, "\n".join(lines))
@@ -320,9 +310,9 @@ def _lifecycle(name: str, doc: str) -> None:
         mem = _mem(ctx, channel)
         sid = session_id or mem.current_session(start=False)
         if name == "pause":
-            found = sessions.pause(mem.layout, mem.store, mem.config, sid, now=mem.now())
+            found = mem.sessions.pause(sid)
         elif name == "resume":
-            found = sessions.resume(mem.layout, mem.store, mem.config, sid, now=mem.now())
+            found = mem.sessions.resume(sid)
         else:
             found = mem.end_session(sid)
         emit(found, as_json, f"{name}: {found['id']} is now {found['status']}")

@@ -8,12 +8,9 @@ from typing import TYPE_CHECKING
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-from planning_memory.lazy import lazy
 
 if TYPE_CHECKING:
-    from planning_memory.views import sync
-else:
-    sync = lazy("planning_memory.views.sync")
+    from planning_memory.views import SyncReport
 
 STATE_TEXT = {
     "missing": "not rendered yet",
@@ -23,7 +20,7 @@ STATE_TEXT = {
 }
 
 
-def _report_text(report: sync.SyncReport) -> str:
+def _report_text(report: SyncReport) -> str:
     lines = [f"rendered {path}" for path in report.rendered]
     lines += [f"imported {n} change(s) from {name}" for name, n in report.imported.items() if n]
     lines += [f"warning: {w}" for w in report.warnings]
@@ -64,7 +61,7 @@ def render(ctx: Context, check: bool, as_json: bool) -> None:
         return
     report = mem.render()
     if report.conflicts:
-        raise sync.conflict_error(report, mem.store)
+        raise report.conflict_error(mem.store.rel)
     emit(report.as_dict(mem.store.rel), as_json, _report_text(report))
 
 
@@ -95,5 +92,5 @@ def sync_(ctx: Context, prefer: str | None, as_json: bool) -> None:
     if report.conflicts:
         for state in report.conflicts:
             click.echo(state.diff(mem.store.rel(state.path)), err=True)
-        raise sync.conflict_error(report, mem.store)
+        raise report.conflict_error(mem.store.rel)
     emit(report.as_dict(mem.store.rel), as_json, _report_text(report))

@@ -6,17 +6,12 @@ import logging
 import shutil
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+import planning_memory.watch as daemon
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-from planning_memory.lazy import lazy
-
-if TYPE_CHECKING:
-    from planning_memory.watch import daemon
-else:
-    daemon = lazy("planning_memory.watch.daemon")
 
 
 class StatusLine:
@@ -74,13 +69,10 @@ def status_text(info: dict[str, Any]) -> str:
 
 
 @cli.group(invoke_without_command=True)
-@click.option(
-    "--foreground", is_flag=True, help="Run in this terminal (the default without a subcommand)."
-)
 @click.option("--polling", is_flag=True, help="Poll the file system instead of inotify.")
 @pass_ctx
 @click.pass_context
-def watch(click_ctx: click.Context, ctx: Context, foreground: bool, polling: bool) -> None:
+def watch(click_ctx: click.Context, ctx: Context, polling: bool) -> None:
     """Keep memory current while you work: a daemon that watches the repository.
 
     A saved source file updates the entity JSON (and flags memories anchored to changed
@@ -100,14 +92,14 @@ def watch(click_ctx: click.Context, ctx: Context, foreground: bool, polling: boo
     """
     if click_ctx.invoked_subcommand is not None:
         return
-    mem = ctx.memory()
+    memory = ctx.memory()
     tty = sys.stdout.isatty()
     logging.basicConfig(
         level=logging.WARNING if tty else logging.INFO,
         stream=sys.stderr,
         format="%(asctime)s %(message)s",
     )
-    daemon.run_foreground(mem.layout, on_status=StatusLine() if tty else None, polling=polling)
+    daemon.run_foreground(memory, on_status=StatusLine() if tty else None, polling=polling)
     if tty:
         click.echo()
 
@@ -123,7 +115,7 @@ def watch_start(ctx: Context, polling: bool, as_json: bool) -> None:
     Example:
       pmem watch start && pmem watch status
     """
-    info = daemon.start(ctx.memory().layout, polling=polling)
+    info = daemon.start(ctx.memory(), polling=polling)
     text = f"started: pid {info.get('pid')}, log in {info['log']}"
     if info.get("note"):
         text += f" ({info['note']})"
@@ -140,7 +132,7 @@ def watch_stop(ctx: Context, as_json: bool) -> None:
     Example:
       pmem watch stop
     """
-    info = daemon.stop(ctx.memory().layout)
+    info = daemon.stop(ctx.memory())
     if not info["stopped"]:
         text = "not running"
     else:
@@ -158,5 +150,5 @@ def watch_status(ctx: Context, as_json: bool) -> None:
     Example:
       pmem watch status --json
     """
-    info = daemon.status(ctx.memory().layout)
+    info = daemon.status(ctx.memory())
     emit(info, as_json, status_text(info))

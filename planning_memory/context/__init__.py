@@ -1,1 +1,29 @@
-"""context."""
+"""The context packer: what an agent should know before a task, within a token budget.
+
+``build_context`` gathers patterns, mistakes, files, related content, the session and the time,
+each with a reason, and renders them as Markdown, the seeds' XML-style tags or JSON.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.context.packer import ContextPack as ContextPack
+    from planning_memory.context.packer import build_context as build_context
+    from planning_memory.context.packer import full_context as full_context
+    from planning_memory.context.packer import prepare_agent_context as prepare_agent_context
+
+    __all__ = ["ContextPack", "build_context", "full_context", "prepare_agent_context"]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "ContextPack": "packer",
+            "build_context": "packer",
+            "full_context": "packer",
+            "prepare_agent_context": "packer",
+        },
+    )

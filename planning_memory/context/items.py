@@ -8,11 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
-from planning_memory.core import temporal
-from planning_memory.core.model import parse_timestamp
-from planning_memory.search import documents as sources
-from planning_memory.search import ranking as search
-from planning_memory.search.database import Row
+from planning_memory.core import parse_timestamp, temporal
+from planning_memory.search import Doc, Hit, Row
 
 TEXT_CAP = 300  # characters of one item's text (a message, a description)
 TOP_MESSAGES = 5  # newest session messages in the same tier as the best matches
@@ -102,7 +99,7 @@ def record_item(row: Row, tier: int, order: float, reason: str) -> Item:
     return Item("related", d.ref_id, text, reason, tier, order, d.key, {"source": d.type})
 
 
-def hit_item(hit: search.Hit, tier: int, order: float) -> Item | None:
+def hit_item(hit: Hit, tier: int, order: float) -> Item | None:
     if hit.source == "record":
         row = Row(hit_doc(hit), hit.bm25, hit.access_count, "")
         return record_item(row, tier, order, hit.reason)
@@ -125,8 +122,8 @@ def hit_item(hit: search.Hit, tier: int, order: float) -> Item | None:
     return Item("related", hit.ref_id or hit.key, text, hit.reason, tier, order, hit.key, data)
 
 
-def hit_doc(hit: search.Hit) -> sources.Doc:
-    return sources.Doc(
+def hit_doc(hit: Hit) -> Doc:
+    return Doc(
         key=hit.key,
         source=hit.source,
         type=hit.type,

@@ -24,9 +24,10 @@ was included. Formats: ``md``, ``xml`` (the seeds' tags: ``<memory_context>``,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import Any
 
 from planning_memory.context import formats as context_render
@@ -40,15 +41,20 @@ from planning_memory.context.items import (
     session_items,
     temporal_item,
 )
-from planning_memory.core import temporal
-from planning_memory.core.layout import Layout
-from planning_memory.core.model import effective_config, timestamp
+from planning_memory.core import Layout, effective_config, temporal, timestamp
 from planning_memory.errors import InputError
-from planning_memory.search import documents as sources
-from planning_memory.search import ranking as search
-from planning_memory.search import upkeep as indexer
-from planning_memory.search.chunks import CHARS_PER_TOKEN, estimate_tokens
-from planning_memory.search.database import Filters, Index
+from planning_memory.search import (
+    CHARS_PER_TOKEN,
+    Filters,
+    Index,
+    ensure_ready,
+    estimate_tokens,
+    matched_terms,
+    query_terms,
+    read_session,
+    session_files,
+)
+from planning_memory.search import search as search_index
 from planning_memory.store import Store
 
 DEFAULT_BUDGET = 1500
@@ -81,7 +87,7 @@ def _memory_items(
     for n, row in enumerate(index.where("d.pinned = 1", [], records, 200)):
         items.append(record_item(row, 1, n, "pinned: always included"))
     query = " ".join([task.description, *task.context])
-    hits = search.search(
+    hits = search_index(
         index,
         query,
         now=now,
@@ -91,12 +97,12 @@ def _memory_items(
         decay=decay,
     )
     matched = {h.key for h in hits}
-    terms = search.query_terms(query)
+    terms = query_terms(query)
     severe = index.where("d.severity >= 2 AND d.type = 'mistake'", [], records, MAX_SEVERE)
     unmatched = 0
     for row in sorted(severe, key=lambda r: (-r.doc.severity, r.doc.key)):
         critical = row.doc.severity >= 3
-        relevant = row.doc.key in matched or bool(search.matched_terms(row, terms))
+        relevant = row.doc.key in matched or bool(matched_terms(row, terms))
         if critical or relevant:
             sev = "critical" if critical else "high-severity"
             why = f"{sev} mistake" + (" matching the task" if relevant else "")
@@ -132,12 +138,12 @@ def current_session(
     """Adapter: the session to show (``session_id``, else the newest open one, preferring the
     agent's channel). Reads session files directly."""
     if session_id:
-        return sources.read_session(store, layout.session_path(session_id))
-    files = sources.session_files(layout, store)
+        return read_session(store, layout.session_path(session_id))
+    files = session_files(layout, store)
     files.sort(key=lambda p: _mtime(p), reverse=True)
     fallback = None
     for path in files[:SESSION_SCAN]:
-        session = sources.read_session(store, path)
+        session = read_session(store, path)
         if not session or session.get("status") == "ended":
             continue
         if agent is None or session.get("channel") in (agent, f"agent:{agent}"):
@@ -151,16 +157,6 @@ def _mtime(path: os.PathLike[str]) -> float:
         return os.stat(path).st_mtime
     except OSError:
         return 0.0
-
-
-def _zone(config: Mapping[str, Any], now: datetime) -> tzinfo:
-    name = config["memory"]["shortTerm"].get("timezone")
-    if name:
-        return temporal.zone(str(name))
-    local = now.astimezone().tzinfo
-    if local is None:  # pragma: no cover - astimezone() always sets one
-        raise InputError("no local timezone")
-    return local
 
 
 def gather(
@@ -178,7 +174,7 @@ def gather(
     session = current_session(layout, store, session_id, agent)
     window = int(config["memory"]["shortTerm"].get("contextWindow", 15))
     items = [
-        temporal_item(now, _zone(config, now), session),
+        temporal_item(now, temporal.timezone_of(config, now), session),
         *session_items(session, window),
         *_memory_items(
             index,
@@ -222,6 +218,26 @@ def pack(items: Sequence[Item], budget: int, fmt: str, task: Task) -> ContextPac
     return ContextPack(text, fmt, budget, estimate_tokens(text), tuple(kept), dropped)
 
 
+def fit_lines(text: str, max_chars: int) -> str:
+    """``text`` without its last lines until it fits ``max_chars``; empty if only its first
+    line (a heading) would be left."""
+    lines = text.splitlines()
+    while len(lines) > 1 and len("\n".join(lines)) > max_chars:
+        lines.pop()
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def with_lead(result: ContextPack, lead: str) -> ContextPack:
+    """``result`` with ``lead`` under its heading (``# ...`` line), else at its top."""
+    if not lead:
+        return result
+    head, _nl, body = result.text.partition("\n")
+    if not head.startswith("# "):
+        head, body = "", result.text
+    text = "\n".join(t for t in (head, lead, body.strip()) if t)
+    return dataclasses.replace(result, text=text, tokens=estimate_tokens(text))
+
+
 def build_context(
     layout: Layout,
     store: Store,
@@ -235,8 +251,13 @@ def build_context(
     config: Mapping[str, Any] | None = None,
     index: Index | None = None,
     touch: bool = True,
+    preamble: str = "",
 ) -> ContextPack:
-    """The context block for ``task`` within ``budget`` tokens (config default 1500)."""
+    """The context block for ``task`` within ``budget`` tokens (config default 1500).
+
+    ``preamble`` (Markdown lines, such as the last session's summary) goes right under the
+    block's heading, cut at a line boundary to a third of the budget; the items fill the
+    rest."""
     cfg = effective_config(config)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -244,12 +265,14 @@ def build_context(
     own = index is None
     ix = index or Index.open(layout)
     try:
-        indexer.ensure_ready(ix, layout, store, cfg)
+        ensure_ready(ix, layout, store, cfg)
         the_task = Task.of(task)
         items = gather(
             ix, layout, store, the_task, now=now, config=cfg, session_id=session_id, agent=agent
         )
-        result = pack(items, budget, fmt, the_task)
+        lead = fit_lines(preamble, budget // 3 * CHARS_PER_TOKEN)
+        rest = max(MIN_BUDGET, budget - estimate_tokens(lead) - 1) if lead else budget
+        result = with_lead(pack(items, rest, fmt, the_task), lead)
         if touch:
             ix.touch([i.key for i in result.items if i.key], timestamp(now))
         return result
@@ -273,7 +296,7 @@ def full_context(
     own = index is None
     ix = index or Index.open(layout)
     try:
-        indexer.ensure_ready(ix, layout, store, cfg)
+        ensure_ready(ix, layout, store, cfg)
         items = gather(ix, layout, store, Task.of(task), now=now, config=cfg, session_id=session_id)
     finally:
         if own:

@@ -1,1 +1,119 @@
-"""core."""
+"""The pure core: canonical JSON, ids, the record model, where things live in a tree, schemas,
+privacy, time and the exclude dialect.
+
+Nothing here writes a file, starts a process or keeps state; time comes in as ``now``. Every
+other part builds on these names.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.core import codec as codec
+    from planning_memory.core import privacy as privacy
+    from planning_memory.core import schema as schema
+    from planning_memory.core import temporal as temporal
+    from planning_memory.core.ids import ID_RE as ID_RE
+    from planning_memory.core.ids import check_id as check_id
+    from planning_memory.core.ids import new_id as new_id
+    from planning_memory.core.ignore import Exclusion as Exclusion
+    from planning_memory.core.ignore import Patterns as Patterns
+    from planning_memory.core.ignore import ignored_by_layers as ignored_by_layers
+    from planning_memory.core.layout import CONFIG_NAME as CONFIG_NAME
+    from planning_memory.core.layout import LONG_TERM_DIRS as LONG_TERM_DIRS
+    from planning_memory.core.layout import PLANNING_DIR as PLANNING_DIR
+    from planning_memory.core.layout import Layout as Layout
+    from planning_memory.core.layout import project_root as project_root
+    from planning_memory.core.model import DEFAULT_CONFIG as DEFAULT_CONFIG
+    from planning_memory.core.model import ESCALATE_AT as ESCALATE_AT
+    from planning_memory.core.model import ESTABLISHED_AT as ESTABLISHED_AT
+    from planning_memory.core.model import ID_PREFIX as ID_PREFIX
+    from planning_memory.core.model import LEARNING_TYPES as LEARNING_TYPES
+    from planning_memory.core.model import LONG_TERM_TYPES as LONG_TERM_TYPES
+    from planning_memory.core.model import SCHEMA_FOR_TYPE as SCHEMA_FOR_TYPE
+    from planning_memory.core.model import SEVERITIES as SEVERITIES
+    from planning_memory.core.model import Record as Record
+    from planning_memory.core.model import effective_config as effective_config
+    from planning_memory.core.model import new_long_term as new_long_term
+    from planning_memory.core.model import normalize as normalize
+    from planning_memory.core.model import parse_timestamp as parse_timestamp
+    from planning_memory.core.model import timestamp as timestamp
+    from planning_memory.core.schema import check as check_schema
+    from planning_memory.core.temporal import TemporalContext as TemporalContext
+    from planning_memory.core.temporal import timezone_of as timezone_of
+
+    __all__ = [
+        "CONFIG_NAME",
+        "DEFAULT_CONFIG",
+        "ESCALATE_AT",
+        "ESTABLISHED_AT",
+        "ID_PREFIX",
+        "ID_RE",
+        "LEARNING_TYPES",
+        "LONG_TERM_DIRS",
+        "LONG_TERM_TYPES",
+        "PLANNING_DIR",
+        "SCHEMA_FOR_TYPE",
+        "SEVERITIES",
+        "Exclusion",
+        "Layout",
+        "Patterns",
+        "Record",
+        "TemporalContext",
+        "check_id",
+        "check_schema",
+        "codec",
+        "effective_config",
+        "ignored_by_layers",
+        "new_id",
+        "new_long_term",
+        "normalize",
+        "parse_timestamp",
+        "privacy",
+        "project_root",
+        "schema",
+        "temporal",
+        "timestamp",
+        "timezone_of",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "CONFIG_NAME": "layout",
+            "DEFAULT_CONFIG": "model",
+            "ESCALATE_AT": "model",
+            "ESTABLISHED_AT": "model",
+            "Exclusion": "ignore",
+            "ID_PREFIX": "model",
+            "ID_RE": "ids",
+            "LEARNING_TYPES": "model",
+            "LONG_TERM_DIRS": "layout",
+            "LONG_TERM_TYPES": "model",
+            "Layout": "layout",
+            "PLANNING_DIR": "layout",
+            "Patterns": "ignore",
+            "Record": "model",
+            "SCHEMA_FOR_TYPE": "model",
+            "SEVERITIES": "model",
+            "TemporalContext": "temporal",
+            "check_id": "ids",
+            "check_schema": "schema:check",
+            "codec": ".",
+            "effective_config": "model",
+            "ignored_by_layers": "ignore",
+            "new_id": "ids",
+            "new_long_term": "model",
+            "normalize": "model",
+            "parse_timestamp": "model",
+            "privacy": ".",
+            "project_root": "layout",
+            "schema": ".",
+            "temporal": ".",
+            "timestamp": "model",
+            "timezone_of": "temporal",
+        },
+    )

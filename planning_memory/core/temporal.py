@@ -1,18 +1,22 @@
 """Temporal context text: the current date, time and timezone, and the inactivity notice.
 
-Pure: the clock (``now``) and the timezone are passed in; nothing here reads the clock or the
-system's timezone settings (``session.system_timezone`` does that in the shell). Seed 001: the
-date and time are given in the user's timezone so relative words ("tomorrow", "last night")
-can be read correctly, and a notice says how many whole days passed when the gap since the last
-message is over 24 hours.
+The one home of the time-zone lookup (``timezone_of``): the configured IANA name, else the
+system's zone. It may read ``$TZ`` and the ``/etc/localtime`` link; nothing here writes a file
+or reads the clock (``now`` is passed in). Seed 001: the date and time are given in the user's
+timezone so relative words ("tomorrow", "last night") can be read correctly, and a notice says
+how many whole days passed when the gap since the last message is over 24 hours.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from planning_memory.core.model import effective_config
 from planning_memory.errors import ConfigError
 
 GAP_THRESHOLD = timedelta(hours=24)
@@ -70,6 +74,42 @@ def zone(name: str) -> ZoneInfo:
             json_path="$.memory.shortTerm.timezone",
             hint="use an IANA name such as Europe/Madrid or America/Sao_Paulo",
         ) from None
+
+
+def timezone_of(config: Mapping[str, Any] | None, now: datetime) -> tzinfo:
+    """The zone to tell the time in: the config's ``memory.shortTerm.timezone`` (an IANA
+    name) when set, else the system's zone (``system_zone``)."""
+    name = effective_config(config)["memory"]["shortTerm"].get("timezone")
+    return zone(str(name)) if name else system_zone(now)
+
+
+def system_zone(now: datetime) -> tzinfo:
+    """The system's zone as the C library sees it: the IANA zone ``$TZ`` names
+    (``Europe/Madrid``, ``:Europe/Madrid`` or a path into a zoneinfo folder), else, when
+    ``$TZ`` is unset, the zone ``/etc/localtime`` links to; failing both, the C library's
+    fixed offset at ``now`` (its abbreviation, such as ``CET``, becomes the zone's name)."""
+    env = os.environ.get("TZ")
+    key = _zone_key(env.lstrip(":") if env is not None else _localtime_link())
+    if key:
+        try:
+            return ZoneInfo(key)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return now.astimezone().tzinfo or UTC
+
+
+def _zone_key(text: str) -> str:
+    """``Europe/Madrid`` from itself or from ``/usr/share/zoneinfo/Europe/Madrid``; else ``""``."""
+    if "zoneinfo/" in text:
+        return text.rsplit("zoneinfo/", 1)[1]
+    return "" if text.startswith("/") else text
+
+
+def _localtime_link() -> str:
+    try:
+        return os.readlink("/etc/localtime")
+    except OSError:
+        return ""
 
 
 def zone_name(tz: tzinfo, at: datetime) -> str:

@@ -19,11 +19,11 @@ the value to store when a memory is written.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from planning_memory.core.layout import Layout
+from planning_memory.core import Layout
 from planning_memory.entity.entities import name_of, qualified_of
 from planning_memory.entity.parsefile import blob_id, read_source
 from planning_memory.entity.query import repo_path
@@ -99,6 +99,25 @@ def current_anchor_hash(
 ) -> str | None:
     """The hash an anchor to ``path`` (and ``symbol``) should carry now, or None if unknown."""
     return _Lookup(layout, store).hash(path, symbol)
+
+
+def complete_anchors(
+    layout: Layout, store: Store, anchors: Sequence[Mapping[str, Any] | str]
+) -> list[dict[str, Any]]:
+    """Anchors (``path`` or ``path::symbol`` strings, or dicts) completed with the hash the
+    code map gives them now; one the code map does not know keeps ``hash: None``."""
+    lookup = _Lookup(layout, store)
+    done = []
+    for given in anchors:
+        if isinstance(given, str):
+            text_path, _, text_symbol = given.partition("::")
+            item: dict[str, Any] = {"path": text_path, "symbol": text_symbol or None}
+        else:
+            item = dict(given)
+        path, symbol = str(item["path"]), item.get("symbol")
+        digest = item.get("hash") or lookup.hash(path, symbol)
+        done.append({"path": path, "symbol": symbol, "hash": digest})
+    return done
 
 
 def changed_anchors(

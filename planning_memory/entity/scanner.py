@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.layout import Layout
+from planning_memory.core import Layout
 from planning_memory.entity import (
     areas,
     callgraph,
@@ -442,11 +442,8 @@ def _flush(folders: list[str], run: _Run) -> int:
     """Encode and write the shards of ``folders``; returns the files changed. With many
     folders, forked workers do it: their fsyncs overlap, which is where a cold scan's write
     time goes. Each writes through its inherited copy of the ``Store``; the files they changed
-    are handed to the parent's store through ``adopt`` when it records writes (the daemon's
-    ``RecordingStore``), and a store subclass without ``adopt`` writes in-process."""
-    adopt: Callable[[list[str]], None] | None = getattr(run.store, "adopt", None)
-    plain = type(run.store) is Store or adopt is not None
-    if len(folders) < PARALLEL_WRITE or not pool.can_fork() or not plain:
+    are told to the parent's store (``written_elsewhere``), so its ``on_write`` hears of them."""
+    if len(folders) < PARALLEL_WRITE or not pool.can_fork():
         return sum(_write_folder(folder) for folder in folders)
     writers = max(2, min(8, 2 * (os.cpu_count() or 1)))
     size = max(8, len(folders) // (writers * 4))
@@ -456,8 +453,7 @@ def _flush(folders: list[str], run: _Run) -> int:
         written += count
         run.shards.broken.extend(b for b in broken if b not in run.shards.broken)
         run.shards.changed.extend(Path(p) for p in changed)
-        if adopt is not None:
-            adopt(changed)
+        run.store.written_elsewhere(Path(p) for p in changed)
     return written
 
 

@@ -39,8 +39,7 @@ from typing import Any
 
 import orjson
 
-from planning_memory.core import codec
-from planning_memory.core.layout import Layout
+from planning_memory.core import Layout, codec
 from planning_memory.errors import InputError
 from planning_memory.store import Store
 

@@ -3,24 +3,23 @@
 Inside a git work tree, ``git ls-files -s`` lists tracked files with their blob ids and
 ``git status --porcelain`` names the ones that differ from the index plus untracked files that
 are not ignored; git applies ``.gitignore`` itself and never descends into an ignored folder.
-Outside git, an ``os.scandir`` walk reads each folder's ``.gitignore`` (``pathspec``
-``GitIgnoreSpec``) and prunes ignored folders before descending. In both, the config's
-exclude patterns prune folders and drop files, include patterns (when any) keep only the files
-they match, and symbolic links are never followed (a link is skipped, so nothing outside the
-repository is read and link loops cannot occur).
+Outside git, an ``os.scandir`` walk reads each folder's ``.gitignore`` and prunes ignored
+folders before descending. In both, the config's exclude patterns prune folders and drop files,
+include patterns (when any) keep only the files they match, and symbolic links are never
+followed (a link is skipped, so nothing outside the repository is read and link loops cannot
+occur). Every pattern is gitignore syntax, matched by ``core.ignore`` (the same dialect as the
+watch daemon and the search index).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
-
+from planning_memory.core import Exclusion, Patterns, ignored_by_layers
 from planning_memory.errors import ConfigError
 
 ALWAYS_EXCLUDED = (
@@ -57,64 +56,30 @@ class Listing:
     git: bool = False
 
 
-Matcher = Callable[[str], bool]
-
-
-def matcher(spec: GitIgnoreSpec) -> Matcher:
-    """``path -> matched`` for ``spec``: one combined regex when no pattern negates (checking a
-    path against each pattern in turn costs 5x more at 100k files), else ``check_file``."""
-    patterns = [p for p in spec.patterns if p.include is not None]
-    if all(p.include for p in patterns):
-        try:
-            parts = [_GROUP.sub("(?:", p.regex.pattern) for p in patterns if p.regex is not None]
-            combined = re.compile("|".join(f"(?:{part})" for part in parts) or "(?!)")
-        except (re.error, AttributeError, TypeError):
-            pass
-        else:
-            return lambda path: combined.search(path) is not None
-    return lambda path: bool(spec.check_file(path).include)
-
-
-_GROUP = re.compile(r"\(\?P<[^>]+>")
-
-
 @dataclass
 class Rules:
     """Include/exclude patterns from the config, plus the folders that are never scanned."""
 
-    include: GitIgnoreSpec | None = None
-    exclude: GitIgnoreSpec = field(default_factory=lambda: GitIgnoreSpec.from_lines([]))
-    _dirs: dict[str, bool] = field(default_factory=dict)
+    include: Patterns | None = None
+    exclude: Exclusion = field(default_factory=Exclusion)
 
     def __post_init__(self) -> None:
-        self._excluded = matcher(self.exclude)
-        self._included = matcher(self.include) if self.include is not None else None
+        self._excluded = self.exclude.excluded
+        self._included = self.include.match if self.include is not None else None
 
     @classmethod
     def from_patterns(cls, include: Iterable[str], exclude: Iterable[str]) -> Rules:
-        try:
-            inc = [p for p in include if p.strip()]
-            exc = [*ALWAYS_EXCLUDED, *(p for p in exclude if p.strip())]
-            return cls(
-                GitIgnoreSpec.from_lines(inc) if inc else None, GitIgnoreSpec.from_lines(exc)
-            )
-        except (ValueError, TypeError) as exc_:
-            raise ConfigError(f"bad include/exclude pattern: {exc_}") from None
+        what = "include/exclude pattern"
+        inc = Patterns(include, what=what)
+        exc = Patterns([*ALWAYS_EXCLUDED, *exclude], what=what)
+        return cls(inc if inc else None, Exclusion(exc))
 
     def dir_excluded(self, directory: str) -> bool:
         """True when ``directory`` (no trailing slash) or a parent of it is excluded."""
-        if not directory:
-            return False
-        known = self._dirs.get(directory)
-        if known is None:
-            parent = directory.rsplit("/", 1)[0] if "/" in directory else ""
-            known = self.dir_excluded(parent) or self._excluded(directory + "/")
-            self._dirs[directory] = known
-        return known
+        return self.exclude.dir_excluded(directory)
 
     def keep(self, path: str) -> bool:
-        directory = path.rsplit("/", 1)[0] if "/" in path else ""
-        if self.dir_excluded(directory) or self._excluded(path):
+        if self._excluded(path):
             return False
         return self._included is None or self._included(path)
 
@@ -233,7 +198,7 @@ def _within(path: str, paths: list[str] | None) -> bool:
 
 
 # -- plain folders -------------------------------------------------------------------------
-_Specs = list[tuple[str, GitIgnoreSpec]]
+_Specs = list[tuple[str, Patterns]]
 
 
 def _walk_listing(root: Path, paths: list[str] | None, rules: Rules) -> Listing:
@@ -307,18 +272,11 @@ def _read_ignore(root: Path, folder: str, specs: _Specs) -> _Specs:
     except OSError:
         return specs
     try:
-        return [*specs, (folder, GitIgnoreSpec.from_lines(lines))]
-    except (ValueError, TypeError):
+        return [*specs, (folder, Patterns(lines))]
+    except ConfigError:
         return specs
 
 
 def _ignored(path: str, specs: _Specs) -> bool:
     """Git's rule: the last matching pattern, deepest ``.gitignore`` last, decides."""
-    verdict = False
-    for base, spec in specs:
-        if base and not path.startswith(base):
-            continue
-        result = spec.check_file(path[len(base) :]).include
-        if result is not None:
-            verdict = result
-    return verdict
+    return ignored_by_layers(path, specs)

@@ -1,1 +1,41 @@
-"""gitops."""
+"""Git integration: ignore rules and attributes, the record-level merge driver, conflict
+resolution and the staged secret scan. See docs/git.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.gitops.integration import InstallReport as InstallReport
+    from planning_memory.gitops.integration import Resolution as Resolution
+    from planning_memory.gitops.integration import SecretHit as SecretHit
+    from planning_memory.gitops.integration import install as install
+    from planning_memory.gitops.integration import merge_driver as merge_driver
+    from planning_memory.gitops.integration import resolve as resolve
+    from planning_memory.gitops.integration import scan_secrets as scan_secrets
+
+    __all__ = [
+        "InstallReport",
+        "Resolution",
+        "SecretHit",
+        "install",
+        "merge_driver",
+        "resolve",
+        "scan_secrets",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "InstallReport": "integration",
+            "Resolution": "integration",
+            "SecretHit": "integration",
+            "install": "integration",
+            "merge_driver": "integration",
+            "resolve": "integration",
+            "scan_secrets": "integration",
+        },
+    )

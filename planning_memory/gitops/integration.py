@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import codec, privacy
-from planning_memory.core.layout import CONFIG_NAME, PLANNING_DIR, Layout
+from planning_memory.core import CONFIG_NAME, PLANNING_DIR, Layout, codec, privacy
 from planning_memory.errors import (
     ConflictError,
     ExternalCommandError,
@@ -29,6 +28,7 @@ from planning_memory.errors import (
 )
 from planning_memory.gitops import merge as gitmerge
 from planning_memory.store import Store
+from planning_memory.views import body_hash, header_hashes
 
 DRIVER = "planning-memory"
 DRIVER_COMMAND = "pmem merge-driver %O %A %B %P"
@@ -43,9 +43,11 @@ GITIGNORE_LINES = (
     "/.planning/**/*.orig",
 )
 GITATTRIBUTES_HEADER = "# planning-memory: record-level three-way merge of memory JSON"
+VIEW_NAMES = ("patterns.md", "mistakes.md", "CLAUDE.md")  # rendered from the records
 GITATTRIBUTES_LINES = (
     f".planning/memory/**/*.json merge={DRIVER}",
     f".planning/{CONFIG_NAME} merge={DRIVER}",
+    *(f".planning/{name} merge={DRIVER}" for name in VIEW_NAMES),
 )
 HOOK_MARK = "# planning-memory pre-commit hook"
 CHAINED_HOOK = "pre-commit.before-pmem"
@@ -214,7 +216,11 @@ def install_hook(top: Path) -> str:
 def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path, path_name: str = "") -> int:
     """Git's ``merge=planning-memory`` driver: write the merge into ``ours_path``; 0 when clean,
     1 when a real conflict is left there between markers. Input that is not memory JSON falls
-    back to git's line merge."""
+    back to git's line merge. A rendered view that both sides only re-rendered keeps ours: it
+    is rendered again from the merged records (by the next write, the daemon or `pmem
+    render`); a hand edit on either side is merged line by line."""
+    if Path(path_name).name in VIEW_NAMES and _only_rendered(ours_path, theirs_path):
+        return 0
     try:
         base = _parse(Path(base_path).read_bytes(), "base")
         ours = _parse(Path(ours_path).read_bytes(), "ours")
@@ -226,6 +232,16 @@ def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path, path_name:
     result = gitmerge.merge_json(base, ours, theirs, kind=gitmerge.kind_of(path_name))
     Path(ours_path).write_bytes(_merged_text(result).encode("utf-8"))
     return 0 if result.clean else 1
+
+
+def _only_rendered(*paths: Path) -> bool:
+    """True when every one of ``paths`` is a rendered view nobody edited by hand."""
+    for path in paths:
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+        recorded = header_hashes(text)
+        if recorded is None or recorded[1] != body_hash(text):
+            return False
+    return True
 
 
 def _parse(data: bytes | None, side: str) -> Any:

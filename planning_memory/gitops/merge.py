@@ -41,8 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from planning_memory.core import codec
-from planning_memory.core.model import ESCALATE_AT, LONG_TERM_TYPES, SEVERITIES, normalize
+from planning_memory.core import ESCALATE_AT, LONG_TERM_TYPES, SEVERITIES, codec, normalize
 from planning_memory.errors import DecodeError
 
 ABSENT: Final[Any] = object()  # a key that a side does not have

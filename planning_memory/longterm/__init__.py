@@ -1,1 +1,53 @@
-"""longterm."""
+"""Long-term memory: patterns, mistakes, learnings and preferences, and the rules that learn
+them.
+
+``LongTerm`` holds one tree's records and applies seed 000's and seed 003's rules (reinforce,
+escalate, upsert by topic, dedup window, soft delete, pin); ``Outcome`` says what a call did;
+``Lesson`` what an utterance taught.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.longterm.lessons import Lesson as Lesson
+    from planning_memory.longterm.level import LongTerm as LongTerm
+    from planning_memory.longterm.level import observation_fields as observation_fields
+    from planning_memory.longterm.records import check_record as check_record
+    from planning_memory.longterm.records import load_all as load_all
+    from planning_memory.longterm.records import save as save_record
+    from planning_memory.longterm.rules import Outcome as Outcome
+    from planning_memory.longterm.rules import new_record as new_record
+    from planning_memory.longterm.triggers import (
+        extract_memorize_markers as extract_memorize_markers,
+    )
+
+    __all__ = [
+        "Lesson",
+        "LongTerm",
+        "Outcome",
+        "check_record",
+        "extract_memorize_markers",
+        "load_all",
+        "new_record",
+        "observation_fields",
+        "save_record",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "Lesson": "lessons",
+            "LongTerm": "level",
+            "Outcome": "rules",
+            "check_record": "records",
+            "extract_memorize_markers": "triggers",
+            "load_all": "records",
+            "new_record": "rules",
+            "observation_fields": "level",
+            "save_record": "records:save",
+        },
+    )

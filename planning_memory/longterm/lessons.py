@@ -12,9 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.ids import check_id
-from planning_memory.core.layout import Layout
-from planning_memory.core.model import Record, timestamp
+from planning_memory.core import Layout, Record, check_id, timestamp
 from planning_memory.errors import NotFoundError
 from planning_memory.longterm import rules as learn
 from planning_memory.longterm import triggers

@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from planning_memory.core import schema
-from planning_memory.core.ids import check_id
-from planning_memory.core.layout import LONG_TERM_DIRS, Layout
-from planning_memory.core.model import SCHEMA_FOR_TYPE, Record, normalize
+from planning_memory.core import (
+    LONG_TERM_DIRS,
+    SCHEMA_FOR_TYPE,
+    Layout,
+    Record,
+    check_id,
+    normalize,
+    schema,
+)
 from planning_memory.errors import NotFoundError, SchemaError
 from planning_memory.store import Loaded, Store
 

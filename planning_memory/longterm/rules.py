@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from planning_memory.core.ids import new_id
-from planning_memory.core.layout import Layout
-from planning_memory.core.model import (
+from planning_memory.core import (
     ESCALATE_AT,
     ESTABLISHED_AT,
     ID_PREFIX,
     SEVERITIES,
+    Layout,
     Record,
+    new_id,
     new_long_term,
     parse_timestamp,
     timestamp,

@@ -1,1 +1,96 @@
-"""search."""
+"""Contextual memory: the derived SQLite FTS5 index, how it is kept current, ranking and the
+timeline.
+
+``Index`` is the database (the package's only sqlite3 user); ``ensure_ready``, ``rebuild`` and
+``reindex_codebase`` keep it in step with the files; ``search`` ranks hits; ``timeline`` gives a
+memory's chronological neighbours. See docs/search.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.search.chronology import TimelineEntry as TimelineEntry
+    from planning_memory.search.chronology import timeline as timeline
+    from planning_memory.search.chunks import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+    from planning_memory.search.chunks import estimate_tokens as estimate_tokens
+    from planning_memory.search.database import Filters as Filters
+    from planning_memory.search.database import Index as Index
+    from planning_memory.search.database import Row as Row
+    from planning_memory.search.database import index_path as index_path
+    from planning_memory.search.documents import Doc as Doc
+    from planning_memory.search.documents import read_session as read_session
+    from planning_memory.search.documents import session_files as session_files
+    from planning_memory.search.ranking import Hit as Hit
+    from planning_memory.search.ranking import check_sources as check_sources
+    from planning_memory.search.ranking import matched_terms as matched_terms
+    from planning_memory.search.ranking import query_terms as query_terms
+    from planning_memory.search.ranking import search as search
+    from planning_memory.search.semantic import load_ranker as load_ranker
+    from planning_memory.search.semantic import semantic_wanted as semantic_wanted
+    from planning_memory.search.upkeep import IndexReport as IndexReport
+    from planning_memory.search.upkeep import ensure_ready as ensure_ready
+    from planning_memory.search.upkeep import index_files as index_files
+    from planning_memory.search.upkeep import rebuild as rebuild
+    from planning_memory.search.upkeep import reindex_codebase as reindex_codebase
+    from planning_memory.search.upkeep import sync as sync_from_files
+
+    __all__ = [
+        "CHARS_PER_TOKEN",
+        "Doc",
+        "Filters",
+        "Hit",
+        "Index",
+        "IndexReport",
+        "Row",
+        "TimelineEntry",
+        "check_sources",
+        "ensure_ready",
+        "estimate_tokens",
+        "index_files",
+        "index_path",
+        "load_ranker",
+        "matched_terms",
+        "query_terms",
+        "read_session",
+        "rebuild",
+        "reindex_codebase",
+        "search",
+        "semantic_wanted",
+        "session_files",
+        "sync_from_files",
+        "timeline",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "CHARS_PER_TOKEN": "chunks",
+            "Doc": "documents",
+            "Filters": "database",
+            "Hit": "ranking",
+            "Index": "database",
+            "IndexReport": "upkeep",
+            "Row": "database",
+            "TimelineEntry": "chronology",
+            "check_sources": "ranking",
+            "ensure_ready": "upkeep",
+            "estimate_tokens": "chunks",
+            "index_files": "upkeep",
+            "index_path": "database",
+            "load_ranker": "semantic",
+            "matched_terms": "ranking",
+            "query_terms": "ranking",
+            "read_session": "documents",
+            "rebuild": "upkeep",
+            "reindex_codebase": "upkeep",
+            "search": "ranking",
+            "semantic_wanted": "semantic",
+            "session_files": "documents",
+            "sync_from_files": "upkeep:sync",
+            "timeline": "chronology",
+        },
+    )

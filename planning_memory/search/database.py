@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.layout import Layout
+from planning_memory.core import Layout
 from planning_memory.search.documents import Doc
 
 INDEX_NAME = "index.sqlite3"

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import codec
-from planning_memory.core.layout import LONG_TERM_DIRS, Layout
+from planning_memory.core import LONG_TERM_DIRS, Layout, codec
 from planning_memory.errors import PlanningMemoryError
 from planning_memory.store import Store
 

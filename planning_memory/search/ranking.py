@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from planning_memory.core.model import parse_timestamp
+from planning_memory.core import parse_timestamp
+from planning_memory.errors import InputError
 from planning_memory.search.database import Filters, Index, Row
+from planning_memory.search.documents import SOURCES
 
 MAX_TERMS = 16
 RECENCY_WEIGHT = 0.15
@@ -245,6 +247,21 @@ def _or_terms(index: Index, terms: Sequence[str]) -> list[str]:
     return [t for t in terms if 0 < counts[t] < COMMON_DF]
 
 
+def check_sources(sources: Sequence[str] | str) -> tuple[str, ...]:
+    """``sources`` as a tuple, each one a source the index stores (``SOURCES``: record, entity,
+    code, doc, message, decision, session); an ``InputError`` naming the first unknown one and
+    the valid ones otherwise (an unknown name would silently match nothing). A lone string is
+    one name."""
+    names = (sources,) if isinstance(sources, str) else tuple(sources)
+    for name in names:
+        if name not in SOURCES:
+            raise InputError(
+                f"unknown search source {name!r}; valid sources: {', '.join(SOURCES)}",
+                hint="for saved memories use 'record'" if name == "memory" else None,
+            )
+    return names
+
+
 def search(
     index: Index,
     text: str,
@@ -262,8 +279,9 @@ def search(
     ranker: Ranker | None = None,
     decay: bool = False,
 ) -> list[Hit]:
-    """Ranked hits for ``text`` (see the module docstring for the formula and the modes)."""
-    filters = Filters(tuple(sources), tuple(types), scope, tuple(tags), session_id)
+    """Ranked hits for ``text`` (see the module docstring for the formula and the modes); an
+    ``InputError`` for a source the index does not have (``check_sources``)."""
+    filters = Filters(check_sources(sources), tuple(types), scope, tuple(tags), session_id)
     terms = query_terms(text)
     limit = max(1, limit)
     scored: list[tuple[float, Row, str]] = []

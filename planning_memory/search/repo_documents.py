@@ -1,18 +1,19 @@
 """The repository's code and Markdown as search documents: which files, read how, chunked.
 
 Files are listed with ``git ls-files`` inside a git work tree (so ``.gitignore`` is honoured),
-else by a walk that skips hidden and vendor folders; the config's exclude globs apply in both
-cases; ``.planning/`` is never included. Reading refuses big, binary and non-UTF-8 files and
+else by a walk that skips hidden and vendor folders; the config's exclude patterns apply in both
+cases, in gitignore syntax (``core.ignore``, the scanner's and the watch daemon's dialect);
+``.planning/`` is never included. Reading refuses big, binary and non-UTF-8 files and
 symlinks that leave the repository. Nothing here writes.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from planning_memory.core import Exclusion
 from planning_memory.search.chunks import chunk_file
 from planning_memory.search.documents import MAX_INDEXED_CHARS, Doc, mtime_stamp
 
@@ -62,33 +63,32 @@ def language_of(path: str) -> str:
     return LANGUAGES.get(os.path.splitext(path)[1].lower(), "")
 
 
-def is_excluded(path: str, patterns: Iterable[str]) -> bool:
-    """True when ``path`` matches one of the config's exclude globs (``dir/**`` at any depth)."""
-    for pattern in patterns:
-        if pattern.endswith("/**"):
-            prefix = pattern[:-3]
-            if path.startswith(prefix + "/") or f"/{prefix}/" in f"/{path}":
-                return True
-        elif fnmatch.fnmatch(path, pattern):
-            return True
-    return False
+def exclusion(patterns: Iterable[str] | Exclusion) -> Exclusion:
+    """The config's exclude patterns compiled once (gitignore syntax, as the scanner reads
+    them: ``generated/`` is that folder at any depth, ``dist/**`` only at the root)."""
+    return patterns if isinstance(patterns, Exclusion) else Exclusion(patterns)
 
 
-def repo_files(root: Path, exclude: Iterable[str] = ()) -> list[str]:
+def is_excluded(path: str, patterns: Iterable[str] | Exclusion) -> bool:
+    """True when the config's exclude patterns exclude ``path`` (or a folder above it)."""
+    return exclusion(patterns).excluded(path)
+
+
+def repo_files(root: Path, exclude: Iterable[str] | Exclusion = ()) -> list[str]:
     """Indexable text files of the repository (relative, ``/``-separated), honouring
     ``.gitignore`` through ``git ls-files`` when in a git work tree, else a plain walk that
-    skips hidden and vendor folders. ``.planning/`` is never included."""
+    skips hidden and vendor folders (and excluded ones). ``.planning/`` is never included."""
+    rules = exclusion(exclude)
     names = _git_files(root)
     if names is None:
-        names = _walk_files(root)
-    patterns = list(exclude)
+        names = _walk_files(root, rules)
     return sorted(
         n
         for n in names
         if language_of(n)
         and not n.startswith(".planning/")
         and not any(part.startswith(".") for part in n.split("/")[:-1])
-        and not is_excluded(n, patterns)
+        and not rules.excluded(n)
     )
 
 
@@ -110,12 +110,16 @@ def _git_files(root: Path) -> list[str] | None:
     return [n for n in out.decode("utf-8", "replace").split("\0") if n]
 
 
-def _walk_files(root: Path) -> list[str]:
+def _walk_files(root: Path, rules: Exclusion) -> list[str]:
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         rel = os.path.relpath(folder, root)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".") and d not in SKIP_DIRS and not rules.dir_excluded(prefix + d)
+        )
         found.extend(prefix + n for n in files)
     return found
 

@@ -50,7 +50,7 @@ def text_of(hit: Hit) -> str:
     return f"{hit.title}\n{hit.snippet}"[:TEXT_CHARS]
 
 
-def wanted(config: dict[str, Any]) -> bool:
+def semantic_wanted(config: dict[str, Any]) -> bool:
     """True when the config asks for semantic ranking (``contextual.embeddingModel`` set)."""
     contextual = config.get("memory", {}).get("contextual", {})
     return contextual.get("provider", "local") == "local" and bool(contextual.get("embeddingModel"))

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.layout import Layout
-from planning_memory.core.model import effective_config, timestamp
+from planning_memory.core import Layout, effective_config, timestamp
 from planning_memory.search import documents as sources
 from planning_memory.search import repo_documents as codebase
 from planning_memory.search.database import Index
@@ -42,15 +41,15 @@ Reader = Callable[[Path], list[Doc]]
 
 
 @dataclass(frozen=True)
-class SyncReport:
+class IndexReport:
     """What one sync or rebuild did."""
 
     changed: int = 0
     removed: int = 0
     seen: int = 0
 
-    def __add__(self, other: SyncReport) -> SyncReport:
-        return SyncReport(
+    def __add__(self, other: IndexReport) -> IndexReport:
+        return IndexReport(
             self.changed + other.changed, self.removed + other.removed, self.seen + other.seen
         )
 
@@ -117,13 +116,13 @@ def remove_session(index: Index, layout: Layout, session_id: str) -> int:
 
 def index_entity_files(
     index: Index, layout: Layout, store: Store, paths: Iterable[Path] | None = None
-) -> SyncReport:
+) -> IndexReport:
     """Re-index entity shards (all of them when ``paths`` is None)."""
     if paths is None:
         return _sync_entities(index, layout, store, force=True)
-    report = SyncReport()
+    report = IndexReport()
     for path in paths:
-        report += SyncReport(seen=1) + _sync_one(
+        report += IndexReport(seen=1) + _sync_one(
             index, _rel(layout, path), path, lambda p: sources.read_entity_file(layout, store, p)
         )
     return report
@@ -131,15 +130,16 @@ def index_entity_files(
 
 def index_files(
     index: Index, root: Path, paths: Iterable[str], config: Mapping[str, Any] | None = None
-) -> SyncReport:
+) -> IndexReport:
     """Re-index repository files (relative paths) after they changed or were deleted."""
     opts = _settings(config)
     names = list(paths)
-    report = SyncReport(seen=len(names))
+    report = IndexReport(seen=len(names))
+    excluded = codebase.exclusion(opts["exclude"]).excluded
     with index.write():
         for rel in names:
-            if codebase.is_excluded(rel, opts["exclude"]) or not codebase.language_of(rel):
-                report += SyncReport(removed=index.remove_group(CODE_PREFIX + rel))
+            if excluded(rel) or not codebase.language_of(rel):
+                report += IndexReport(removed=index.remove_group(CODE_PREFIX + rel))
                 continue
             report += _sync_one(index, CODE_PREFIX + rel, root / rel, _code_reader(root, rel, opts))
     return report
@@ -155,13 +155,13 @@ def _code_reader(root: Path, rel: str, opts: Mapping[str, Any]) -> Reader:
     return read
 
 
-def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> SyncReport:
+def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> IndexReport:
     mtime, size = _stat(path)
     if size < 0:
-        return SyncReport(removed=index.remove_group(group))
+        return IndexReport(removed=index.remove_group(group))
     docs = reader(path)
     changed = index.replace_group(group, docs, sources.content_hash(docs), mtime, size)
-    return SyncReport(changed=int(changed))
+    return IndexReport(changed=int(changed))
 
 
 # -- sync from files ----------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def _scan(folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entr
 
 def _sync_entries(
     index: Index, prefix: str, entries: Sequence[Entry], reader: Reader, *, nested: bool = False
-) -> SyncReport:
+) -> IndexReport:
     """Bring the groups under ``prefix`` in line with ``entries`` (mtime+size, then hash);
     unless ``nested``, groups in sub-folders of ``prefix`` are left alone."""
     known = {
@@ -199,7 +199,7 @@ def _sync_entries(
         for g, state in index.group_state(prefix).items()
         if nested or "/" not in g[len(prefix) :]
     }
-    report = SyncReport(seen=len(entries))
+    report = IndexReport(seen=len(entries))
     with index.write():
         for group, path, mtime, size in entries:
             state = known.pop(group, None)
@@ -207,9 +207,9 @@ def _sync_entries(
                 continue
             docs = reader(path)
             if index.replace_group(group, docs, sources.content_hash(docs), mtime, size):
-                report += SyncReport(changed=1)
+                report += IndexReport(changed=1)
         for group in known:
-            report += SyncReport(removed=index.remove_group(group))
+            report += IndexReport(removed=index.remove_group(group))
     return report
 
 
@@ -229,13 +229,13 @@ def _sync_folder(
     reader: Reader,
     *,
     force: bool,
-) -> SyncReport:
+) -> IndexReport:
     """Sync one folder's files when its mtime moved since the last sync (or when forced)."""
     prefix = _rel(layout, folder) + "/"
     key = f"folder:{prefix}"
     stamp = _folder_stamp(folder)
     if not force and stamp and index.get_meta(key) == stamp:
-        return SyncReport()
+        return IndexReport()
     report = _sync_entries(index, prefix, _scan(folder, prefix, accept), reader)
     index.set_meta(key, stamp)
     return report
@@ -271,11 +271,11 @@ def _entities_unchanged(index: Index, layout: Layout) -> bool:
 
 def _sync_entities(
     index: Index, layout: Layout, store: Store, *, force: bool = False
-) -> SyncReport:
+) -> IndexReport:
     """Re-index changed entity shards: a stat of each known folder when nothing changed,
     else a walk of the tree with a stat of every shard."""
     if not force and _entities_unchanged(index, layout):
-        return SyncReport()
+        return IndexReport()
     dirs = {_rel(layout, layout.entity): _dir_mtime(layout.entity)}
     entries: list[Entry] = []
     for folder, subdirs, _files in os.walk(layout.entity):
@@ -295,10 +295,10 @@ def _sync_entities(
     return report
 
 
-def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> SyncReport:
+def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> IndexReport:
     """Re-index the records, sessions and entity shards that changed on disk. Each folder is
     listed only when its mtime moved since the last sync."""
-    report = SyncReport()
+    report = IndexReport()
     for name in ("patterns", "mistakes", "learnings"):
         report += _sync_folder(
             index,
@@ -335,14 +335,14 @@ def _read_session_file(store: Store, path: Path) -> list[Doc]:
 # -- code ---------------------------------------------------------------------------------------
 def reindex_codebase(
     index: Index, layout: Layout, config: Mapping[str, Any] | None = None
-) -> SyncReport:
+) -> IndexReport:
     """Index the repository's code and Markdown: new and changed files, and forget files that
     are gone or now ignored."""
     opts = _settings(config)
     root = layout.repo_root
     names = codebase.repo_files(root, opts["exclude"])
     known = index.group_state(CODE_PREFIX)
-    report = SyncReport(seen=len(names))
+    report = IndexReport(seen=len(names))
     with index.write():
         for rel in names:
             group = CODE_PREFIX + rel
@@ -352,7 +352,7 @@ def reindex_codebase(
                 continue
             report += _sync_one(index, group, root / rel, _code_reader(root, rel, opts))
         for group in known:
-            report += SyncReport(removed=index.remove_group(group))
+            report += IndexReport(removed=index.remove_group(group))
         index.set_meta("code_indexed_at", timestamp_now())
     return report
 
@@ -371,7 +371,7 @@ def rebuild(
     config: Mapping[str, Any] | None = None,
     *,
     code: bool = True,
-) -> SyncReport:
+) -> IndexReport:
     """Empty the index and index every source again, in one transaction."""
     with index.write():
         index.clear()
@@ -386,7 +386,7 @@ def rebuild(
 
 def ensure_ready(
     index: Index, layout: Layout, store: Store, config: Mapping[str, Any] | None = None
-) -> SyncReport:
+) -> IndexReport:
     """Rebuild a new (or deleted) index; otherwise sync what changed on disk."""
     if not index.built:
         return rebuild(index, layout, store, config)

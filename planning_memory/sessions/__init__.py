@@ -1,1 +1,94 @@
-"""sessions."""
+"""Short-term memory: sessions, their conversation, rolling summary and end summary.
+
+The part's API (see docs/sessions.md): ``Sessions``, the sessions of one memory tree bound to
+its config, a clock and a channel; the values it returns; the summariser interface; and
+``new_session`` and the constants other parts use.
+
+    files      the on-disk session: shape, paths, reading, the window, the locked rewrite
+    log        recording: messages, decisions, file accesses, steps, current context
+    lifecycle  start, rename, pause / resume and checkpoints, end, delete
+    rolling    the summary queue, the rolling summary and the archive move
+    briefing   what an agent is told: temporal context and get_session_context
+    summarize  the summarisers: the interface, the extractive one, an LLM command
+    api        ``Sessions``, all of the above bound to one memory tree
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.sessions.api import Sessions as Sessions
+    from planning_memory.sessions.files import CHECKPOINT_KEYS as CHECKPOINT_KEYS
+    from planning_memory.sessions.files import CONTEXT_KEYS as CONTEXT_KEYS
+    from planning_memory.sessions.files import DEFAULT_CHANNEL as DEFAULT_CHANNEL
+    from planning_memory.sessions.files import STATUSES as STATUSES
+    from planning_memory.sessions.files import Session as Session
+    from planning_memory.sessions.files import SessionInfo as SessionInfo
+    from planning_memory.sessions.files import Settings as Settings
+    from planning_memory.sessions.files import new_session as new_session
+    from planning_memory.sessions.lifecycle import Deleted as Deleted
+    from planning_memory.sessions.log import FILE_ACTIONS as FILE_ACTIONS
+    from planning_memory.sessions.log import ROLES as ROLES
+    from planning_memory.sessions.log import Appended as Appended
+    from planning_memory.sessions.rolling import SummaryOutcome as SummaryOutcome
+    from planning_memory.sessions.summarize import CommandSummarizer as CommandSummarizer
+    from planning_memory.sessions.summarize import EndRequest as EndRequest
+    from planning_memory.sessions.summarize import EndSummary as EndSummary
+    from planning_memory.sessions.summarize import ExtractiveSummarizer as ExtractiveSummarizer
+    from planning_memory.sessions.summarize import Summarizer as Summarizer
+    from planning_memory.sessions.summarize import Summary as Summary
+    from planning_memory.sessions.summarize import SummaryRequest as SummaryRequest
+
+    __all__ = [
+        "CHECKPOINT_KEYS",
+        "CONTEXT_KEYS",
+        "DEFAULT_CHANNEL",
+        "FILE_ACTIONS",
+        "ROLES",
+        "STATUSES",
+        "Appended",
+        "CommandSummarizer",
+        "Deleted",
+        "EndRequest",
+        "EndSummary",
+        "ExtractiveSummarizer",
+        "Session",
+        "SessionInfo",
+        "Sessions",
+        "Settings",
+        "Summarizer",
+        "Summary",
+        "SummaryOutcome",
+        "SummaryRequest",
+        "new_session",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "Appended": "log",
+            "CHECKPOINT_KEYS": "files",
+            "CONTEXT_KEYS": "files",
+            "CommandSummarizer": "summarize",
+            "DEFAULT_CHANNEL": "files",
+            "Deleted": "lifecycle",
+            "EndRequest": "summarize",
+            "EndSummary": "summarize",
+            "ExtractiveSummarizer": "summarize",
+            "FILE_ACTIONS": "log",
+            "ROLES": "log",
+            "STATUSES": "files",
+            "Session": "files",
+            "SessionInfo": "files",
+            "Sessions": "api",
+            "Settings": "files",
+            "Summarizer": "summarize",
+            "Summary": "summarize",
+            "SummaryOutcome": "rolling",
+            "SummaryRequest": "summarize",
+            "new_session": "files",
+        },
+    )

@@ -26,15 +26,10 @@ import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from planning_memory import longterm
 from planning_memory.errors import ExternalCommandError
-from planning_memory.lazy import lazy
-
-if TYPE_CHECKING:
-    from planning_memory.longterm import triggers
-else:
-    triggers = lazy("planning_memory.longterm.triggers")
 
 Message = Mapping[str, Any]
 
@@ -177,7 +172,7 @@ def unique(items: Iterable[str]) -> list[str]:
 def memorize_markers(text: str) -> list[str]:
     """The facts of ``[MEMORIZE: ...]`` / ``[MEMORIZAR: ...]`` markers in ``text`` (a fact
     that is nothing but redacted text is dropped)."""
-    found = triggers.extract_memorize_markers(text)
+    found = longterm.extract_memorize_markers(text)
     return [f for f in found if _REDACTED.sub("", f).strip(" \t.,;:-")]
 
 

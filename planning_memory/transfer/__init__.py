@@ -1,1 +1,44 @@
-"""transfer."""
+"""Export and import: the combined document, the single-file shapes and an agent's memoria/
+folder.
+
+``plan`` converts and checks a document before anything is written; ``keep_new`` leaves out what
+is already there; ``export_document`` writes the combined shape.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.transfer.memoria import LONG_TERM_FILE as MEMORIA_FILE
+    from planning_memory.transfer.memoria import read_memoria as read_memoria
+    from planning_memory.transfer.shapes import ImportResult as ImportResult
+    from planning_memory.transfer.shapes import export_document as export_document
+    from planning_memory.transfer.shapes import keep_new as keep_new
+    from planning_memory.transfer.shapes import plan as plan
+    from planning_memory.transfer.shapes import read_document as read_document
+
+    __all__ = [
+        "MEMORIA_FILE",
+        "ImportResult",
+        "export_document",
+        "keep_new",
+        "plan",
+        "read_document",
+        "read_memoria",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "ImportResult": "shapes",
+            "MEMORIA_FILE": "memoria:LONG_TERM_FILE",
+            "export_document": "shapes",
+            "keep_new": "shapes",
+            "plan": "shapes",
+            "read_document": "shapes",
+            "read_memoria": "memoria",
+        },
+    )

@@ -1,18 +1,18 @@
-"""Import of seed 002's agent memory folder: ``memoria/largo_plazo.json`` and
-``memoria/sesion_actual.json``.
+"""Reading a simple JSON agent memory folder: ``memoria/largo_plazo.json`` and
+``memoria/sesion_actual.json`` (``pmem import --from memoria``).
 
 - Facts (``aprendido``: strings or ``{"fecha", "hecho"}``; or ``hechos``: strings) become
-  ``learning`` records tagged ``seed-002``, dated by ``fecha`` (else the file's
+  ``learning`` records tagged ``memoria``, dated by ``fecha`` (else the file's
   ``ultima_actualizacion``, else its modification time).
 - The profile objects (``usuario``, ``usuario.preferencias``, ``negocio``, ``preferencias``)
   become preference sections (``user``, ``user_preferences``, ``business``, ``preferences``;
   other objects keep their own name), with snake_case keys.
 - The step log (``inicio``, ``objetivo``, ``pasos``: ``{timestamp, accion, resultado}``)
-  becomes a paused session on the channel ``seed-002``: the goal, the objective as its first
+  becomes a paused session on the channel ``memoria``: the goal, the objective as its first
   user message, and the steps (results cut to 200 characters).
 
 Ids are derived from the content (``lrn_s002…``, ``ses_s002…``), so importing the same folder
-again adds nothing; a record or session that already exists is never overwritten. Seed 002
+again adds nothing; a record or session that already exists is never overwritten. Such agents
 writes naive local timestamps (``datetime.now().isoformat()``); they are read in the
 configured timezone (else the system's).
 """
@@ -24,22 +24,17 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from planning_memory.core import codec, privacy
-from planning_memory.core.model import timestamp
+from planning_memory.core import codec, privacy, timestamp
 from planning_memory.errors import InputError, SchemaError
-
-if TYPE_CHECKING:
-    from planning_memory.memory import ImportResult, Memory
 
 LONG_TERM_FILE = "largo_plazo.json"
 SESSION_FILE = "sesion_actual.json"
-CHANNEL = "seed-002"
-TAG = "seed-002"
+CHANNEL = "memoria"
+TAG = "memoria"
 STEP_CHARS = 200
 SECTION_NAMES = {
     "usuario": "user",
@@ -177,7 +172,7 @@ def _step(item: Any, tz: tzinfo, where: str) -> dict[str, Any]:
 
 def session_from(data: Mapping[str, Any], tz: tzinfo, channel: str = CHANNEL) -> dict[str, Any]:
     """A paused session holding the log's goal and steps."""
-    from planning_memory.sessions import conversation as sessions
+    from planning_memory.sessions import new_session
 
     started = _when(data.get("inicio"), tz, "$.inicio")
     goal = _text(data.get("objetivo") or "") or None
@@ -186,7 +181,7 @@ def session_from(data: Mapping[str, Any], tz: tzinfo, channel: str = CHANNEL) ->
         raise SchemaError("expected an array of steps", json_path="$.pasos")
     steps = [_step(s, tz, f"$.pasos[{n}]") for n, s in enumerate(steps_in)]
     sid = f"ses_s002{_digest(timestamp(started), goal or '')}"
-    record = sessions.new_session(sid, channel, goal, "seed 002 sesion_actual", started)
+    record = new_session(sid, channel, goal, "seed 002 sesion_actual", started)
     record.update(status="paused", steps=steps)
     if goal:
         record["messages"] = [
@@ -211,7 +206,7 @@ def document(
     default_when: datetime,
     channel: str = CHANNEL,
 ) -> dict[str, Any]:
-    """The ``pmem import`` document for seed 002's two files (either may be None)."""
+    """The ``pmem import`` document for the folder's two files (either may be None)."""
     doc: dict[str, Any] = {"longTerm": {"learnings": []}}
     if long_term is not None:
         if not isinstance(long_term, Mapping):
@@ -244,42 +239,20 @@ def _load(path: Path | None) -> Any:
     return codec.loads(path.read_bytes(), path=str(path))
 
 
-@dataclass
-class Seed002Import:
-    """What importing a seed 002 folder did (or would do, with ``dry_run``)."""
-
-    files: list[str]
-    result: ImportResult
-    already_present: list[str] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        plan = self.result.plan
-        return {
-            "files": self.files,
-            "learnings": len(self.result.created),
-            "preferences": sorted(k for k in plan.preferences or {} if k != "updated_at"),
-            "sessions": [s["id"] for s in plan.sessions],
-            "already_present": self.already_present,
-            "applied": self.result.applied,
-        }
-
-
-def import_folder(
-    mem: Memory, folder: Path | str, *, channel: str = CHANNEL, dry_run: bool = False
-) -> Seed002Import:
-    """Import seed 002's memory files from ``folder`` (the agent folder or its ``memoria/``)."""
-    from planning_memory.sessions import conversation as sessions
-
-    folder = Path(folder)
+def read_memoria(
+    folder: Path, *, tz: tzinfo, channel: str = CHANNEL
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``pmem import`` document for the memory files in ``folder`` (the agent folder or
+    its ``memoria/``), and the files read."""
     long_term_path, log_path = find_files(folder)
     if long_term_path is None and log_path is None:
         raise InputError(
             f"no {LONG_TERM_FILE} or {SESSION_FILE} here or in memoria/",
             path=str(folder),
-            hint="give the seed 002 agent folder (the one holding memoria/)",
+            hint="give the agent folder (the one holding memoria/)",
         )
-    tz = sessions.timezone_of(mem.config, mem.now())
-    mtime = max(p.stat().st_mtime for p in (long_term_path, log_path) if p is not None)
+    found = [p for p in (long_term_path, log_path) if p is not None]
+    mtime = max(p.stat().st_mtime for p in found)
     doc = document(
         _load(long_term_path),
         _load(log_path),
@@ -287,31 +260,4 @@ def import_folder(
         default_when=datetime.fromtimestamp(int(mtime), UTC),
         channel=channel,
     )
-    result = mem.plan_import(doc, name_hint=LONG_TERM_FILE)
-    present = _drop_present(mem, result)
-    if not dry_run:
-        mem.apply_import(result)
-    files = [str(p) for p in (long_term_path, log_path) if p is not None]
-    return Seed002Import(files, result, present)
-
-
-def _drop_present(mem: Memory, result: ImportResult) -> list[str]:
-    """Leave out what an earlier import (or a person) already put there: never overwrite."""
-    plan = result.plan
-    present = [*result.updated, *result.unchanged]
-    plan.records = [r for r in plan.records if r["id"] not in present]
-    result.updated, result.unchanged = [], []
-    kept = []
-    for item in plan.sessions:
-        if mem.layout.session_path(item["id"]).exists():
-            present.append(item["id"])
-        else:
-            kept.append(item)
-    plan.sessions = kept
-    if plan.preferences is not None:
-        existing = mem.preferences()
-        taken = sorted(k for k in plan.preferences if k in existing and k != "updated_at")
-        present += [f"preferences.{k}" for k in taken]
-        new = {k: v for k, v in plan.preferences.items() if k not in taken}
-        plan.preferences = new if set(new) - {"updated_at"} else None
-    return present
+    return doc, [str(p) for p in found]

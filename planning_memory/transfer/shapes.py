@@ -12,12 +12,22 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from planning_memory.core import schema
-from planning_memory.core.ids import ID_RE, new_id
-from planning_memory.core.model import LEARNING_TYPES, Record, new_long_term, normalize, timestamp
-from planning_memory.errors import InputError, PlanningMemoryError, SchemaError
+from planning_memory.core import (
+    ID_RE,
+    LEARNING_TYPES,
+    Record,
+    codec,
+    new_id,
+    new_long_term,
+    normalize,
+    privacy,
+    schema,
+    timestamp,
+)
+from planning_memory.errors import InputError, LimitError, PlanningMemoryError, SchemaError
 
 FORMAT_VERSION = 1
 _KIND_KEYS = {"patterns": "pattern", "mistakes": "mistake", "learnings": "learning"}
@@ -233,3 +243,93 @@ def export_document(
         doc["longTerm"] = camelize(doc["longTerm"])
         doc["entityMemory"] = camelize(doc["entityMemory"])
     return doc
+
+
+@dataclass
+class ImportResult:
+    """A checked import plan and what applying it changes (or changed, once ``applied``)."""
+
+    plan: ImportPlan
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    already_present: list[str] = field(default_factory=list)  # left out by ``keep_new``
+    files: list[str] = field(default_factory=list)  # the files read, when known
+    applied: bool = False
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "created": len(self.created),
+            "updated": len(self.updated),
+            "unchanged": len(self.unchanged),
+            "applied": self.applied,
+            "preferences": sorted(k for k in self.plan.preferences or {} if k != "updated_at"),
+            "sessions": [s["id"] for s in self.plan.sessions],
+            "already_present": self.already_present,
+            "files": self.files,
+        }
+
+
+def plan(
+    data: Any,
+    now: datetime,
+    existing: Mapping[str, Record],
+    *,
+    check: Callable[[Record], object],
+    name_hint: str | None = None,
+) -> ImportResult:
+    """``data`` converted, redacted and validated (``check`` validates one record), with
+    each record sorted into created, updated or unchanged against ``existing``."""
+    converted = plan_import(data, now, name_hint=name_hint)
+    converted.records = [privacy.redact_value(r) for r in converted.records]
+    check_plan(converted, check)
+    result = ImportResult(plan=converted)
+    for record in converted.records:
+        old = existing.get(record["id"])
+        if old is None:
+            result.created.append(record["id"])
+        elif old != record:
+            result.updated.append(record["id"])
+        else:
+            result.unchanged.append(record["id"])
+    return result
+
+
+def keep_new(
+    result: ImportResult, session_exists: Callable[[str], bool], preferences: Mapping[str, Any]
+) -> None:
+    """Leave out of ``result`` what is already there (records, sessions, preference
+    sections), listing it in ``already_present``: such an import never overwrites."""
+    found = result.plan
+    present = [*result.updated, *result.unchanged]
+    found.records = [r for r in found.records if r["id"] not in present]
+    result.updated, result.unchanged = [], []
+    kept = []
+    for item in found.sessions:
+        if session_exists(item["id"]):
+            present.append(item["id"])
+        else:
+            kept.append(item)
+    found.sessions = kept
+    if found.preferences is not None:
+        taken = sorted(k for k in found.preferences if k in preferences and k != "updated_at")
+        present += [f"preferences.{k}" for k in taken]
+        new = {k: v for k, v in found.preferences.items() if k not in taken}
+        found.preferences = new if set(new) - {"updated_at"} else None
+    result.already_present = present
+
+
+def read_document(path: Path) -> Any:
+    """A user-supplied JSON file, decoded with the codec's limits, or one clear error. Only a
+    regular file is read, and never more than the size limit (a device or FIFO is refused)."""
+    if path.is_dir():
+        raise InputError("is a directory, expected a JSON file", path=str(path))
+    if not path.exists():
+        raise InputError("no such file", path=str(path))
+    if not path.is_file():
+        raise InputError("not a regular file, expected a JSON file", path=str(path))
+    with path.open("rb") as handle:
+        data = handle.read(codec.MAX_BYTES + 1)
+    if len(data) > codec.MAX_BYTES:
+        raise LimitError(f"file is over the {codec.MAX_BYTES:,}-byte limit", path=str(path))
+    return codec.loads(data, path=str(path))

@@ -1,1 +1,50 @@
-"""views."""
+"""The Markdown views: patterns.md, mistakes.md, CLAUDE.md and managed blocks.
+
+``Views`` knows each rendered file's state; ``render_all``, ``refresh``, ``check`` and ``sync``
+render JSON to Markdown and import hand edits back, stopping at a real conflict. Rendered text
+is inert. See docs/markdown.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planning_memory.core.exports import exports
+
+if TYPE_CHECKING:
+    from planning_memory.views.fileformat import body_hash as body_hash
+    from planning_memory.views.fileformat import header_hashes as header_hashes
+    from planning_memory.views.workflow import SyncReport as SyncReport
+    from planning_memory.views.workflow import Views as Views
+    from planning_memory.views.workflow import ViewState as ViewState
+    from planning_memory.views.workflow import check as check
+    from planning_memory.views.workflow import refresh as refresh
+    from planning_memory.views.workflow import render_all as render_all
+    from planning_memory.views.workflow import sync as sync
+
+    __all__ = [
+        "SyncReport",
+        "ViewState",
+        "Views",
+        "body_hash",
+        "check",
+        "header_hashes",
+        "refresh",
+        "render_all",
+        "sync",
+    ]
+else:
+    __getattr__, __dir__, __all__ = exports(
+        __name__,
+        {
+            "SyncReport": "workflow",
+            "ViewState": "workflow",
+            "Views": "workflow",
+            "body_hash": "fileformat",
+            "check": "workflow",
+            "header_hashes": "fileformat",
+            "refresh": "workflow",
+            "render_all": "workflow",
+            "sync": "workflow",
+        },
+    )

@@ -15,8 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from planning_memory.core.ids import ID_RE
-from planning_memory.core.model import SEVERITIES
+from planning_memory.core import ID_RE, SEVERITIES
 from planning_memory.views.blocks import Blocks, scan
 from planning_memory.views.fileformat import (
     DISPLAY_ONLY,

@@ -4,8 +4,8 @@ The only module that imports watchdog. It owns the observer (with an explicit ev
 file created / modified / deleted / moved / closed-after-write and directory deleted; never the
 default mask, whose directory opens can overflow the kernel queue on a large tree), the quick
 rejection of paths that never need work (editor temp files, ``.git`` internals except ``HEAD``,
-derived files, the daemon's own writes), the gitignore rules, and the per-path dirty set with
-its quiet window and maximum batch window. What to do with a batch is ``daemon``'s business.
+derived files, the daemon's own writes) and the per-path dirty set with its quiet window and
+maximum batch window. What to do with a batch is ``daemon``'s business.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pathspec
 from watchdog.events import (
     DirDeletedEvent,
     FileClosedEvent,
@@ -37,9 +36,6 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
-
-from planning_memory.core.layout import Layout
-from planning_memory.store import Store
 
 log = logging.getLogger("planning_memory.watch.events")
 
@@ -128,102 +124,30 @@ class OwnWrites:
         return len(self._stamps)
 
 
-class RecordingStore(Store):
-    """A ``Store`` that notes every file it writes or deletes in an ``OwnWrites``."""
+class WriteLog:
+    """The files this process's memory wrote or deleted: each one noted in an ``OwnWrites``
+    (so its event is recognised) and listed until ``take_written``. Pass ``note`` to
+    ``Memory(on_write=...)``."""
 
-    def __init__(self, layout: Layout, own: OwnWrites, **kwargs: Any) -> None:
-        super().__init__(layout, **kwargs)
+    def __init__(self, own: OwnWrites) -> None:
         self.own = own
         self.written: list[Path] = []  # since the last ``take_written``
+        self._lock = threading.Lock()
 
-    def write_bytes(self, path: Path, data: bytes, *, expect: str | None = None) -> bool:
-        with self.lock():
-            changed = super().write_bytes(path, data, expect=expect)
-            if changed:
-                self._note(Path(path))
-        return changed
-
-    def delete(self, path: Path, *, expect: str | None = None) -> bool:
-        with self.lock():
-            removed = super().delete(path, expect=expect)
-            if removed:
-                self._note(Path(path))
-        return removed
-
-    def write_repo_file(self, path: Path, text: str) -> bool:
-        with self.lock():
-            changed: bool = super().write_repo_file(path, text)
-            if changed:
-                self._note(Path(path))
-        return changed
-
-    def _note(self, path: Path) -> None:
+    def note(self, path: Path) -> None:
         self.own.record(path)
-        with self._thread_lock:
-            self.written.append(path)
+        with self._lock:
+            self.written.append(Path(path))
 
     def adopt(self, paths: Iterable[str]) -> None:
         """Count files another process wrote on our behalf (a reconcile child) as ours."""
         for path in paths:
-            self._note(Path(path))
+            self.note(Path(path))
 
     def take_written(self) -> list[Path]:
-        with self._thread_lock:
+        with self._lock:
             taken, self.written = self.written, []
         return taken
-
-
-# -- ignore rules ------------------------------------------------------------------------------
-# folders the scanner never scans, wherever they are
-NEVER_SCANNED = frozenset(
-    {".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache"}
-)  # fmt: skip
-
-
-class IgnoreRules:
-    """``.gitignore`` files (root and nested, read lazily), ``.git/info/exclude``, the
-    config's exclude patterns (matched with pathspec's ``GitIgnoreSpec``) and the folders that
-    are never scanned."""
-
-    def __init__(self, root: str, exclude: Sequence[str] = ()) -> None:
-        self.root = root
-        self.exclude = list(exclude)
-        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
-
-    def refresh(self) -> None:
-        """Forget what was read: a ``.gitignore`` changed."""
-        self._specs.clear()
-
-    def ignored(self, rel: str) -> bool:
-        parts = rel.split("/")
-        if not NEVER_SCANNED.isdisjoint(parts[:-1]):
-            return True
-        for depth in range(len(parts)):
-            folder = "/".join(parts[:depth])
-            spec = self._spec(folder)
-            if spec is not None and spec.match_file("/".join(parts[depth:])):
-                return True
-        return False
-
-    def _spec(self, folder: str) -> pathspec.GitIgnoreSpec | None:
-        if folder in self._specs:
-            return self._specs[folder]
-        lines = _read_lines(os.path.join(self.root, folder, ".gitignore"))
-        if folder == "":
-            lines += _read_lines(os.path.join(self.root, ".git", "info", "exclude"))
-            lines += self.exclude
-        spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
-        self._specs[folder] = spec
-        return spec
-
-
-def _read_lines(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read().splitlines()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
-        return []
 
 
 # -- the dirty set -----------------------------------------------------------------------------
@@ -496,7 +420,9 @@ def git_head_path(root: str) -> str | None:
     dot_git = os.path.join(root, ".git")
     if not os.path.isfile(dot_git):
         return None
-    for line in _read_lines(dot_git):
+    with open(dot_git, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines()
+    for line in lines:
         if line.startswith("gitdir:"):
             gitdir = line.partition(":")[2].strip()
             gitdir = os.path.normpath(os.path.join(root, gitdir))

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planning_memory.core.ids import check_id
-from planning_memory.core.layout import Layout
+from planning_memory.core import Layout, check_id
 from planning_memory.errors import NotFoundError
 from planning_memory.search import documents as sources
 from planning_memory.search import upkeep as indexer
@@ -23,7 +22,7 @@ DEFAULT_SPAN = 3
 
 
 @dataclass(frozen=True)
-class Entry:
+class TimelineEntry:
     """One point of a timeline; ``anchor`` marks the memory asked about."""
 
     id: str
@@ -44,15 +43,17 @@ class Entry:
         }
 
 
-def _session_entries(session: Mapping[str, Any]) -> list[Entry]:
+def _session_entries(session: Mapping[str, Any]) -> list[TimelineEntry]:
     sid = str(session.get("id"))
     entries = [
-        Entry(str(m.get("id")), "message", str(m.get("at") or ""), _line(m.get("content")), sid)
+        TimelineEntry(
+            str(m.get("id")), "message", str(m.get("at") or ""), _line(m.get("content")), sid
+        )
         for m in session.get("messages") or []
         if isinstance(m, Mapping)
     ]
     entries += [
-        Entry(
+        TimelineEntry(
             str(d.get("id")),
             "decision",
             str(d.get("decided_at") or ""),
@@ -81,8 +82,10 @@ def _find_session(index: Index, layout: Layout, store: Store, item_id: str) -> d
     raise NotFoundError(f"no session holds {item_id}", record_id=item_id)
 
 
-def _record_entry(row: Row, anchor: bool = False) -> Entry:
-    return Entry(row.doc.ref_id, row.doc.type, row.doc.created_at, row.doc.title, anchor=anchor)
+def _record_entry(row: Row, anchor: bool = False) -> TimelineEntry:
+    return TimelineEntry(
+        row.doc.ref_id, row.doc.type, row.doc.created_at, row.doc.title, anchor=anchor
+    )
 
 
 def timeline(
@@ -93,7 +96,7 @@ def timeline(
     before: int = DEFAULT_SPAN,
     after: int = DEFAULT_SPAN,
     index: Index | None = None,
-) -> list[Entry]:
+) -> list[TimelineEntry]:
     """The memory ``memory_id`` with up to ``before`` / ``after`` neighbours, oldest first."""
     check_id(memory_id)
     own = index is None
@@ -104,7 +107,7 @@ def timeline(
             entries = _session_entries(_find_session(ix, layout, store, memory_id))
             at = next(i for i, e in enumerate(entries) if e.id == memory_id)
             window = entries[max(0, at - before) : at + after + 1]
-            return [Entry(**{**e.as_dict(), "anchor": e.id == memory_id}) for e in window]
+            return [TimelineEntry(**{**e.as_dict(), "anchor": e.id == memory_id}) for e in window]
         row = ix.by_key(f"record:{memory_id}")
         if row is None:
             raise NotFoundError(

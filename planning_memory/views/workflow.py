@@ -13,16 +13,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core.layout import Layout
-from planning_memory.core.model import Record, timestamp
+from planning_memory.core import Layout, Record, timestamp
 from planning_memory.errors import ConflictError, InputError, SchemaError
-from planning_memory.longterm import records
-from planning_memory.longterm import rules as learn
+from planning_memory.longterm import check_record, load_all, new_record, save_record
 from planning_memory.store import Store
 from planning_memory.views import render
 from planning_memory.views.diff import Changes, diff_view
@@ -73,6 +72,15 @@ class SyncReport:
             "conflicts": [rel(c.path) for c in self.conflicts],
         }
 
+    def conflict_error(self, rel: Callable[[Path], str]) -> ConflictError:
+        """The one-line error for this report's hand-edit conflicts (nothing was written)."""
+        names = ", ".join(f"{rel(c.path)} ({c.state})" for c in self.conflicts)
+        return ConflictError(
+            f"edited by hand: {names}; nothing was written",
+            hint="`pmem sync --prefer md` imports your edits, `--prefer json` re-renders "
+            "(your edited copy is kept as .orig)",
+        )
+
 
 @dataclass(frozen=True)
 class Views:
@@ -89,7 +97,7 @@ class Views:
     @functools.cached_property
     def all_records(self) -> list[Record]:
         """Every long-term record, soft-deleted ones too (read once per Views)."""
-        return records.load_all(self.layout, self.store, deleted=True)
+        return load_all(self.layout, self.store, deleted=True)
 
     def records(self, kind: str) -> list[Record]:
         return [r for r in self.all_records if r["type"] == VIEWS[kind]]
@@ -217,10 +225,10 @@ def _apply_changes(views: Views, kind: str, changes: Changes, now: datetime) -> 
         record_type = fields.pop("type", VIEWS[kind])
         title = fields.pop("title", None) or fields.get("name") or fields.get("description", "")
         title = " ".join(str(title).split())[:200] or "Untitled"
-        to_write.append(learn.new_record(record_type, now, title=title, source="human", **fields))
+        to_write.append(new_record(record_type, now, title=title, source="human", **fields))
     for record in to_write:
         try:
-            records.check_record(record)
+            check_record(record)
         except SchemaError as exc:
             raise SchemaError(
                 exc.message,
@@ -229,7 +237,7 @@ def _apply_changes(views: Views, kind: str, changes: Changes, now: datetime) -> 
                 hint="nothing was imported; fix the item and run `pmem sync`",
             ) from None
     for record in to_write:
-        records.save(lay, store, record)
+        save_record(lay, store, record)
     return {
         "updated": len(changes.updates),
         "created": len(changes.creations),
@@ -367,12 +375,7 @@ def render_all(views: Views) -> SyncReport:
 
 
 def conflict_error(report: SyncReport, store: Store) -> ConflictError:
-    names = ", ".join(f"{store.rel(c.path)} ({c.state})" for c in report.conflicts)
-    return ConflictError(
-        f"edited by hand: {names}; nothing was written",
-        hint="`pmem sync --prefer md` imports your edits, `--prefer json` re-renders "
-        "(your edited copy is kept as .orig)",
-    )
+    return report.conflict_error(store.rel)
 
 
 def refresh(views: Views) -> SyncReport:

@@ -1,4 +1,4 @@
-"""Import of seed 002's ``memoria/largo_plazo.json`` and ``sesion_actual.json``."""
+"""Importing an agent's ``memoria/`` folder: ``largo_plazo.json`` and ``sesion_actual.json``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from planning_memory.cli import cli
 from planning_memory.errors import InputError, SchemaError
 from planning_memory.memory import Memory
-from planning_memory.transfer import memoria as seed002
+from planning_memory.transfer import memoria
 from planning_memory.validate import layout_for, validate_tree
 
 AGENT = Path(__file__).parent / "fixtures" / "seed002" / "mi-agente"
@@ -30,9 +30,9 @@ def repo(empty_repo: Path) -> Path:
 
 def test_facts_profile_and_steps_are_imported(repo: Path) -> None:
     mem = Memory(repo)
-    done = seed002.import_folder(mem, AGENT)
+    done = mem.import_memoria(AGENT)
     summary = done.summary()
-    assert summary["learnings"] == 5 and summary["applied"]
+    assert summary["created"] == 5 and summary["applied"]
     assert summary["preferences"] == ["business", "user", "user_preferences"]
 
     learned = {r["learned"]: r for r in mem.records("learning")}
@@ -41,7 +41,7 @@ def test_facts_profile_and_steps_are_imported(repo: Path) -> None:
     assert dated["created_at"] == "2026-03-01T23:00:00Z"  # 2026-03-02 00:00 in Madrid
     undated = learned["Prefiere reportes cortos, máximo 1 página"]
     assert undated["created_at"] == "2026-03-05T17:22:10Z"  # ultima_actualizacion, Madrid
-    assert all(r["tags"] == ["seed-002"] and r["source"] == "import" for r in learned.values())
+    assert all(r["tags"] == ["memoria"] and r["source"] == "import" for r in learned.values())
     assert not any("hubspot-secret-123" in json.dumps(r) for r in learned.values())
 
     prefs = mem.preferences()
@@ -56,7 +56,7 @@ def test_facts_profile_and_steps_are_imported(repo: Path) -> None:
 
     [sid] = summary["sessions"]
     session = mem.get_session_context(sid)["session"]
-    assert session["channel"] == "seed-002" and session["status"] == "paused"
+    assert session["channel"] == "memoria" and session["status"] == "paused"
     assert session["goal"] == "Preparar el reporte semanal de AgenciaX"
     raw = json.loads(mem.layout.session_path(sid).read_text("utf-8"))
     assert [s["action"] for s in raw["steps"]] == ["buscar_datos_hubspot", "redactar_reporte"]
@@ -70,23 +70,23 @@ def test_facts_profile_and_steps_are_imported(repo: Path) -> None:
 
 def test_importing_twice_adds_nothing_and_overwrites_nothing(repo: Path) -> None:
     mem = Memory(repo)
-    first = seed002.import_folder(mem, AGENT)
+    first = mem.import_memoria(AGENT)
     fact_id = next(r["id"] for r in mem.records("learning") if "Acme" in r["learned"])
     mem.pin(fact_id)
     before = {p: p.read_bytes() for p in (repo / ".planning").rglob("*.json")}
-    second = seed002.import_folder(mem, AGENT).summary()
-    assert second["learnings"] == 0 and second["sessions"] == []
+    second = mem.import_memoria(AGENT).summary()
+    assert second["created"] == 0 and second["sessions"] == []
     assert len(second["already_present"]) == 5 + 1 + 3  # facts, session, preference sections
     after = {p: p.read_bytes() for p in (repo / ".planning").rglob("*.json")}
     assert after == before
     assert mem.get(fact_id)["pinned"] is True
-    assert first.summary()["learnings"] == 5
+    assert first.summary()["created"] == 5
 
 
 def test_dry_run_writes_nothing(repo: Path) -> None:
     before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
-    done = seed002.import_folder(Memory(repo), AGENT / "memoria", dry_run=True)
-    assert done.summary()["learnings"] == 5 and not done.summary()["applied"]
+    done = Memory(repo).import_memoria(AGENT / "memoria", dry_run=True)
+    assert done.summary()["created"] == 5 and not done.summary()["applied"]
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
 
 
@@ -97,8 +97,8 @@ def test_the_empty_structure_and_one_file_only(repo: Path, tmp_path: Path) -> No
         json.dumps({"hechos": ["Usa pytest", "Usa pytest"], "preferencias": {"tono": "formal"}}),
         "utf-8",
     )
-    summary = seed002.import_folder(Memory(repo), folder.parent).summary()
-    assert summary["learnings"] == 1 and summary["sessions"] == []
+    summary = Memory(repo).import_memoria(folder.parent).summary()
+    assert summary["created"] == 1 and summary["sessions"] == []
     assert Memory(repo).preferences()["preferences"] == {"tono": "formal"}
 
 
@@ -121,29 +121,31 @@ def test_bad_files_are_one_clear_error_and_change_nothing(
     (folder / name).write_text(content, "utf-8")
     before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
     with pytest.raises(error):
-        seed002.import_folder(Memory(repo), folder)
+        Memory(repo).import_memoria(folder)
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
 
 
 def test_a_folder_without_the_files(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"largo_plazo\.json"):
-        seed002.import_folder(Memory(repo), tmp_path)
+        Memory(repo).import_memoria(tmp_path)
 
 
-def test_the_cli_command(repo: Path, tmp_path: Path) -> None:
+def test_the_cli_command_and_a_folder_is_read_as_memoria_by_default(
+    repo: Path, tmp_path: Path
+) -> None:
     agent = tmp_path / "mi-agente"
     shutil.copytree(AGENT, agent)
     runner = CliRunner()
-    args = ["-C", str(repo), "import-seed002", str(agent)]
+    args = ["-C", str(repo), "import", "--from", "memoria", str(agent)]
     dry = runner.invoke(cli, [*args, "--dry-run"])
-    assert dry.exit_code == 0 and dry.output.startswith("Would import: 5 learnings")
-    done = runner.invoke(cli, [*args, "--json"])
+    assert dry.exit_code == 0 and dry.output.startswith("Would import: 5 new")
+    done = runner.invoke(cli, ["-C", str(repo), "import", str(agent), "--json"])
     assert done.exit_code == 0, done.output
-    assert json.loads(done.output)["learnings"] == 5
+    assert json.loads(done.output)["created"] == 5
 
 
 def test_snake_keys() -> None:
-    assert seed002.snake_key("Idioma código") == "idioma_codigo"
-    assert seed002.snake_key("2026 objetivos") == "k_2026_objetivos"
-    assert seed002.snake_key("¿?") == ""
-    assert seed002.fact_record("x", datetime(2026, 1, 1, tzinfo=UTC))["id"].startswith("lrn_s002")
+    assert memoria.snake_key("Idioma código") == "idioma_codigo"
+    assert memoria.snake_key("2026 objetivos") == "k_2026_objetivos"
+    assert memoria.snake_key("¿?") == ""
+    assert memoria.fact_record("x", datetime(2026, 1, 1, tzinfo=UTC))["id"].startswith("lrn_s002")

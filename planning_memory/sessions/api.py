@@ -1,0 +1,252 @@
+"""The part's one object, ``Sessions``: every session operation, bound to a memory tree's
+layout and store, its config (read on first need), a clock and a channel.
+
+The operations live in the modules named for their job (``log``, ``lifecycle``, ``rolling``,
+``briefing``) as functions of the state they need; ``Sessions`` holds that state once and adds
+the clock's ``now``. Reading (``get``, ``list``, ``history``, ``queued``...) is ``SessionFiles``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, tzinfo
+from functools import cached_property
+from typing import Any
+
+from planning_memory.core import Layout, TemporalContext, effective_config, temporal
+from planning_memory.errors import NotFoundError
+from planning_memory.sessions import briefing, lifecycle, log, rolling
+from planning_memory.sessions.files import DEFAULT_CHANNEL, Session, SessionFiles, Settings
+from planning_memory.sessions.lifecycle import Deleted
+from planning_memory.sessions.log import Appended
+from planning_memory.sessions.rolling import SummaryOutcome
+from planning_memory.sessions.summarize import Summarizer, from_config
+from planning_memory.store import Store
+
+Config = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Sessions(SessionFiles):
+    """The sessions of one memory tree, bound to its config, a clock and a channel.
+
+    ``config`` is the memory config (``None``: the defaults), or a function returning it,
+    called on first need; ``clock`` returns aware datetimes; ``channel`` is whose sessions
+    ``current`` and ``start`` mean. Reading (``get``, ``list``, ``history``, ``queued``,
+    ``chunk_paths``...) comes from ``SessionFiles``.
+    """
+
+    def __init__(
+        self,
+        layout: Layout,
+        store: Store,
+        config: Config = None,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+        channel: str = DEFAULT_CHANNEL,
+    ) -> None:
+        super().__init__(layout, store)
+        self._given = config
+        self.clock = clock
+        self.channel = channel
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        """The effective config (read on first need)."""
+        given = self._given() if callable(self._given) else self._given
+        return effective_config(given)
+
+    @cached_property
+    def settings(self) -> Settings:
+        return Settings.of(self.config)
+
+    @cached_property
+    def summarizer(self) -> Summarizer:
+        """The config's summariser: its command, else the extractive one."""
+        return from_config(self.config)
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    # -- which session -------------------------------------------------------------------------
+    def current(self, channel: str | None = None) -> Session | None:
+        """The current session of ``channel`` (default: ours): its newest active one."""
+        name = lifecycle.check_channel(self.channel if channel is None else channel)
+        rows = self.list(channel=name, status="active")
+        return self.get(rows[0].id) if rows else None
+
+    def current_id(self, *, start: bool = True, goal: str | None = None) -> str:
+        """The id of our channel's current session; one is started if there is none (with
+        ``start=False``: NotFoundError)."""
+        found = self.current()
+        if found is not None:
+            return str(found["id"])
+        if not start:
+            raise NotFoundError(
+                f"no active session on channel {self.channel!r}",
+                hint="`pmem session start` begins one",
+            )
+        return str(self.start(goal)["id"])
+
+    def start(
+        self, goal: str | None = None, name: str | None = None, *, channel: str | None = None
+    ) -> Session:
+        """Create a new active session on ``channel`` (default: ours); the others stay."""
+        return lifecycle.start(
+            self, self.channel if channel is None else channel, now=self.now(), goal=goal, name=name
+        )
+
+    def window(self, session_id: str, n: int | None = None) -> list[dict[str, Any]]:
+        """The last ``n`` messages (default: ``contextWindow``), in order, verbatim."""
+        return super().window(session_id, self.settings.window if n is None else n)
+
+    # -- recording -----------------------------------------------------------------------------
+    def append(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        tool_results: Iterable[Mapping[str, Any]] = (),
+    ) -> Appended:
+        """Record a message; queues a summary once the window is passed, never summarises."""
+        return log.append_message(
+            self,
+            self.settings,
+            session_id,
+            role,
+            content,
+            now=self.now(),
+            tool_results=tool_results,
+        )
+
+    def record_decision(
+        self,
+        session_id: str,
+        question: str,
+        decision: str,
+        *,
+        reasoning: str = "",
+        alternatives: Iterable[str] = (),
+    ) -> dict[str, Any]:
+        return log.record_decision(
+            self,
+            self.settings,
+            session_id,
+            question,
+            decision,
+            now=self.now(),
+            reasoning=reasoning,
+            alternatives=alternatives,
+        )
+
+    def record_file_access(
+        self, session_id: str, path: str, action: str = "read"
+    ) -> dict[str, Any]:
+        return log.record_file_access(self, session_id, path, action, now=self.now())
+
+    def add_step(self, session_id: str, action: str, result: str = "") -> dict[str, Any]:
+        return log.add_step(self, session_id, action, result, now=self.now())
+
+    def set_context(self, session_id: str, changes: Mapping[str, str | None]) -> dict[str, Any]:
+        return log.set_context(self, session_id, changes, now=self.now())
+
+    # -- life ----------------------------------------------------------------------------------
+    def rename(self, session_id: str, name: str | None) -> Session:
+        return lifecycle.set_name(self, session_id, name, now=self.now())
+
+    def pause(self, session_id: str) -> Session:
+        return lifecycle.pause(self, self.settings, session_id, now=self.now())
+
+    def resume(self, session_id: str) -> Session:
+        return lifecycle.resume(self, session_id, now=self.now())
+
+    def snapshot(self, session_id: str) -> dict[str, Any]:
+        """A checkpoint of the session's state, for ``restore``."""
+        return lifecycle.snapshot(self.get(session_id), self.now())
+
+    def restore(self, session_id: str, data: Mapping[str, Any]) -> Session:
+        return lifecycle.restore(self, session_id, data, now=self.now())
+
+    def end(self, session_id: str, summarizer: Summarizer | None = None) -> Session:
+        """End with seed 003's summary (by ``summarizer``, default: the config's)."""
+        return lifecycle.end(self, session_id, summarizer or self.summarizer, now=self.now())
+
+    def delete(self, session_id: str) -> Deleted:
+        return lifecycle.delete(self, session_id)
+
+    # -- summaries -----------------------------------------------------------------------------
+    def drain(
+        self,
+        session_ids: Sequence[str] | None = None,
+        *,
+        summarizer: Summarizer | None = None,
+        min_batch: int = 1,
+    ) -> list[SummaryOutcome]:
+        """Summarise the queued sessions (or ``session_ids``), see ``rolling.drain``."""
+        return rolling.drain(
+            self,
+            self.settings,
+            summarizer or self.summarizer,
+            now=self.now(),
+            session_ids=session_ids,
+            min_batch=min_batch,
+        )
+
+    def summarize(
+        self, session_id: str, *, summarizer: Summarizer | None = None, min_batch: int = 1
+    ) -> SummaryOutcome:
+        return rolling.summarize_session(
+            self,
+            self.settings,
+            summarizer or self.summarizer,
+            session_id,
+            now=self.now(),
+            min_batch=min_batch,
+        )
+
+    # -- what an agent is told -----------------------------------------------------------------
+    def temporal(self, session_id: str | None = None) -> TemporalContext:
+        """Date, time, zone and the gap since the session's last message (call it before
+        recording the incoming message)."""
+        now = self.now()
+        return briefing.temporal_context(self, self._zone(now), session_id, now=now)
+
+    def context(self, session_id: str) -> dict[str, Any]:
+        """What an agent should know about the session (``get_session_context``)."""
+        now = self.now()
+        return briefing.context(self, self.settings, self._zone(now), session_id, now=now)
+
+    # -- looking up ----------------------------------------------------------------------------
+    def find_entry(self, item_id: str, *, first: str | None = None) -> dict[str, Any]:
+        """A message (``msg_``) or decision (``dec_``) by id, with its session id; the
+        session ``first`` (a hint, e.g. from the search index) is looked in first."""
+        kind = "message" if item_id.startswith("msg_") else "decision"
+        candidates = [first] if first else []
+        candidates += [info.id for info in self.list()]
+        for sid in dict.fromkeys(candidates):
+            items = self.history(sid) if kind == "message" else self.get(sid)["decisions"]
+            found = next((i for i in items if i.get("id") == item_id), None)
+            if found is not None:
+                return {"session_id": sid, "kind": kind, **found}
+        raise NotFoundError(f"no message or decision {item_id}", record_id=item_id)
+
+    def overview(self, session_id: str) -> dict[str, Any]:
+        """A session in brief: its goal, status, counts and summaries."""
+        data = self.get(session_id)
+        keep = ("id", "channel", "name", "status", "goal", "started_at", "ended_at")
+        return {
+            **{k: data.get(k) for k in keep},
+            "messages": len(data["messages"]) + int(data.get("archived_count", 0)),
+            "decisions": len(data["decisions"]),
+            "files_accessed": len(data["files_accessed"]),
+            "current_context": {k: v for k, v in data["current_context"].items() if v},
+            "summary": data["rolling_summary"]["summary"],
+            "end_summary": data["end_summary"],
+        }
+
+    def _zone(self, now: datetime) -> tzinfo:
+        return temporal.timezone_of(self.config, now)
