@@ -5,7 +5,6 @@ Library first: the CLI, the MCP server and the hooks call these methods and form
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -26,10 +25,8 @@ from planning_memory import views as _views
 from planning_memory.core import DEFAULT_CONFIG, PLANNING_DIR, Layout, effective_config
 from planning_memory.errors import (
     AlreadyInitializedError,
-    ConfigError,
     NotFoundError,
     NotInitializedError,
-    PlanningMemoryError,
 )
 from planning_memory.store import Store, write_outside
 
@@ -37,23 +34,13 @@ if TYPE_CHECKING:
     from planning_memory.context import ContextPack
     from planning_memory.core import Record
     from planning_memory.entity import IgnoreRules, ScanReport
-    from planning_memory.gitops import InstallReport, Resolution, SecretHit
     from planning_memory.longterm import Lesson, Outcome
     from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
-    from planning_memory.sessions import Appended, Deleted, Sessions, Summarizer, SummaryOutcome
+    from planning_memory.sessions import Appended, Sessions
     from planning_memory.transfer import ImportResult
     from planning_memory.views import SyncReport, Views, ViewState
 
 Clock = Callable[[], datetime]
-
-GITIGNORE = """\
-# planning-memory: derived and personal data stay out of git
-/memory/contextual/
-/memory/short-term/
-/.lock
-*.pm-tmp
-*.orig
-"""
 
 
 def _utc_now() -> datetime:
@@ -74,13 +61,7 @@ class Memory:
     ) -> None:
         """``on_write`` is told of every file this memory changes (the watch daemon's way
         to tell its own writes from everyone else's)."""
-        root = Path(root)
-        if personal:
-            self.layout = Layout.personal()
-        elif root.name == ".planning" or (root / "memory-config.json").is_file():
-            self.layout = Layout(root)
-        else:
-            self.layout = Layout.for_repo(root)
+        self.layout = Layout.personal() if personal else Layout.of(root)
         self.store = Store(self.layout, private=personal, on_write=on_write)
         self.clock: Clock = clock or _utc_now
         self.channel = channel
@@ -126,7 +107,7 @@ class Memory:
         with mem.store.lock():
             mem.store.write_json(lay.config, DEFAULT_CONFIG)
             mem.store.make_dirs(*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual)
-            mem.store.write_text(lay.planning / ".gitignore", GITIGNORE)
+            mem.store.write_text(lay.planning / ".gitignore", _core.TREE_GITIGNORE)
             _views.render_all(mem.views())
         return mem
 
@@ -144,39 +125,8 @@ class Memory:
     def config(self) -> dict[str, Any]:
         """The effective settings: ``memory-config.json`` over the defaults."""
         if self._config is None:
-            given: dict[str, Any] = {}
-            if self.layout.config.is_file():
-                try:
-                    loaded = self._checked_config()
-                except PlanningMemoryError as exc:
-                    raise ConfigError(
-                        exc.message,
-                        path=exc.path,
-                        json_path=exc.json_path,
-                        line=exc.line,
-                        column=exc.column,
-                        hint=exc.hint,
-                    ) from None
-                given = loaded
-            self._config = effective_config(given)
+            self._config = effective_config(_validate.load_config(self.layout, self.store))
         return self._config
-
-    def _checked_config(self) -> Any:
-        """The config file's value, schema-checked once per distinct content: the digest of
-        the last valid config is kept in the derived folder, so a short command (``pmem
-        context``, a hook) does not pay for the schema machinery every time."""
-        loaded = self.store.load(self.layout.config)
-        stamp = self.layout.contextual / ".config-valid"
-        try:
-            if stamp.read_text("ascii") == loaded.digest:
-                return loaded.value
-        except OSError:
-            pass
-        _core.check_schema("config", loaded.value, path=self.store.rel(self.layout.config))
-        if self.layout.contextual.is_dir() and not self.store.private:
-            with contextlib.suppress(PlanningMemoryError, OSError):
-                self.store.write_text(stamp, loaded.digest)
-        return loaded.value
 
     def settings(self, section: str) -> dict[str, Any]:
         result: dict[str, Any] = self.config["memory"][section]
@@ -314,8 +264,8 @@ class Memory:
     # -- short-term: sessions (seed 000 / 001 / 002 / 003) ----------------------------------
     @property
     def sessions(self) -> Sessions:
-        """Short-term memory on ``self.channel``, built on first use: opening a ``Memory``
-        reads no config, and a session call reads it only when it needs it."""
+        """Short-term memory on ``self.channel`` (``session_id=None`` in its calls means the
+        channel's current session). Built on first use; it reads the config only if needed."""
         built: Sessions | None = self.__dict__.get("_sessions")
         if built is None or built.channel != self.channel:
             built = _sessions.Sessions(
@@ -323,13 +273,6 @@ class Memory:
             )
             self.__dict__["_sessions"] = built
         return built
-
-    def current_session(self, *, start: bool = True, goal: str | None = None) -> str:
-        """The id of this channel's newest active session, started if there is none."""
-        return self.sessions.current_id(start=start, goal=goal)
-
-    def start_session(self, goal: str | None = None, name: str | None = None) -> dict[str, Any]:
-        return self.sessions.start(goal, name)
 
     def log(
         self,
@@ -339,76 +282,11 @@ class Memory:
         tool_results: tuple[dict[str, Any], ...] = (),
     ) -> Appended:
         """Record a message; ``[MEMORIZE: ...]`` facts in agent output become learnings."""
-        sid = session_id or self.current_session()
-        appended = self.sessions.append(sid, role, content, tool_results=tool_results)
+        appended = self.sessions.append(session_id, role, content, tool_results=tool_results)
         for fact in appended.memorize:
-            self.save(
-                fact[:200], "learning", learned=fact, trigger="[MEMORIZE]", source=f"session:{sid}"
-            )
+            source = f"session:{appended.session_id}"
+            self.save(fact[:200], "learning", learned=fact, trigger="[MEMORIZE]", source=source)
         return appended
-
-    def record_decision(
-        self,
-        question: str,
-        decision: str,
-        reasoning: str = "",
-        alternatives: tuple[str, ...] | list[str] = (),
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
-        """Seed 000's ``recordDecision`` in the current session."""
-        sid = session_id or self.current_session()
-        return self.sessions.record_decision(
-            sid, question, decision, reasoning=reasoning, alternatives=tuple(alternatives)
-        )
-
-    def record_file_access(
-        self, path: str, action: str = "read", session_id: str | None = None
-    ) -> dict[str, Any]:
-        """Seed 000's ``recordFileAccess``: read, created, modified or deleted."""
-        return self.sessions.record_file_access(session_id or self.current_session(), path, action)
-
-    def add_step(
-        self, action: str, result: str = "", session_id: str | None = None
-    ) -> dict[str, Any]:
-        return self.sessions.add_step(session_id or self.current_session(), action, result)
-
-    def set_session_context(
-        self, session_id: str | None = None, **changes: str | None
-    ) -> dict[str, Any]:
-        return self.sessions.set_context(session_id or self.current_session(), changes)
-
-    def get_session_context(self, session_id: str | None = None) -> dict[str, Any]:
-        """Seed 000's ``getSessionContext``: window, summary, decisions, files, time."""
-        return self.sessions.context(session_id or self.current_session(start=False))
-
-    def summarizer(self) -> Summarizer:
-        return self.sessions.summarizer
-
-    def summarize_sessions(self, session_ids: list[str] | None = None) -> list[SummaryOutcome]:
-        return self.sessions.drain(session_ids)
-
-    def end_session(self, session_id: str | None = None) -> dict[str, Any]:
-        return self.sessions.end(session_id or self.current_session(start=False))
-
-    def save_to_checkpoint(self, session_id: str | None = None) -> dict[str, Any]:
-        """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
-        sid = session_id or self.current_session(start=False)
-        counts = self.counts()
-        return {
-            "sessionId": sid,
-            "shortTerm": self.sessions.snapshot(sid),
-            "longTermSummary": counts["long_term"],
-            "entitySummary": counts["entity"],
-        }
-
-    def restore_from_checkpoint(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Seed 000's ``restoreFromCheckpoint``: only the session is restored; long-term and
-        entity memory are read from their files."""
-        sid = str(data.get("sessionId") or self.current_session(start=False))
-        return self.sessions.restore(sid, data.get("shortTerm", data))
-
-    def delete_session(self, session_id: str) -> Deleted:
-        return self.sessions.delete(session_id)
 
     # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
     def views(self) -> Views:
@@ -590,6 +468,10 @@ class Memory:
         """When the code map was last written (newest entity file), or None."""
         return _entity.last_written(self.layout)
 
+    def entity_snapshot(self) -> dict[str, Any]:
+        """The whole code map in one value: files, functions, components, relationships."""
+        return _entity.entity_snapshot(self.layout, self.store)
+
     def ignore_rules(self) -> IgnoreRules:
         """Which repository paths the code map skips, path by path (for the watch daemon)."""
         exclude = self.settings("entity").get("excludePatterns", [])
@@ -651,24 +533,15 @@ class Memory:
     def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
         """Everything in memory as one document (the seed's combined shape)."""
         self.require()
+        records, entity = self.records(deleted=include_deleted), self.entity_snapshot()
         index = _search.index_path(self.layout)
-        sessions = [
-            self.store.read_json(p)
-            for p in self.store.list_json(self.layout.short_term)
-            if p.name.startswith("session-")
-        ]
-        return _transfer.export_document(
-            self.records(deleted=include_deleted),
+        return _transfer.export_tree(
+            self.layout,
+            self.store,
+            records,
             self.preferences(),
-            sessions,
-            _entity.entity_snapshot(self.layout, self.store),
-            {
-                "index": {
-                    "provider": "local",
-                    "path": self.store.rel(index),
-                    "present": index.is_file(),
-                }
-            },
+            entity,
+            index,
             self.now(),
             seed=seed,
         )
@@ -707,48 +580,17 @@ class Memory:
 
     def apply_import(self, result: ImportResult) -> ImportResult:
         """Write a checked import plan (under one lock), then refresh the views."""
-        plan = result.plan
-        with self.store.lock():
-            for record in plan.records:
-                _longterm.save_record(self.layout, self.store, record)
-            if plan.preferences is not None:
-                merged = {**self.preferences(), **plan.preferences}
-                self.store.write_json(self.layout.preferences, merged)
-            for session in plan.sessions:
-                self.store.write_json(self.layout.session_path(session["id"]), session)
-        result.applied = True
+        _transfer.apply_plan(self.layout, self.store, result, self.preferences())
         self.view_conflicts = [state.path for state in self.refresh_views().conflicts]
         return result
 
     # -- repository tools: they need no memory tree open ------------------------------------
+    git = _gitops  # install, merge_driver, resolve, scan_secrets (docs/git.md)
+
     @staticmethod
     def validate(path: Path) -> _validate.Report:
         """Check one file, or every file of a repository's (or a folder's) memory tree."""
         return _validate.validate_path(path)
-
-    @staticmethod
-    def git_install(repo_root: Path, *, hook: bool = True) -> InstallReport:
-        """Ignore rules, the merge driver and (with ``hook``) the pre-commit hook."""
-        return _gitops.install(repo_root, hook=hook)
-
-    @staticmethod
-    def merge_driver(base: Path, ours: Path, theirs: Path, path_name: str = "") -> int:
-        """Git's merge driver: merge into ``ours``; 1 on a real conflict."""
-        return _gitops.merge_driver(base, ours, theirs, path_name)
-
-    @staticmethod
-    def resolve_conflicts(
-        paths: Sequence[Path] | None = None, *, cwd: Path | None = None
-    ) -> list[Resolution]:
-        """Settle conflicted memory files after a merge, record by record."""
-        return _gitops.resolve(paths, cwd=cwd)
-
-    @staticmethod
-    def scan_secrets(
-        paths: Sequence[Path] | None = None, *, staged: bool = False, cwd: Path | None = None
-    ) -> list[SecretHit]:
-        """Secrets in memory files (the staged ones, or ``paths``)."""
-        return _gitops.scan_secrets(paths, staged=staged, cwd=cwd)
 
     @staticmethod
     def clip(text: str) -> str:
@@ -782,6 +624,45 @@ class Memory:
         fields |= {"description": description, "correction": correction, "severity": severity}
         return self.save(title, "mistake", **fields)
 
+    def record_decision(
+        self,
+        question: str,
+        decision: str,
+        reasoning: str = "",
+        alternatives: Sequence[str] = (),
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's ``recordDecision`` in the current session."""
+        return self.sessions.record_decision(
+            session_id, question, decision, reasoning=reasoning, alternatives=alternatives
+        )
+
+    def record_file_access(
+        self, path: str, action: str = "read", session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Seed 000's ``recordFileAccess``: read, created, modified or deleted."""
+        return self.sessions.record_file_access(session_id, path, action)
+
+    def get_session_context(self, session_id: str | None = None) -> dict[str, Any]:
+        """Seed 000's ``getSessionContext``: window, summary, decisions, files, time."""
+        return self.sessions.context(session_id)
+
+    def save_to_checkpoint(self, session_id: str | None = None) -> dict[str, Any]:
+        """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
+        sid = session_id or self.sessions.current_id(start=False)
+        counts = self.counts()
+        return {
+            "sessionId": sid,
+            "shortTerm": self.sessions.snapshot(sid),
+            "longTermSummary": counts["long_term"],
+            "entitySummary": counts["entity"],
+        }
+
+    def restore_from_checkpoint(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's ``restoreFromCheckpoint``: the session only; long-term and entity memory
+        are read from their files."""
+        return self.sessions.restore(data.get("sessionId"), data.get("shortTerm", data))
+
     def get_relevant_patterns(
         self, context: str | list[str] | None = None, limit: int = 10
     ) -> list[Record]:
@@ -812,38 +693,8 @@ class Memory:
         return self.scan()
 
     def process_agent_result(self, agent: str, result: dict[str, Any]) -> dict[str, int]:
-        """Seed 000's ``processAgentResult``: files modified -> file access and entity
-        annotations; decisions -> recorded (reusable ones learned as patterns); errors fixed
-        -> mistakes."""
-        done = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
-        for item in result.get("filesModified", result.get("files_modified", [])):
-            self.record_file_access(item["path"], "modified")
-            self.update_file_entity(item["path"], modified_by=[agent], purpose=item.get("purpose"))
-            done["files"] += 1
-        for decision in result.get("decisions", []):
-            self.record_decision(
-                decision["question"],
-                decision.get("answer", decision.get("decision", "")),
-                decision.get("reasoning", ""),
-                decision.get("alternatives", ()),
-            )
-            done["decisions"] += 1
-            if decision.get("isPattern") or decision.get("is_pattern"):
-                name = decision.get("patternName") or decision["question"]
-                source = f"agent:{agent}"
-                reasoning, example = (
-                    decision.get("reasoning", ""),
-                    decision.get("implementation", ""),
-                )
-                self.learn_pattern(name, reasoning, example, source=source)
-                done["patterns"] += 1
-        for error in result.get("errorsFixed", result.get("errors_fixed", [])):
-            severity = error.get("severity") or "medium"
-            self.learn_from_mistake(
-                error["original"], error.get("fix", ""), severity, source=f"agent:{agent}"
-            )
-            done["mistakes"] += 1
-        return done
+        """Seed 000's ``processAgentResult``: files, decisions and fixed errors remembered."""
+        return _context.process_agent_result(self, agent, result)
 
     def sync_index(self, paths: list[str] | None) -> IndexReport | None:
         """Bring a search index that exists up to date after files changed, without building

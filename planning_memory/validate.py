@@ -6,13 +6,15 @@ and pre-commit. Reads only; writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec, schema
-from planning_memory.errors import PlanningMemoryError
+from planning_memory.errors import ConfigError, PlanningMemoryError
 from planning_memory.store import Store
 
 ENTITY_SCHEMAS = {
@@ -181,3 +183,33 @@ def validate_path(path: Path) -> Report:
     if Path(path).is_file():
         return Report(1, tuple(validate_file(path)))
     return validate_tree(layout_for(Path(path)))
+
+
+def load_config(layout: Layout, store: Store) -> dict[str, Any]:
+    """The tree's ``memory-config.json`` ({} when it has none), or one ``ConfigError``.
+
+    Schema-checked once per distinct content: the digest of the last valid config is kept in
+    the derived folder, so a short command (``pmem context``, a hook) does not pay for the
+    schema machinery every time."""
+    if not layout.config.is_file():
+        return {}
+    try:
+        loaded = store.load(layout.config)
+        stamp = layout.contextual / ".config-valid"
+        with contextlib.suppress(OSError):
+            if stamp.read_text("ascii") == loaded.digest:
+                return dict(loaded.value)
+        schema.check("config", loaded.value, path=store.rel(layout.config))
+    except PlanningMemoryError as exc:
+        raise ConfigError(
+            exc.message,
+            path=exc.path,
+            json_path=exc.json_path,
+            line=exc.line,
+            column=exc.column,
+            hint=exc.hint,
+        ) from None
+    if layout.contextual.is_dir() and not store.private:
+        with contextlib.suppress(PlanningMemoryError, OSError):
+            store.write_text(stamp, loaded.digest)
+    return dict(loaded.value)

@@ -64,7 +64,7 @@ def test_every_entry_path_redacts(empty_repo: Path) -> None:
         elif path == 3:  # sessions: messages, decisions, steps
             mem.log(sentence, role="user")
             mem.record_decision(f"Q{i}", sentence, reasoning=sentence)
-            mem.add_step(sentence, sentence)
+            mem.sessions.add_step(None, sentence, sentence)
         elif path == 4:  # learning triggers
             mem.learn_utterance(f"always use {sentence}")
         else:  # Markdown hand edit (of a current render, as a person would)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from planning_memory.core import TREE_GITIGNORE as GITIGNORE
 from planning_memory.core.layout import Layout
 from planning_memory.entity import (
     get_file,
@@ -18,7 +19,6 @@ from planning_memory.entity import (
     scan,
     update_file_annotations,
 )
-from planning_memory.memory import GITIGNORE
 from planning_memory.store import Store
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "repos" / "nextauth-app"

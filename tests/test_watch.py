@@ -642,7 +642,7 @@ def test_queued_session_summaries_are_drained(repo: Path) -> None:
     start(repo)
     now = datetime(2024, 1, 20, 15, 0, tzinfo=UTC)
     mem = Memory(repo, clock=lambda: now)
-    sid = str(mem.start_session(goal="ship the watch daemon")["id"])
+    sid = str(mem.sessions.start(goal="ship the watch daemon")["id"])
     queue = repo / ".planning" / "memory" / "short-term" / "queue"
     for i in range(20):  # past the default window of 15: the session queues a summary
         mem.log(f"step {i} done", session_id=sid)

@@ -82,7 +82,7 @@ def mapped_session(mem: Memory, payload: Mapping[str, Any]) -> str | None:
 
 def _current(mem: Memory) -> str | None:
     try:
-        return mem.current_session(start=False)
+        return mem.sessions.current_id(start=False)
     except PlanningMemoryError:
         return None
 
@@ -95,9 +95,9 @@ def ensure_session(mem: Memory, payload: Mapping[str, Any]) -> str:
             return found
         claude_id = payload.get("session_id")
         if not isinstance(claude_id, str) or not claude_id:
-            return mem.current_session()
+            return mem.sessions.current_id()
         name = f"{CHANNEL} {claude_id}"[:200] if "\n" not in claude_id else None
-        sid = str(mem.start_session(name=name)["id"])
+        sid = str(mem.sessions.start(name=name)["id"])
         mem.store.write_json(
             _map_path(mem, claude_id), {"claude_session_id": claude_id, "session_id": sid}
         )
@@ -216,7 +216,7 @@ def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     """Summarise what is older than the window before Claude compacts its context."""
     sid = mapped_session(mem, payload)
     if sid is not None:
-        mem.summarize_sessions([sid])
+        mem.sessions.drain([sid])
     return None
 
 
@@ -224,7 +224,7 @@ def session_end(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     """End the session with its end summary."""
     sid = mapped_session(mem, payload)
     if sid is not None:
-        mem.end_session(sid)
+        mem.sessions.end(sid)
     return None
 
 

@@ -346,7 +346,7 @@ class MemoryTools:
         """Start a working session (short-term memory: messages, decisions, files). Other
         session tools use the channel's newest active session when no session_id is given.
         Returns the session id."""
-        found = self.memory(channel).start_session(goal=goal, name=name)
+        found = self.memory(channel).sessions.start(goal=goal, name=name)
         return compact({k: found[k] for k in ("id", "channel", "status", "goal", "started_at")})
 
     @guard
@@ -377,7 +377,7 @@ class MemoryTools:
     ) -> str:
         """End the session and write its summary (Goal, Instructions, Discoveries,
         Accomplished, Next Steps, Relevant Files), which the next session sees."""
-        ended = self.memory(channel).end_session(session_id)
+        ended = self.memory(channel).sessions.end(session_id)
         return compact({"id": ended["id"], "status": ended["status"], **ended["end_summary"]})
 
     @guard

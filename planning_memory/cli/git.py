@@ -43,7 +43,7 @@ def git_install(ctx: Context, hook: bool, as_json: bool) -> None:
     Example:
       pmem git install && git add .gitignore .gitattributes && git commit -m "Memory in git"
     """
-    report = Memory.git_install(ctx.root or Path.cwd(), hook=hook)
+    report = Memory.git.install(ctx.root or Path.cwd(), hook=hook)
     lines = [f"changed: {p}" for p in report.changed] or ["already set up: nothing changed"]
     lines.append(f"pre-commit hook: {report.hook}")
     lines += [f"note: {n}" for n in report.notes]
@@ -57,7 +57,7 @@ def git_install(ctx: Context, hook: bool, as_json: bool) -> None:
 @click.argument("path", required=False, default="")
 def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> None:
     """Git merge driver: merge BASE, OURS and THEIRS into OURS (exit 1 on a real conflict)."""
-    sys.exit(Memory.merge_driver(base, ours, theirs, path))
+    sys.exit(Memory.git.merge_driver(base, ours, theirs, path))
 
 
 @cli.command()
@@ -75,7 +75,7 @@ def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
     Example:
       git merge feature; pmem resolve && git add .planning
     """
-    done = Memory.resolve_conflicts([p.resolve() for p in paths] or None, cwd=ctx.root)
+    done = Memory.git.resolve([p.resolve() for p in paths] or None, cwd=ctx.root)
     lines = [
         f"{r.status}: {r.path}"
         + (f" ({r.source})" if r.source else "")
@@ -114,7 +114,7 @@ def secrets_scan(ctx: Context, staged: bool, paths: tuple[Path, ...], as_json: b
       pmem secrets scan .planning
     """
     given = [p.resolve() for p in paths] or None
-    hits = Memory.scan_secrets(given, staged=staged, cwd=ctx.root)
+    hits = Memory.git.scan_secrets(given, staged=staged, cwd=ctx.root)
     lines = [h.line() for h in hits] + [f"{len(hits)} secrets found"]
     emit([asdict(h) for h in hits], as_json, "\n".join(lines))
     if hits:

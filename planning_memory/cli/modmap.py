@@ -17,10 +17,10 @@ ROOT = PACKAGE.parent
 # The layers, top to bottom: (folder or top-level module, what it is); docs/design.md
 # describes each and the seams between them.
 LAYERS: tuple[tuple[str, str], ...] = (
-    ("__main__.py", "entrypoint: `python -m planning_memory`, the `pmem` command line"),
-    ("cli", "entrypoint: the `pmem` command line (click)"),
-    ("agents", "entrypoint: Claude Code hooks, the MCP server, the installers"),
-    ("watch", "entrypoint: the watch daemon (watchdog)"),
+    ("__main__.py", "entry point: `python -m planning_memory`, the `pmem` command line"),
+    ("cli", "entry point: the `pmem` command line (click)"),
+    ("agents", "entry point: Claude Code hooks, the MCP server, the installers"),
+    ("watch", "entry point: the watch daemon (watchdog)"),
     ("memory.py", "the facade: `Memory(root)`, the one entry point"),
     ("longterm", "part: long-term records and the rules that keep them"),
     ("sessions", "part: short-term sessions and their summaries"),
@@ -32,10 +32,9 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("gitops", "part: git integration and the record-level merge"),
     ("store.py", "the only writer of files under `.planning/`"),
     ("validate.py", "whole-tree validation (reads only)"),
-    ("lazy.py", "imports on first use"),
     ("core", "pure building blocks: values in, values out, no I/O"),
     ("errors.py", "the exception tree"),
-    ("__init__.py", "the package: its version"),
+    ("__init__.py", "the package: `Memory`, the errors and the version"),
 )
 
 

@@ -59,7 +59,7 @@ def start(ctx: Context, goal: str | None, name: str | None, channel: str, as_jso
     Example:
       pmem session start --goal "Implement login" --channel claude-code
     """
-    found = _mem(ctx, channel).start_session(goal=goal, name=name)
+    found = _mem(ctx, channel).sessions.start(goal=goal, name=name)
     emit(found, as_json, f"Started {found['id']} on {channel}")
 
 
@@ -173,7 +173,7 @@ def step(
     Example:
       pmem session step "ran tests" "42 passed"
     """
-    found = _mem(ctx, channel).add_step(action, result, session_id=session_id)
+    found = _mem(ctx, channel).sessions.add_step(session_id, action, result)
     emit(found, as_json, f"Logged step: {found['action']}")
 
 
@@ -208,7 +208,7 @@ def context_(
         if v is not None
     }
     if changes:
-        mem.set_session_context(session_id, **changes)
+        mem.sessions.set_context(session_id, changes)
     found = mem.get_session_context(session_id)
     emit(found, as_json, _context_text(found))
 
@@ -264,7 +264,7 @@ def show(
       pmem session show ses_01HMKP5GC0QR5G41H5MY08Y01C --all --json
     """
     mem = _mem(ctx, channel)
-    sid = session_id or mem.current_session(start=False)
+    sid = session_id or mem.sessions.current_id(start=False)
     found = dict(mem.sessions.get(sid))
     if everything:
         found["messages"] = mem.sessions.history(sid)
@@ -287,7 +287,7 @@ def summarize(ctx: Context, session_ids: tuple[str, ...], as_json: bool) -> None
     Example:
       pmem session summarize
     """
-    outcomes = ctx.memory().summarize_sessions(list(session_ids) or None)
+    outcomes = ctx.memory().sessions.drain(list(session_ids) or None)
     data = [o.as_dict() for o in outcomes]
     lines = [
         f"{o.session_id}: {o.status}"
@@ -308,13 +308,13 @@ def _lifecycle(name: str, doc: str) -> None:
     @pass_ctx
     def command(ctx: Context, session_id: str | None, channel: str, as_json: bool) -> None:
         mem = _mem(ctx, channel)
-        sid = session_id or mem.current_session(start=False)
+        sid = session_id or mem.sessions.current_id(start=False)
         if name == "pause":
             found = mem.sessions.pause(sid)
         elif name == "resume":
             found = mem.sessions.resume(sid)
         else:
-            found = mem.end_session(sid)
+            found = mem.sessions.end(sid)
         emit(found, as_json, f"{name}: {found['id']} is now {found['status']}")
 
 
@@ -346,7 +346,7 @@ def delete(ctx: Context, session_id: str, as_json: bool) -> None:
     Example:
       pmem session delete ses_01HMKP5GC0QR5G41H5MY08Y01C
     """
-    gone = ctx.memory().delete_session(session_id)
+    gone = ctx.memory().sessions.delete(session_id)
     emit(
         {"session": gone.session_id, "removed": gone.paths},
         as_json,

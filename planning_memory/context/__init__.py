@@ -11,12 +11,19 @@ from typing import TYPE_CHECKING
 from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
+    from planning_memory.context.agent_result import process_agent_result as process_agent_result
     from planning_memory.context.packer import ContextPack as ContextPack
     from planning_memory.context.packer import build_context as build_context
     from planning_memory.context.packer import full_context as full_context
     from planning_memory.context.packer import prepare_agent_context as prepare_agent_context
 
-    __all__ = ["ContextPack", "build_context", "full_context", "prepare_agent_context"]
+    __all__ = [
+        "ContextPack",
+        "build_context",
+        "full_context",
+        "prepare_agent_context",
+        "process_agent_result",
+    ]
 else:
     __getattr__, __dir__, __all__ = exports(
         __name__,
@@ -25,5 +32,6 @@ else:
             "build_context": "packer",
             "full_context": "packer",
             "prepare_agent_context": "packer",
+            "process_agent_result": "agent_result",
         },
     )

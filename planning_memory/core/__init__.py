@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from planning_memory.core.layout import CONFIG_NAME as CONFIG_NAME
     from planning_memory.core.layout import LONG_TERM_DIRS as LONG_TERM_DIRS
     from planning_memory.core.layout import PLANNING_DIR as PLANNING_DIR
+    from planning_memory.core.layout import TREE_GITIGNORE as TREE_GITIGNORE
     from planning_memory.core.layout import Layout as Layout
     from planning_memory.core.layout import project_root as project_root
     from planning_memory.core.model import DEFAULT_CONFIG as DEFAULT_CONFIG
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         "PLANNING_DIR",
         "SCHEMA_FOR_TYPE",
         "SEVERITIES",
+        "TREE_GITIGNORE",
         "Exclusion",
         "Layout",
         "Patterns",
@@ -99,6 +101,7 @@ else:
             "Record": "model",
             "SCHEMA_FOR_TYPE": "model",
             "SEVERITIES": "model",
+            "TREE_GITIGNORE": "layout",
             "TemporalContext": "temporal",
             "check_id": "ids",
             "check_schema": "schema:check",

@@ -12,6 +12,16 @@ PLANNING_DIR = ".planning"
 CONFIG_NAME = "memory-config.json"
 
 # record type -> folder under long-term/
+# the tree's own .gitignore: derived and personal data stay out of git
+TREE_GITIGNORE = """\
+# planning-memory: derived and personal data stay out of git
+/memory/contextual/
+/memory/short-term/
+/.lock
+*.pm-tmp
+*.orig
+"""
+
 LONG_TERM_DIRS = {
     "pattern": "patterns",
     "mistake": "mistakes",
@@ -35,6 +45,15 @@ class Layout:
     @classmethod
     def for_repo(cls, repo_root: Path) -> Layout:
         return cls(Path(repo_root) / PLANNING_DIR)
+
+    @classmethod
+    def of(cls, root: Path | str) -> Layout:
+        """The tree of ``root``: a repository, or a ``.planning`` folder (or a copy of one:
+        a folder holding ``memory-config.json``)."""
+        root = Path(root)
+        if root.name == PLANNING_DIR or (root / CONFIG_NAME).is_file():
+            return cls(root)
+        return cls.for_repo(root)
 
     @classmethod
     def personal(cls, env: os._Environ[str] | dict[str, str] | None = None) -> Layout:

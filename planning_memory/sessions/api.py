@@ -103,10 +103,13 @@ class Sessions(SessionFiles):
         """The last ``n`` messages (default: ``contextWindow``), in order, verbatim."""
         return super().window(session_id, self.settings.window if n is None else n)
 
-    # -- recording -----------------------------------------------------------------------------
+    # -- recording (``session_id=None``: our channel's current session, started if needed) ------
+    def _id(self, session_id: str | None, *, start: bool) -> str:
+        return session_id or self.current_id(start=start)
+
     def append(
         self,
-        session_id: str,
+        session_id: str | None,
         role: str,
         content: str,
         *,
@@ -116,7 +119,7 @@ class Sessions(SessionFiles):
         return log.append_message(
             self,
             self.settings,
-            session_id,
+            self._id(session_id, start=True),
             role,
             content,
             now=self.now(),
@@ -125,7 +128,7 @@ class Sessions(SessionFiles):
 
     def record_decision(
         self,
-        session_id: str,
+        session_id: str | None,
         question: str,
         decision: str,
         *,
@@ -135,7 +138,7 @@ class Sessions(SessionFiles):
         return log.record_decision(
             self,
             self.settings,
-            session_id,
+            self._id(session_id, start=True),
             question,
             decision,
             now=self.now(),
@@ -144,36 +147,45 @@ class Sessions(SessionFiles):
         )
 
     def record_file_access(
-        self, session_id: str, path: str, action: str = "read"
+        self, session_id: str | None, path: str, action: str = "read"
     ) -> dict[str, Any]:
-        return log.record_file_access(self, session_id, path, action, now=self.now())
+        sid = self._id(session_id, start=True)
+        return log.record_file_access(self, sid, path, action, now=self.now())
 
-    def add_step(self, session_id: str, action: str, result: str = "") -> dict[str, Any]:
-        return log.add_step(self, session_id, action, result, now=self.now())
+    def add_step(self, session_id: str | None, action: str, result: str = "") -> dict[str, Any]:
+        sid = self._id(session_id, start=True)
+        return log.add_step(self, sid, action, result, now=self.now())
 
-    def set_context(self, session_id: str, changes: Mapping[str, str | None]) -> dict[str, Any]:
-        return log.set_context(self, session_id, changes, now=self.now())
+    def set_context(
+        self, session_id: str | None, changes: Mapping[str, str | None]
+    ) -> dict[str, Any]:
+        sid = self._id(session_id, start=True)
+        return log.set_context(self, sid, changes, now=self.now())
 
-    # -- life ----------------------------------------------------------------------------------
-    def rename(self, session_id: str, name: str | None) -> Session:
-        return lifecycle.set_name(self, session_id, name, now=self.now())
+    # -- life (``session_id=None``: our channel's current session) --------------------------------
+    def rename(self, session_id: str | None, name: str | None) -> Session:
+        sid = self._id(session_id, start=False)
+        return lifecycle.set_name(self, sid, name, now=self.now())
 
-    def pause(self, session_id: str) -> Session:
-        return lifecycle.pause(self, self.settings, session_id, now=self.now())
+    def pause(self, session_id: str | None) -> Session:
+        sid = self._id(session_id, start=False)
+        return lifecycle.pause(self, self.settings, sid, now=self.now())
 
     def resume(self, session_id: str) -> Session:
         return lifecycle.resume(self, session_id, now=self.now())
 
-    def snapshot(self, session_id: str) -> dict[str, Any]:
+    def snapshot(self, session_id: str | None) -> dict[str, Any]:
         """A checkpoint of the session's state, for ``restore``."""
-        return lifecycle.snapshot(self.get(session_id), self.now())
+        return lifecycle.snapshot(self.get(self._id(session_id, start=False)), self.now())
 
-    def restore(self, session_id: str, data: Mapping[str, Any]) -> Session:
-        return lifecycle.restore(self, session_id, data, now=self.now())
+    def restore(self, session_id: str | None, data: Mapping[str, Any]) -> Session:
+        sid = self._id(session_id, start=False)
+        return lifecycle.restore(self, sid, data, now=self.now())
 
-    def end(self, session_id: str, summarizer: Summarizer | None = None) -> Session:
+    def end(self, session_id: str | None, summarizer: Summarizer | None = None) -> Session:
         """End with seed 003's summary (by ``summarizer``, default: the config's)."""
-        return lifecycle.end(self, session_id, summarizer or self.summarizer, now=self.now())
+        sid = self._id(session_id, start=False)
+        return lifecycle.end(self, sid, summarizer or self.summarizer, now=self.now())
 
     def delete(self, session_id: str) -> Deleted:
         return lifecycle.delete(self, session_id)
@@ -215,10 +227,11 @@ class Sessions(SessionFiles):
         now = self.now()
         return briefing.temporal_context(self, self._zone(now), session_id, now=now)
 
-    def context(self, session_id: str) -> dict[str, Any]:
+    def context(self, session_id: str | None = None) -> dict[str, Any]:
         """What an agent should know about the session (``get_session_context``)."""
         now = self.now()
-        return briefing.context(self, self.settings, self._zone(now), session_id, now=now)
+        sid = self._id(session_id, start=False)
+        return briefing.context(self, self.settings, self._zone(now), sid, now=now)
 
     # -- looking up ----------------------------------------------------------------------------
     def find_entry(self, item_id: str, *, first: str | None = None) -> dict[str, Any]:

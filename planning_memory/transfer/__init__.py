@@ -15,15 +15,17 @@ if TYPE_CHECKING:
     from planning_memory.transfer.memoria import LONG_TERM_FILE as MEMORIA_FILE
     from planning_memory.transfer.memoria import read_memoria as read_memoria
     from planning_memory.transfer.shapes import ImportResult as ImportResult
-    from planning_memory.transfer.shapes import export_document as export_document
     from planning_memory.transfer.shapes import keep_new as keep_new
     from planning_memory.transfer.shapes import plan as plan
     from planning_memory.transfer.shapes import read_document as read_document
+    from planning_memory.transfer.tree import apply_plan as apply_plan
+    from planning_memory.transfer.tree import export_tree as export_tree
 
     __all__ = [
         "MEMORIA_FILE",
         "ImportResult",
-        "export_document",
+        "apply_plan",
+        "export_tree",
         "keep_new",
         "plan",
         "read_document",
@@ -35,7 +37,8 @@ else:
         {
             "ImportResult": "shapes",
             "MEMORIA_FILE": "memoria:LONG_TERM_FILE",
-            "export_document": "shapes",
+            "apply_plan": "tree",
+            "export_tree": "tree",
             "keep_new": "shapes",
             "plan": "shapes",
             "read_document": "shapes",

@@ -44,7 +44,7 @@ def sync_index(memory: Memory, paths: list[str] | None) -> object:
 
 def summarize(memory: Memory, paths: list[str] | None) -> object:
     """Drain the summary queue that sessions fill."""
-    return memory.summarize_sessions()
+    return memory.sessions.drain()
 
 
 REACTIONS: dict[str, Reaction] = {

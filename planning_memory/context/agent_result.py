@@ -1,0 +1,70 @@
+"""Seed 000's ``processAgentResult``: what an agent reports after a task, turned into memory
+(the pair of ``prepare_agent_context``, which tells it what to know before)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+
+class AgentMemory(Protocol):
+    """The memory operations a processed result uses (``Memory`` offers them)."""
+
+    def record_file_access(
+        self, path: str, action: str = ..., session_id: str | None = ...
+    ) -> dict[str, Any]: ...
+
+    def update_file_entity(
+        self,
+        path: str,
+        *,
+        notes: list[str] | None = ...,
+        purpose: str | None = ...,
+        modified_by: list[str] | None = ...,
+    ) -> dict[str, Any]: ...
+
+    def record_decision(
+        self,
+        question: str,
+        decision: str,
+        reasoning: str = ...,
+        alternatives: Sequence[str] = ...,
+        session_id: str | None = ...,
+    ) -> dict[str, Any]: ...
+
+    def learn_pattern(
+        self, name: str, description: str = ..., example: str = ..., **fields: Any
+    ) -> object: ...
+
+    def learn_from_mistake(
+        self, description: str, correction: str = ..., severity: str = ..., **fields: Any
+    ) -> object: ...
+
+
+def process_agent_result(
+    memory: AgentMemory, agent: str, result: Mapping[str, Any]
+) -> dict[str, int]:
+    """Files modified -> file access and entity annotations; decisions -> recorded (reusable
+    ones learned as patterns); errors fixed -> mistakes. Returns how many of each."""
+    done = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
+    source = f"agent:{agent}"
+    for item in result.get("filesModified", result.get("files_modified", [])):
+        memory.record_file_access(item["path"], "modified")
+        memory.update_file_entity(item["path"], modified_by=[agent], purpose=item.get("purpose"))
+        done["files"] += 1
+    for decision in result.get("decisions", []):
+        question = decision["question"]
+        reasoning = decision.get("reasoning", "")
+        answer = decision.get("answer", decision.get("decision", ""))
+        memory.record_decision(question, answer, reasoning, decision.get("alternatives", ()))
+        done["decisions"] += 1
+        if decision.get("isPattern") or decision.get("is_pattern"):
+            name = decision.get("patternName") or question
+            example = decision.get("implementation", "")
+            memory.learn_pattern(name, reasoning, example, source=source)
+            done["patterns"] += 1
+    for error in result.get("errorsFixed", result.get("errors_fixed", [])):
+        severity = error.get("severity") or "medium"
+        memory.learn_from_mistake(error["original"], error.get("fix", ""), severity, source=source)
+        done["mistakes"] += 1
+    return done

@@ -1,0 +1,54 @@
+"""Export from and import into one memory tree: what the combined document is made of, and a
+checked plan written under one lock."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from planning_memory.core import Layout, Record
+from planning_memory.longterm import save_record
+from planning_memory.store import Store
+from planning_memory.transfer.shapes import ImportResult, export_document
+
+
+def export_tree(
+    layout: Layout,
+    store: Store,
+    records: Sequence[Record],
+    preferences: Mapping[str, Any],
+    entity: Mapping[str, Any],
+    index_path: Any,
+    now: datetime,
+    *,
+    seed: bool = False,
+) -> dict[str, Any]:
+    """The combined document: ``records``, ``preferences``, every session file of the tree,
+    the ``entity`` snapshot and where the derived index lives."""
+    sessions = [
+        store.read_json(path)
+        for path in store.list_json(layout.short_term)
+        if path.name.startswith("session-")
+    ]
+    where = {"provider": "local", "path": store.rel(index_path), "present": index_path.is_file()}
+    return export_document(
+        list(records), dict(preferences), sessions, dict(entity), {"index": where}, now, seed=seed
+    )
+
+
+def apply_plan(
+    layout: Layout, store: Store, result: ImportResult, preferences: Mapping[str, Any]
+) -> ImportResult:
+    """Write a checked import plan under one lock: records, preference sections merged over
+    ``preferences``, sessions."""
+    plan = result.plan
+    with store.lock():
+        for record in plan.records:
+            save_record(layout, store, record)
+        if plan.preferences is not None:
+            store.write_json(layout.preferences, {**preferences, **plan.preferences})
+        for session in plan.sessions:
+            store.write_json(layout.session_path(session["id"]), session)
+    result.applied = True
+    return result
