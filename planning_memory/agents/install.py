@@ -1,5 +1,7 @@
-"""``pmem install claude-code``: the hooks in ``.claude/settings.json`` and the MCP server in
-``.mcp.json``, merged into what is there.
+"""Claude Code's installer: its hooks and MCP server, merged into its config files.
+
+The hooks go in ``.claude/settings.json`` and the MCP server in ``.mcp.json``, merged into
+what is there.
 
 Merging keeps everything else in both files (other hooks, other servers, other settings, key
 order). A hook of ours (a command containing ``hook claude-code``) that is already present is

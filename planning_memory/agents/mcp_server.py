@@ -1,5 +1,7 @@
-"""The MCP server (``pmem mcp``, stdio): seed 003's memory tools plus session and entity
-look-ups. The only module that imports ``mcp``.
+"""The MCP server (``pmem mcp``, stdio): memory tools, sessions and the code map.
+
+Seed 003's memory tools plus session and entity look-ups. The only module that imports
+``mcp``.
 
 Tools: ``memory_save``, ``memory_search``, ``memory_get``, ``memory_context``,
 ``memory_timeline``, ``memory_pin``, ``memory_forget``, ``session_start``, ``session_log``,

@@ -1,5 +1,6 @@
-"""Seed 000's ``processAgentResult``: what an agent reports after a task, turned into memory
-(the pair of ``prepare_agent_context``, which tells it what to know before)."""
+"""Seed 000's ``processAgentResult``: an agent's report after a task, turned into memory.
+
+The pair of ``prepare_agent_context``, which tells the agent what to know before."""
 
 from __future__ import annotations
 

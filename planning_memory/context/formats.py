@@ -1,5 +1,7 @@
-"""Rendering of packed context items as Markdown, the seeds' XML-style tags, JSON, or seed
-000's agent prompt layout. Pure: items in, text out."""
+"""Rendering packed context items: Markdown, XML-style tags, JSON or the agent prompt.
+
+The seeds' XML-style tags and seed 000's agent prompt layout among them. Pure: items in,
+text out."""
 
 from __future__ import annotations
 

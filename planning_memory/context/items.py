@@ -1,5 +1,6 @@
-"""The items of a context block and how each is built from an index row, a search hit or
-the session. Pure: values in, values out (``now`` is passed in)."""
+"""The items of a context block, each built from an index row, a search hit or the session.
+
+Pure: values in, values out (``now`` is passed in)."""
 
 from __future__ import annotations
 

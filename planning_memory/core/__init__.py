@@ -1,8 +1,7 @@
-"""The pure core: canonical JSON, ids, the record model, where things live in a tree, schemas,
-privacy, time and the exclude dialect.
+"""The pure core: canonical JSON, ids, the record model, the tree's layout and its rules.
 
-Nothing here writes a file, starts a process or keeps state; time comes in as ``now``. Every
-other part builds on these names.
+Schemas, privacy, time and the exclude dialect too. Nothing here writes a file, starts a
+process or keeps state; time comes in as ``now``. Every other part builds on these names.
 """
 
 from __future__ import annotations

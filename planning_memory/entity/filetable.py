@@ -1,5 +1,4 @@
-"""The file entities of one scan: the stored ones read one shard folder at a time, on first
-use, with the scan's changes laid over them.
+"""The file entities of one scan: stored ones read per folder on first use, changes on top.
 
 A scan that changes a few files reads the folders of those files (and of the files whose
 ``called_by`` they touch), not every shard: the hash index gives every stored path with its

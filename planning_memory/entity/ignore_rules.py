@@ -1,6 +1,7 @@
-"""Which repository paths the code map skips, asked one path at a time (the watch daemon's
-question): ``.gitignore`` files, ``.git/info/exclude``, the config's exclude patterns and the
-folders never scanned. The same dialect as the scan (``core.ignore``)."""
+"""Which repository paths the code map skips, asked one path at a time (for the daemon).
+
+``.gitignore`` files, ``.git/info/exclude``, the config's exclude patterns and the folders
+never scanned, in the scan's dialect (``core.ignore``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Look-ups in entity memory (files, functions, components, areas, relationships) and the
-annotations people and agents add to a file (notes, modified_by, a hand-written purpose)."""
+"""Look-ups in the code map, and the annotations people and agents add to a file.
+
+Files, functions, components, areas and relationships; annotations are notes,
+``modified_by`` and a hand-written purpose."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Git integration: ignore rules and attributes, the record-level merge driver, conflict
-resolution and the staged secret scan. See docs/git.md.
+"""Git integration: ignore rules, attributes, the merge driver and the staged secret scan.
+
+The record-level merge driver also settles rendered views; ``resolve`` repairs conflicted
+memory files after a merge without the driver. See docs/git.md.
 """
 
 from __future__ import annotations

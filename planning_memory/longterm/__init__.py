@@ -1,5 +1,4 @@
-"""Long-term memory: patterns, mistakes, learnings and preferences, and the rules that learn
-them.
+"""Long-term memory: patterns, mistakes, learnings, preferences and the rules that learn them.
 
 ``LongTerm`` holds one tree's records and applies seed 000's and seed 003's rules (reinforce,
 escalate, upsert by topic, dedup window, soft delete, pin); ``Outcome`` says what a call did;

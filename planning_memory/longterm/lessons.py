@@ -1,5 +1,7 @@
-"""Learning from what people say: trigger phrases -> a pattern, mistake or preference, with
-the config's ``autoLearn`` (off: only suggest) and ``confirmBeforeLearn`` (on: a review queue).
+"""Learning from what people say: a trigger phrase becomes a pattern, mistake or preference.
+
+The config's ``autoLearn`` (off: only suggest) and ``confirmBeforeLearn`` (on: a review
+queue) decide what is saved.
 
 The review queue lives in ``memory/short-term/review/`` (gitignored: pending items are
 personal until accepted); each item is the complete record that accepting would save.

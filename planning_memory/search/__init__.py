@@ -1,5 +1,4 @@
-"""Contextual memory: the derived SQLite FTS5 index, how it is kept current, ranking and the
-timeline.
+"""Contextual memory: the derived SQLite FTS5 index, its upkeep, ranking and the timeline.
 
 ``Index`` is the database (the package's only sqlite3 user); ``ensure_ready``, ``rebuild`` and
 ``reindex_codebase`` keep it in step with the files; ``search`` ranks hits; ``timeline`` gives a

@@ -1,5 +1,7 @@
-"""The part's one object, ``Sessions``: every session operation, bound to a memory tree's
-layout and store, its config (read on first need), a clock and a channel.
+"""``Sessions``: every session operation, bound to one memory tree, a clock and a channel.
+
+The tree's layout and store, its config (read on first need), a clock and a channel are
+held once.
 
 The operations live in the modules named for their job (``log``, ``lifecycle``, ``rolling``,
 ``briefing``) as functions of the state they need; ``Sessions`` holds that state once and adds

@@ -1,5 +1,4 @@
-"""Export and import: the combined document, the single-file shapes and an agent's memoria/
-folder.
+"""Export and import: the combined document, single-file shapes and ``memoria/`` folders.
 
 ``plan`` converts and checks a document before anything is written; ``keep_new`` leaves out what
 is already there; ``export_document`` writes the combined shape.

@@ -1,5 +1,6 @@
-"""Reading a simple JSON agent memory folder: ``memoria/largo_plazo.json`` and
-``memoria/sesion_actual.json`` (``pmem import --from memoria``).
+"""Reading an agent's ``memoria/`` folder, for ``pmem import --from memoria``.
+
+A simple JSON agent memory: ``memoria/largo_plazo.json`` and ``memoria/sesion_actual.json``.
 
 - Facts (``aprendido``: strings or ``{"fecha", "hecho"}``; or ``hechos``: strings) become
   ``learning`` records tagged ``memoria``, dated by ``fecha`` (else the file's

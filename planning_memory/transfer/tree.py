@@ -1,5 +1,6 @@
-"""Export from and import into one memory tree: what the combined document is made of, and a
-checked plan written under one lock."""
+"""Export from and import into one memory tree.
+
+What the combined document is made of, and a checked plan written under one lock."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Markdown views both ways: render JSON to patterns.md / mistakes.md / CLAUDE.md, and import
-hand edits of patterns.md / mistakes.md back into the JSON.
+"""Markdown views both ways: render the records, and import hand edits back into them.
+
+JSON is rendered to patterns.md / mistakes.md / CLAUDE.md; hand edits of patterns.md /
+mistakes.md flow back into the JSON.
 
 Each rendered file records the hash of the JSON it came from and of its own body, so a run can
 tell a stale render from a hand edit: JSON changed only -> render; Markdown changed only ->

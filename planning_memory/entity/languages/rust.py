@@ -1,5 +1,6 @@
-"""Rust extractor: functions, ``impl``/``trait`` methods (``Type.method``), ``use`` and ``mod``
-declarations, macro calls and doc comments. Pure."""
+"""Rust extractor: functions, methods, ``use`` and ``mod``, macro calls and doc comments.
+
+Methods of ``impl`` and ``trait`` blocks are named ``Type.method``. Pure."""
 
 from __future__ import annotations
 
