@@ -1,4 +1,4 @@
-"""Benchmark: `pmem context` end to end, process start included, at 10k records (DESIGN 6
+"""Benchmark: `pmem context` end to end, process start included, at 10k records (the
 target: <= 300 ms), plus `pmem search` and `pmem show` as processes on the same tree.
 
     .venv/bin/python bench/bench_context.py [--records N] [--runs N] [--no-write]

@@ -1,4 +1,4 @@
-"""Benchmark: validate a tree of 10k long-term records (target: <= 2 s, DESIGN 6).
+"""Benchmark: validate a tree of 10k long-term records (target: <= 2 s).
 
 Generates realistic patterns, mistakes and learnings in a temporary tree, then times
 ``validate_tree`` in-process and ``pmem validate`` as a process (start-up included). Prints
@@ -33,7 +33,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "bench-foundation.md"
 DOC_HEAD = """# Foundation benchmarks
 
 Figures measured by `bench/bench_validate.py` and `bench/bench_startup.py` (each rewrites its
-own section). Targets from DESIGN 6; they are benchmarks, not timed tests.
+own section). The targets are benchmarks, not timed tests.
 """
 PMEM = str(Path(sys.executable).parent / "pmem")
 WORDS = (  # noqa: SIM905

@@ -237,3 +237,15 @@ def test_each_part_api_is_the_same_for_type_checkers_and_at_run_time(part: str) 
             assert getattr(value, "__name__", "") == f"planning_memory.{part}.{name}"
         else:
             assert getattr(value, "__module__", None) != f"planning_memory.{part}.{name}"
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """Each test folder is named after the package folder whose modules it tests."""
+    tests = Path(__file__).resolve().parent
+    folders = {
+        p.relative_to(tests)
+        for p in tests.rglob("*")
+        if p.is_dir() and "fixtures" not in p.parts and "__pycache__" not in p.parts
+    }
+    assert folders, "the tests are laid out by part"
+    assert {f for f in folders if not (PACKAGE / f).is_dir()} == set()

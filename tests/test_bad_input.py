@@ -657,7 +657,7 @@ def test_a_sample_through_the_pmem_process(tmp_path: Path) -> None:
 
 
 def test_case_count() -> None:
-    """The issue asks for at least 50 malformed files; DESIGN 7 for 200 inputs."""
+    """At least 50 malformed files and 200 malformed inputs in all."""
     validate_inputs = len(SYNTAX) * len(PLACES) + len(SHAPES) + len(BROKEN) + len(FILE_SYSTEM)
     import_inputs = (
         len(SYNTAX) + sum(1 for s in SHAPES if s.import_data) + sum(b.in_import for b in BROKEN) + 3

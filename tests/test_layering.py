@@ -1,4 +1,4 @@
-"""The layering of DESIGN 4, read from the source: one home per dependency, a pure core.
+"""The layering, read from the source: one home per dependency, a pure core.
 
 Every ``import`` in ``planning_memory/`` is parsed with ``ast`` (function-level imports
 included), so a lazy import cannot slip past.
@@ -177,8 +177,12 @@ def test_the_core_pure_modules_exist() -> None:
 
 
 def test_low_layers_do_not_import_high_ones() -> None:
-    """model | codec | layout | errors sit at the bottom (DESIGN 4)."""
+    """model | codec | layout | errors sit at the bottom."""
     for low in ("errors", "core.codec", "core.layout", "core.model", "core.ids"):
         reached = transitive(f"planning_memory.{low}")
         high = {f"planning_memory.{h}" for h in ("store", "memory", "longterm.records", "validate")}
         assert reached.isdisjoint(high), (low, reached & high)
+
+
+def test_only_the_blocks_module_imports_markdown_it() -> None:
+    assert users_of("markdown_it") == {"planning_memory.views.blocks"}

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from planning_memory.errors import NotFoundError
 from planning_memory.memory import Memory
 
 SEED_OPERATIONS = (
@@ -107,3 +112,56 @@ def test_an_anchored_memory_is_marked_for_review_when_its_code_changes(
     source.write_text(source.read_text().replace("5000", "8000"))
     mem.scan(paths=[target])
     assert mem.get(saved["id"])["needs_review"] is True
+
+
+def test_search_context_index_content_and_get_full_context(example_repo: Path) -> None:
+    """Seed 000's ``searchContext``, ``indexContent`` and ``getFullContext``, end to end."""
+    mem = Memory(example_repo)
+    note_id = mem.index_content(
+        "The payments webhook retries three times with exponential backoff",
+        {"title": "Payments webhook retries", "tags": ["payments"], "path": "src/pay/hook.ts"},
+    )
+    note = mem.get(note_id)
+    assert note["type"] == "discovery" and note["tags"] == ["payments"]
+    assert note["body"]["where"] == "src/pay/hook.ts"
+    hits = mem.search_context("webhook backoff retries", limit=3)
+    assert hits and hits[0].ref_id == note_id
+    full = mem.get_full_context("retry the payments webhook")
+    found = [item for items in full.values() if isinstance(items, list) for item in items]
+    assert any(note_id in str(item) for item in found), full.keys()
+
+
+def test_find_answers_for_every_kind_of_id(example_repo: Path) -> None:
+    mem = Memory(example_repo)
+    record = mem.records("pattern")[0]
+    assert mem.find(record["id"]) == record
+    decision = mem.record_decision("Which queue?", "SQS", "managed")
+    message = mem.log("let us use SQS for the webhook queue").message
+    sid = mem.sessions.current_id(start=False)
+    assert mem.find(decision["id"])["session_id"] == sid
+    assert mem.find(message["id"])["content"].startswith("let us use SQS")
+    assert mem.find(sid)["decisions"] == 1
+    personal = mem.save("Prefer short commit subjects", "preference", scope="personal").record
+    assert mem.find(personal["id"])["title"] == "Prefer short commit subjects"
+    with pytest.raises(NotFoundError):
+        mem.find("pat_01ARZ3NDEKTSV4RRFFQ69G5FAV")
+
+
+def test_the_package_face_loads_memory_on_first_use() -> None:
+    """``import planning_memory`` loads none of its parts; ``Memory`` and the errors are there
+    when asked for; ``python -m planning_memory`` is the CLI."""
+    code = (
+        "import sys, planning_memory as p\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('planning_memory.'))\n"
+        "assert loaded == ['planning_memory.core', 'planning_memory.core.exports'], loaded\n"
+        "from planning_memory import Memory, NotFoundError, PlanningMemoryError\n"
+        "assert Memory.__module__ == 'planning_memory.memory'\n"
+        "assert issubclass(NotFoundError, PlanningMemoryError)\n"
+        "assert 'sqlite3' not in sys.modules and 'tree_sitter' not in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    cli = subprocess.run(
+        [sys.executable, "-m", "planning_memory", "--version"], capture_output=True, text=True
+    )
+    assert cli.returncode == 0 and cli.stdout.startswith("pmem, version")

@@ -180,6 +180,7 @@ def check_every_file_is_old_or_new(layout: Layout, before: list[int]) -> list[in
     return now
 
 
+@pytest.mark.slow
 def test_writer_killed_at_random_points_leaves_no_torn_file(tmp_path: Path) -> None:
     layout = init_tree(tmp_path)
     store = Store(layout)

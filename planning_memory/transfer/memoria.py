@@ -182,7 +182,7 @@ def session_from(data: Mapping[str, Any], tz: tzinfo, channel: str = CHANNEL) ->
         raise SchemaError("expected an array of steps", json_path="$.pasos")
     steps = [_step(s, tz, f"$.pasos[{n}]") for n, s in enumerate(steps_in)]
     sid = f"ses_s002{_digest(timestamp(started), goal or '')}"
-    record = new_session(sid, channel, goal, "seed 002 sesion_actual", started)
+    record = new_session(sid, channel, goal, "memoria/sesion_actual.json", started)
     record.update(status="paused", steps=steps)
     if goal:
         record["messages"] = [

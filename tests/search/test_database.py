@@ -27,7 +27,7 @@ from planning_memory.search.database import (
 from planning_memory.store import Store
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def add_record(layout: Layout, store: Store, rtype: str, rid: str, **fields: Any) -> dict[str, Any]:

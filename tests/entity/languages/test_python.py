@@ -16,7 +16,7 @@ from planning_memory.entity.languages import python
 from planning_memory.entity.sideeffects import classify
 from planning_memory.store import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 SOURCE = b'''#!/usr/bin/env python3
 """Billing: invoices and payment capture.

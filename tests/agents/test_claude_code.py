@@ -15,7 +15,7 @@ import pytest
 
 from planning_memory.memory import Memory
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
 CLAUDE_ID = "9f1c2a4e-5b6d-4c3e-8a1f-0d2e3c4b5a61"
 
 

@@ -721,6 +721,7 @@ def test_the_daemons_own_writes_cause_no_further_work(repo: Path) -> None:
     assert status(repo)["batches"] == batches
 
 
+@pytest.mark.slow
 def test_a_branch_switch_of_2000_files_converges_to_a_fresh_scan(repo: Path) -> None:
     for i in range(2000):
         write_module(repo / "src" / f"d{i // 50:02d}" / f"f{i}.py", f"main_{i}")

@@ -21,7 +21,7 @@ from planning_memory.entity import (
 )
 from planning_memory.store import Store
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "repos" / "nextauth-app"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "nextauth-app"
 SOURCES = 27  # .ts/.tsx files in the fixture
 
 

@@ -16,7 +16,7 @@ from planning_memory.memory import Memory
 from planning_memory.transfer import memoria
 from planning_memory.validate import layout_for, validate_tree
 
-AGENT = Path(__file__).parent / "fixtures" / "seed002" / "mi-agente"
+AGENT = Path(__file__).parents[1] / "fixtures" / "memoria" / "mi-agente"
 MADRID = "Europe/Madrid"
 
 

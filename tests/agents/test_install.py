@@ -150,7 +150,7 @@ def test_missing_memory_tree_is_a_note(tmp_path: Path) -> None:
 
 def test_the_api_example_in_the_agent_docs_runs() -> None:
     """docs/agents.md points at docs/examples/api_example.py; it must keep working."""
-    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "api_example.py"
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "api_example.py"
     done = subprocess.run(
         [sys.executable, str(example)], capture_output=True, text=True, timeout=120
     )

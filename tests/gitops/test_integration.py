@@ -149,6 +149,7 @@ def test_two_different_edits_of_one_field_conflict(tmp_path: Path) -> None:
     assert path.read_text() == text  # resolve gives what the driver gave: still a conflict
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("driver", [False, True], ids=["plain-git", "driver"])
 def test_ten_branches_of_a_hundred_records_merge_without_conflicts(
     tmp_path: Path, driver: bool, monkeypatch: pytest.MonkeyPatch

@@ -150,7 +150,7 @@ def test_fuse_with_a_ranker(env: tuple[Layout, Store, Index]) -> None:
 def _eval_module() -> Any:
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "bench" / "eval_retrieval.py"
+    path = Path(__file__).resolve().parents[2] / "bench" / "eval_retrieval.py"
     spec = importlib.util.spec_from_file_location("eval_retrieval", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -161,7 +161,7 @@ def _eval_module() -> Any:
 def test_labelled_set_is_large_and_well_formed() -> None:
     import json
 
-    fixtures = Path(__file__).resolve().parent / "fixtures" / "retrieval"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "retrieval"
     queries = json.loads((fixtures / "queries.json").read_text())
     records = {r["id"] for r in json.loads((fixtures / "records.json").read_text())}
     assert len(queries) >= 100

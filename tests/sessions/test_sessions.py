@@ -40,7 +40,7 @@ from planning_memory.sessions import (
 from planning_memory.store import Store
 
 T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
-FIXTURES = Path(__file__).parent / "fixtures" / "summarizers"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "summarizers"
 
 
 class Ticking:
@@ -778,6 +778,7 @@ def _check_all_logged(ses: Sessions, sid: str, workers: int, count: int) -> list
     return history
 
 
+@pytest.mark.slow
 def test_ten_processes_logging_100_messages_each_lose_none(ses: Sessions) -> None:
     sid = start(ses)
     _run_writers(ses.layout.repo_root, sid, 10, 100, None)

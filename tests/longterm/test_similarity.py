@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from planning_memory.longterm.similarity import SIMILARITY_THRESHOLD, best_match, similarity, tokens
 
 PAIRS = json.loads(
-    (Path(__file__).parent / "fixtures" / "similarity_pairs.json").read_text(encoding="utf-8")
+    (Path(__file__).parents[1] / "fixtures" / "similarity_pairs.json").read_text(encoding="utf-8")
 )
 
 

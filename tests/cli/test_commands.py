@@ -21,7 +21,7 @@ from planning_memory.cli import cli
 from planning_memory.core import codec
 from planning_memory.memory import Memory
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / ".planning.example"
 PMEM = str(Path(sys.executable).parent / "pmem")
 Completed = subprocess.CompletedProcess[str]

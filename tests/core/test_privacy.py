@@ -26,7 +26,7 @@ from planning_memory.core.privacy import (
 )
 from planning_memory.errors import InputError, LimitError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "secrets"
 CANARY = "CANARY-7f3a9c2e-never-store-me"
 
 

@@ -8,7 +8,7 @@ from planning_memory.cli.doc import reference
 from planning_memory.cli.modmap import module_map
 from planning_memory.cli.modmap import modules as modmap_modules
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def test_cli_reference_is_current() -> None:

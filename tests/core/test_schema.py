@@ -19,7 +19,7 @@ from referencing import Registry, Resource
 
 from planning_memory.core.model import DEFAULT_CONFIG
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO / "schemas"
 EXAMPLE = REPO / ".planning.example"
 LONG_TERM = EXAMPLE / "memory" / "long-term"

@@ -27,7 +27,7 @@ from planning_memory.entity import (
 )
 from planning_memory.store import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "repos" / "nextauth-app"
 EXAMPLE = REPO / ".planning.example"
 LOGIN_FORM = "src/components/Auth/LoginForm.tsx"

@@ -20,7 +20,7 @@ from planning_memory.sessions.summarize import (
     SummaryRequest,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "summarizers"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "summarizers"
 GOOD = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'good.py'))}"
 FAIL = shlex.quote(str(FIXTURES / "fail.sh"))
 HANG = shlex.quote(str(FIXTURES / "hang.sh"))

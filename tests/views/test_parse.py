@@ -23,7 +23,7 @@ from planning_memory.views.render import render_claude_md, render_view, source_h
 from planning_memory.views.templates import load_template
 
 NOW = "2024-02-01T10:00:00Z"
-CORPUS = Path(__file__).parent / "fixtures" / "markdown"
+CORPUS = Path(__file__).parents[1] / "fixtures" / "markdown"
 TEMPLATES = {"patterns": load_template("patterns.md"), "mistakes": load_template("mistakes.md")}
 BLOCK_PREFS = {"testing": {"framework": "pytest"}}
 
