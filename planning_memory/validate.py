@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec, schema
+from planning_memory import core
+from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec
 from planning_memory.errors import ConfigError, PlanningMemoryError
 from planning_memory.store import Store
 
@@ -85,7 +86,7 @@ def check_file(path: Path, kind: str | None, store: Store, rel: str | None = Non
         return [Finding(_where(exc, rel), None, exc.message)]
     if kind == "long-term":
         return _check_record(path, value, rel)
-    found = [Finding(rel, p.json_path, p.message) for p in schema.problems(kind, value)]
+    found = [Finding(rel, p.json_path, p.message) for p in core.schema.problems(kind, value)]
     if kind == "session" and isinstance(value, dict) and not _session_named(path, value):
         message = f"id {value.get('id')!r} does not match the file name"
         found.append(Finding(rel, "$.id", message))
@@ -108,7 +109,7 @@ def _check_record(path: Path, value: object, rel: str) -> list[Finding]:
     name = SCHEMA_FOR_TYPE.get(str(value.get("type")))
     if name is None:
         return [Finding(rel, "$.type", f"unknown record type {value.get('type')!r}")]
-    found = [Finding(rel, p.json_path, p.message) for p in schema.problems(name, value)]
+    found = [Finding(rel, p.json_path, p.message) for p in core.schema.problems(name, value)]
     if value.get("id") != path.stem:
         found.append(Finding(rel, "$.id", f"id {value.get('id')!r} does not match the file name"))
     folder = LONG_TERM_DIRS.get(str(value.get("type")))
@@ -199,7 +200,7 @@ def load_config(layout: Layout, store: Store) -> dict[str, Any]:
         with contextlib.suppress(OSError):
             if stamp.read_text("ascii") == loaded.digest:
                 return dict(loaded.value)
-        schema.check("config", loaded.value, path=store.rel(layout.config))
+        core.schema.check("config", loaded.value, path=store.rel(layout.config))
     except PlanningMemoryError as exc:
         raise ConfigError(
             exc.message,

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from planning_memory import agents
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.errors import ConfigError, NotInitializedError
 from planning_memory.memory import Memory
@@ -33,9 +34,7 @@ def mcp_command(ctx: Context) -> None:
             "the MCP server needs the `mcp` package, which the default install leaves out",
             hint="pip install 'planning-memory[mcp]'",
         )
-    from planning_memory.agents import mcp_server
-
-    mcp_server.run(ctx.root)
+    agents.serve_mcp(ctx.root)
 
 
 @cli.group()
@@ -66,9 +65,7 @@ def claude_code_hook(ctx: Context, event: str) -> None:
       echo '{"session_id": "abc", "cwd": "'$PWD'", "source": "startup"}' \\
         | pmem hook claude-code SessionStart
     """
-    from planning_memory.agents import claude_code as hooks
-
-    done = hooks.run(event, sys.stdin.read(hooks.MAX_STDIN + 1), ctx.root)
+    done = agents.run_hook(event, sys.stdin.read(agents.MAX_HOOK_INPUT + 1), ctx.root)
     if done.stdout:
         click.echo(done.stdout, nl=False)
     if done.errors:
@@ -105,15 +102,13 @@ def install_claude_code(ctx: Context, command: str, as_json: bool) -> None:
     Example:
       pmem install claude-code && git add .claude/settings.json .mcp.json
     """
-    from planning_memory.agents import install
-
     root = ctx.root or Memory.locate()
     if root is None:
         raise NotInitializedError(
             "not inside a git repository or memory tree",
             hint="run it in the repository root, or pass -C DIR",
         )
-    report = install.install_claude_code(root, command=command)
+    report = agents.install_claude_code(root, command=command)
     lines = [
         f"{'Updated' if changed else 'Unchanged'} {path}"
         for path, changed in (

@@ -18,14 +18,14 @@ if TYPE_CHECKING:
     from planning_memory.entity.anchors import current_anchor_hash as current_anchor_hash
     from planning_memory.entity.anchors import mark_stale_anchors as mark_stale_anchors
     from planning_memory.entity.ignore_rules import IgnoreRules as IgnoreRules
-    from planning_memory.entity.query import count_files as count_files
+    from planning_memory.entity.on_disk import count_files as count_files
+    from planning_memory.entity.on_disk import last_written as last_written
     from planning_memory.entity.query import entity_snapshot as entity_snapshot
     from planning_memory.entity.query import get_area as get_area
     from planning_memory.entity.query import get_component as get_component
     from planning_memory.entity.query import get_file as get_file
     from planning_memory.entity.query import get_function as get_function
     from planning_memory.entity.query import get_relationships as get_relationships
-    from planning_memory.entity.query import last_written as last_written
     from planning_memory.entity.query import update_file_annotations as update_file_annotations
     from planning_memory.entity.scanner import ScanReport as ScanReport
     from planning_memory.entity.scanner import scan as scan
@@ -56,7 +56,7 @@ else:
             "ScanReport": "scanner",
             "changed_anchors": "anchors",
             "complete_anchors": "anchors",
-            "count_files": "query",
+            "count_files": "on_disk",
             "current_anchor_hash": "anchors",
             "entity_snapshot": "query",
             "get_area": "query",
@@ -64,7 +64,7 @@ else:
             "get_file": "query",
             "get_function": "query",
             "get_relationships": "query",
-            "last_written": "query",
+            "last_written": "on_disk",
             "mark_stale_anchors": "anchors",
             "scan": "scanner",
             "update_file_annotations": "query",

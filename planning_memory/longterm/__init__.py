@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from planning_memory.longterm.records import save as save_record
     from planning_memory.longterm.rules import Outcome as Outcome
     from planning_memory.longterm.rules import new_record as new_record
+    from planning_memory.longterm.triggers import detect as detect
     from planning_memory.longterm.triggers import (
         extract_memorize_markers as extract_memorize_markers,
     )
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         "LongTerm",
         "Outcome",
         "check_record",
+        "detect",
         "extract_memorize_markers",
         "load_all",
         "new_record",
@@ -43,6 +45,7 @@ else:
             "LongTerm": "level",
             "Outcome": "rules",
             "check_record": "records",
+            "detect": "triggers",
             "extract_memorize_markers": "triggers",
             "load_all": "records",
             "new_record": "rules",

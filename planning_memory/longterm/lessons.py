@@ -12,12 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from planning_memory import longterm
 from planning_memory.core import Layout, Record, check_id, timestamp
 from planning_memory.errors import NotFoundError
 from planning_memory.longterm import rules as learn
-from planning_memory.longterm import triggers
+
+if TYPE_CHECKING:
+    from planning_memory.longterm.triggers import Trigger
 
 MAX_TITLE = 200
 
@@ -27,7 +30,7 @@ class Lesson:
     """What an utterance teaches: ``outcome`` is None when no trigger phrase was found."""
 
     utterance: str
-    trigger: triggers.Trigger | None
+    trigger: Trigger | None
     outcome: learn.Outcome | None
 
     def summary(self) -> dict[str, Any]:
@@ -56,7 +59,7 @@ def _title(text: str) -> str:
     return text[:1].upper() + text[1:MAX_TITLE]
 
 
-def record_for(found: triggers.Trigger, utterance: str, now: datetime, source: str) -> Record:
+def record_for(found: Trigger, utterance: str, now: datetime, source: str) -> Record:
     """The record an utterance's trigger describes (not yet saved)."""
     tags = ["learned-from-conversation"]
     if found.kind == "pattern":
@@ -99,7 +102,7 @@ def learn_utterance(
     tree: learn.Tree, now: datetime, utterance: str, *, source: str = "cli"
 ) -> Lesson:
     """Detect a trigger and act on it as the config says: save, suggest or queue."""
-    found = triggers.detect(utterance)
+    found = longterm.detect(utterance)  # the trigger phrases load on first use
     if found is None:
         return Lesson(utterance, None, None)
     if found.kind == "praise":

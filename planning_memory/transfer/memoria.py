@@ -31,6 +31,7 @@ from typing import Any
 
 from planning_memory.core import codec, privacy, timestamp
 from planning_memory.errors import InputError, SchemaError
+from planning_memory.sessions import new_session
 
 LONG_TERM_FILE = "largo_plazo.json"
 SESSION_FILE = "sesion_actual.json"
@@ -173,8 +174,6 @@ def _step(item: Any, tz: tzinfo, where: str) -> dict[str, Any]:
 
 def session_from(data: Mapping[str, Any], tz: tzinfo, channel: str = CHANNEL) -> dict[str, Any]:
     """A paused session holding the log's goal and steps."""
-    from planning_memory.sessions import new_session
-
     started = _when(data.get("inicio"), tz, "$.inicio")
     goal = _text(data.get("objetivo") or "") or None
     steps_in = data.get("pasos") or []
