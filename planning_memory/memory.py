@@ -28,12 +28,13 @@ from planning_memory.errors import (
     NotFoundError,
     NotInitializedError,
 )
+from planning_memory.manager import MemoryManagerNames
 from planning_memory.store import Store, write_outside
 
 if TYPE_CHECKING:
     from planning_memory.context import ContextPack
     from planning_memory.core import Record
-    from planning_memory.entity import IgnoreRules, ScanReport
+    from planning_memory.entity import CodeMap, ScanReport
     from planning_memory.longterm import Lesson, Outcome
     from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
     from planning_memory.sessions import Appended, Sessions
@@ -47,7 +48,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Memory:
+class Memory(MemoryManagerNames):
     """One memory tree: ``Memory(repo_root)`` or ``Memory.open()`` from the working directory."""
 
     def __init__(
@@ -184,47 +185,11 @@ class Memory:
             fields["anchors"] = self.anchor(fields["anchors"])
         return self._wrote(self.longterm.save(record_type, title, **fields))
 
-    def save_observation(
-        self,
-        title: str,
-        record_type: str = "learning",
-        *,
-        what: str = "",
-        why: str = "",
-        where: str = "",
-        learned: str = "",
-        tags: Sequence[str] = (),
-        topic_key: str | None = None,
-        pinned: bool = False,
-        scope: str = "project",
-        source: str = "api",
-        anchors: Sequence[str] = (),
-        **typed: str,
-    ) -> Outcome:
-        """Seed 003's observation (What / Why / Where / Learned); ``typed`` holds a type's own
-        fields (``description``, ``example``, ``correction``, ``severity``), filled from the
-        body where not given."""
-        fields = _longterm.observation_fields(
-            record_type, title, what=what, learned=learned, **typed
-        )
-        return self.save(
-            title,
-            record_type,
-            body={"what": what, "why": why, "where": where, "learned": learned},
-            tags=list(tags),
-            topic_key=topic_key,
-            pinned=pinned,
-            scope=scope,
-            source=source,
-            anchors=list(anchors),
-            **fields,
-        )
-
     def anchor(self, anchors: Sequence[dict[str, Any] | str]) -> list[dict[str, Any]]:
         """Complete code anchors (``path`` or ``path::symbol`` strings, or dicts) with the
         current content hash from the code map, so a later change marks the memory for
         review. An anchor the code map does not know keeps ``hash: null``."""
-        return _entity.complete_anchors(self.layout, self.store, anchors)
+        return self.code.complete_anchors(anchors)
 
     def learn_utterance(self, utterance: str, *, source: str = "cli") -> Lesson:
         """Learn from an utterance's trigger phrase ("always use X", "nunca uses Y", ...)."""
@@ -406,29 +371,6 @@ class Memory:
                 preamble=preamble,
             )
 
-    def get_full_context(self, task: str | dict[str, Any]) -> dict[str, Any]:
-        """Seed 000's ``getFullContext``: every section's items as plain data."""
-        with self.index() as index:
-            return _context.full_context(
-                self.layout, self.store, task, now=self.now(), config=self.config, index=index
-            )
-
-    def prepare_agent_context(
-        self, agent: str, task: str | dict[str, Any], *, budget: int | None = None
-    ) -> str:
-        """Seed 000's ``prepareAgentContext``: the memory context, then the task."""
-        with self.index() as index:
-            return _context.prepare_agent_context(
-                self.layout,
-                self.store,
-                agent,
-                task,
-                now=self.now(),
-                budget=budget,
-                config=self.config,
-                index=index,
-            )
-
     def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[TimelineEntry]:
         """The chronological neighbours of a memory, message or decision."""
         with self.index() as index:
@@ -442,73 +384,23 @@ class Memory:
         with _search.Index.open(self.layout) as index:
             return _search.rebuild(index, self.layout, self.store, self.config, code=code)
 
-    def reindex_codebase(self) -> IndexReport:
-        """Seed 000's ``reindexCodebase``: index new and changed code and docs."""
-        with self.index() as index:
-            return _search.reindex_codebase(index, self.layout, self.config)
-
     def index_stats(self) -> dict[str, Any]:
         with self.index() as index:
             return index.stats()
 
-    # -- entity: the code map ---------------------------------------------------------------
+    # -- entity: the code map ----------------------------------------------------------------
+    @cached_property
+    def code(self) -> CodeMap:
+        """The code map: ``scan``, ``file``, ``functions``, ``components``, ``area``,
+        ``relationships``, ``annotate``, ``snapshot`` (see docs/entity.md)."""
+        return _entity.CodeMap(self.layout, self.store, lambda: self.config)
+
     def scan(
         self, *, paths: list[str] | None = None, full: bool = False, progress: Any = None
     ) -> ScanReport:
-        """Bring the code map up to date (incremental by content hash); memories anchored to
-        code that changed are marked for review."""
+        """Bring the code map up to date; memories anchored to changed code need review."""
         self.require()
-        report = _entity.scan(
-            self.layout, self.store, self.config, paths=paths, full=full, progress=progress
-        )
-        _entity.mark_stale_anchors(self.layout, self.store)
-        return report
-
-    def last_scan(self) -> str | None:
-        """When the code map was last written (newest entity file), or None."""
-        return _entity.last_written(self.layout)
-
-    def entity_snapshot(self) -> dict[str, Any]:
-        """The whole code map in one value: files, functions, components, relationships."""
-        return _entity.entity_snapshot(self.layout, self.store)
-
-    def ignore_rules(self) -> IgnoreRules:
-        """Which repository paths the code map skips, path by path (for the watch daemon)."""
-        exclude = self.settings("entity").get("excludePatterns", [])
-        return _entity.IgnoreRules(str(self.layout.repo_root), exclude)
-
-    def get_file_info(self, path: str) -> dict[str, Any] | None:
-        """Seed 000's ``getFileInfo``: a file's entity, or None."""
-        return _entity.get_file(self.layout, self.store, path)
-
-    def get_function(self, name: str) -> list[dict[str, Any]]:
-        """Functions or methods named ``name`` (or ``Class.method``)."""
-        return _entity.get_function(self.layout, self.store, name)
-
-    def get_component(self, name: str) -> list[dict[str, Any]]:
-        """UI components named ``name``: props, state, hooks, children."""
-        return _entity.get_component(self.layout, self.store, name)
-
-    def get_area(self, name: str) -> dict[str, Any] | None:
-        """A feature area of relationships.json, or None."""
-        return _entity.get_area(self.layout, self.store, name)
-
-    def get_relationships(self, name: str) -> dict[str, Any]:
-        """Seed 000's ``getRelationships``: how ``name`` relates to the rest."""
-        return _entity.get_relationships(self.layout, self.store, name)
-
-    def update_file_entity(
-        self,
-        path: str,
-        *,
-        notes: list[str] | None = None,
-        purpose: str | None = None,
-        modified_by: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
-        return _entity.update_file_annotations(
-            self.layout, self.store, path, notes=notes, purpose=purpose, modified_by=modified_by
-        )
+        return self.code.scan(paths=paths, full=full, progress=progress)
 
     # -- overview, export and import --------------------------------------------------------
     def counts(self) -> dict[str, Any]:
@@ -533,7 +425,7 @@ class Memory:
     def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
         """Everything in memory as one document (the seed's combined shape)."""
         self.require()
-        records, entity = self.records(deleted=include_deleted), self.entity_snapshot()
+        records, entity = self.records(deleted=include_deleted), self.code.snapshot()
         index = _search.index_path(self.layout)
         return _transfer.export_tree(
             self.layout,
@@ -608,93 +500,6 @@ class Memory:
         """Write a file outside the memory tree (an agent's config) the way the store writes:
         atomically, keeping its mode; False when its bytes are already equal."""
         return write_outside(path, text.encode("utf-8"))
-
-    # -- seed 000's MemoryManager names -------------------------------------------------------
-    def learn_pattern(
-        self, name: str, description: str = "", example: str = "", **fields: Any
-    ) -> Outcome:
-        """Seed 000's ``learnPattern``: a similar live pattern is reinforced instead."""
-        return self.save(name, "pattern", description=description, example=example, **fields)
-
-    def learn_from_mistake(
-        self, description: str, correction: str = "", severity: str = "medium", **fields: Any
-    ) -> Outcome:
-        """Seed 000's ``learnFromMistake``: a similar live mistake counts one more occurrence."""
-        title = " ".join(description.split())[:200] or "Mistake"
-        fields |= {"description": description, "correction": correction, "severity": severity}
-        return self.save(title, "mistake", **fields)
-
-    def record_decision(
-        self,
-        question: str,
-        decision: str,
-        reasoning: str = "",
-        alternatives: Sequence[str] = (),
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
-        """Seed 000's ``recordDecision`` in the current session."""
-        return self.sessions.record_decision(
-            session_id, question, decision, reasoning=reasoning, alternatives=alternatives
-        )
-
-    def record_file_access(
-        self, path: str, action: str = "read", session_id: str | None = None
-    ) -> dict[str, Any]:
-        """Seed 000's ``recordFileAccess``: read, created, modified or deleted."""
-        return self.sessions.record_file_access(session_id, path, action)
-
-    def get_session_context(self, session_id: str | None = None) -> dict[str, Any]:
-        """Seed 000's ``getSessionContext``: window, summary, decisions, files, time."""
-        return self.sessions.context(session_id)
-
-    def save_to_checkpoint(self, session_id: str | None = None) -> dict[str, Any]:
-        """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
-        sid = session_id or self.sessions.current_id(start=False)
-        counts = self.counts()
-        return {
-            "sessionId": sid,
-            "shortTerm": self.sessions.snapshot(sid),
-            "longTermSummary": counts["long_term"],
-            "entitySummary": counts["entity"],
-        }
-
-    def restore_from_checkpoint(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Seed 000's ``restoreFromCheckpoint``: the session only; long-term and entity memory
-        are read from their files."""
-        return self.sessions.restore(data.get("sessionId"), data.get("shortTerm", data))
-
-    def get_relevant_patterns(
-        self, context: str | list[str] | None = None, limit: int = 10
-    ) -> list[Record]:
-        """Seed 000's ``getRelevantPatterns``: for a task text or tags (see ``relevant``)."""
-        return self.relevant("pattern", context, limit)
-
-    def get_mistakes_to_avoid(
-        self, context: str | list[str] | None = None, limit: int = 10
-    ) -> list[Record]:
-        """Seed 000's ``getMistakesToAvoid``: for a task text or tags, most severe first."""
-        return self.relevant("mistake", context, limit)
-
-    def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
-        """Seed 000's ``searchContext``."""
-        return self.search(query, limit=limit, threshold=threshold)
-
-    def index_content(self, content: str, metadata: dict[str, Any]) -> str:
-        """Seed 000's ``indexContent``: kept as a ``discovery`` learning (a real, versioned
-        memory) and indexed."""
-        title = str(metadata.get("title") or " ".join(content.split())[:80] or "Note")
-        body = {"what": content, "why": "", "where": str(metadata.get("path", "")), "learned": ""}
-        kind = str(metadata.get("type", "discovery"))
-        outcome = self.save(title, kind, body=body, tags=list(metadata.get("tags", [])))
-        return str(outcome.record["id"])
-
-    def map_codebase(self) -> ScanReport:
-        """Seed 000's ``mapCodebase``: the code map brought up to date."""
-        return self.scan()
-
-    def process_agent_result(self, agent: str, result: dict[str, Any]) -> dict[str, int]:
-        """Seed 000's ``processAgentResult``: files, decisions and fixed errors remembered."""
-        return _context.process_agent_result(self, agent, result)
 
     def sync_index(self, paths: list[str] | None) -> IndexReport | None:
         """Bring a search index that exists up to date after files changed, without building

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "planning_memory"
-TOP_LEVEL = {"__init__", "__main__", "errors", "store", "memory", "validate"}
+TOP_LEVEL = {"__init__", "__main__", "errors", "store", "memory", "manager", "validate"}
 PARTS = ("core", "longterm", "sessions", "entity", "search", "context", "views", "transfer")
 PARTS += ("gitops",)
 ENTRYPOINTS = ("cli", "agents", "watch")

@@ -402,7 +402,7 @@ class MemoryTools:
     ) -> str:
         """Where a function or method is defined, its signature, summary, calls and callers
         (several files may define one name)."""
-        found = self.memory().get_function(name)
+        found = self.memory().code.functions(name)
         if not found:
             raise NotFoundError(f"no function named {name!r}", hint="try memory_search")
         return compact({"definitions": _trim(found)})

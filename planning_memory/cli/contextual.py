@@ -181,7 +181,7 @@ def stats(ctx: Context, as_json: bool) -> None:
     mem = ctx.memory()
     data: dict[str, Any] = mem.counts()
     data["index"] = mem.index_stats()
-    data["entity"]["last_scan"] = mem.last_scan()
+    data["entity"]["last_scan"] = mem.code.last_written()
     idx = data["index"]
     lines = [
         f"long-term   {data['long_term']['records']} records",

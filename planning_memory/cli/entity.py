@@ -105,7 +105,7 @@ def function(ctx: Context, name: str, as_json: bool) -> None:
     Example:
       pmem entity function validateCredentials
     """
-    _show(ctx.memory().get_function(name), f"function {name!r}", as_json)
+    _show(ctx.memory().code.functions(name), f"function {name!r}", as_json)
 
 
 @entity.command()
@@ -119,7 +119,7 @@ def component(ctx: Context, name: str, as_json: bool) -> None:
     Example:
       pmem entity component LoginForm
     """
-    _show(ctx.memory().get_component(name), f"component {name!r}", as_json)
+    _show(ctx.memory().code.components(name), f"component {name!r}", as_json)
 
 
 @entity.command()
@@ -133,7 +133,7 @@ def area(ctx: Context, name: str, as_json: bool) -> None:
     Example:
       pmem entity area authentication
     """
-    _show(ctx.memory().get_area(name), f"area {name!r}", as_json)
+    _show(ctx.memory().code.area(name), f"area {name!r}", as_json)
 
 
 @entity.command()

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("agents", "entry point: Claude Code hooks, the MCP server, the installers"),
     ("watch", "entry point: the watch daemon (watchdog)"),
     ("memory.py", "the facade: `Memory(root)`, the one entry point"),
+    ("manager.py", "the seeds' API names, thin aliases `Memory` inherits"),
     ("longterm", "part: long-term records and the rules that keep them"),
     ("sessions", "part: short-term sessions and their summaries"),
     ("entity", "part: the code map and its incremental scanner (tree-sitter)"),

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from planning_memory.entity.anchors import complete_anchors as complete_anchors
     from planning_memory.entity.anchors import current_anchor_hash as current_anchor_hash
     from planning_memory.entity.anchors import mark_stale_anchors as mark_stale_anchors
+    from planning_memory.entity.code_map import CodeMap as CodeMap
     from planning_memory.entity.ignore_rules import IgnoreRules as IgnoreRules
     from planning_memory.entity.on_disk import count_files as count_files
     from planning_memory.entity.on_disk import last_written as last_written
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from planning_memory.entity.scanner import scan as scan
 
     __all__ = [
+        "CodeMap",
         "IgnoreRules",
         "ScanReport",
         "changed_anchors",
@@ -52,6 +54,7 @@ else:
     __getattr__, __dir__, __all__ = exports(
         __name__,
         {
+            "CodeMap": "code_map",
             "IgnoreRules": "ignore_rules",
             "ScanReport": "scanner",
             "changed_anchors": "anchors",

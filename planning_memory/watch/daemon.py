@@ -65,7 +65,7 @@ class Daemon:
         self.side_writes = events.WriteLog(self.own)  # the summaries thread's
         self.memory, self.side_memory = self._open()
         self.reactions = plan.switched(REACTIONS, self.memory.config)  # a bad config raises
-        self.ignore = self.memory.ignore_rules()
+        self.ignore = self.memory.code.ignore_rules()
         self.batcher = events.Batcher(quiet, max_wait)
         self.watcher = events.Watcher(
             self.root, self.batcher, self.own, git_head=events.git_head_path(self.root),
@@ -243,7 +243,7 @@ class Daemon:
             self._error("config", exc)
             return
         self.memory, self.side_memory = memory, side
-        self.ignore = self.memory.ignore_rules()
+        self.ignore = self.memory.code.ignore_rules()
         self.reactions.update(reactions)
 
     # -- reactions -----------------------------------------------------------------------------

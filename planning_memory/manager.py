@@ -1,0 +1,225 @@
+"""The seeds' API names (seed 000's MemoryManager, seed 003's observation), thin aliases.
+
+``Memory`` inherits them, so ``mem.learn_pattern(...)``, ``mem.record_decision(...)`` and the
+rest of the seeds' API work as the seeds describe; new code may call the parts directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from planning_memory import context as _context
+from planning_memory import longterm as _longterm
+from planning_memory import search as _search
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from planning_memory.core import Layout, Record
+    from planning_memory.entity import CodeMap, ScanReport
+    from planning_memory.longterm import Outcome
+    from planning_memory.search import Hit, Index, IndexReport
+    from planning_memory.sessions import Sessions
+    from planning_memory.store import Store
+
+
+class MemoryManagerNames:
+    """learnPattern, learnFromMistake, recordDecision, recordFileAccess, getSessionContext,
+    saveToCheckpoint, restoreFromCheckpoint, getRelevantPatterns, getMistakesToAvoid,
+    searchContext, indexContent, getFileInfo, getRelationships, updateFileEntity,
+    mapCodebase, getFullContext, prepareAgentContext, processAgentResult, reindexCodebase; and
+    seed 003's ``memory_save`` observation (``save_observation``)."""
+
+    if TYPE_CHECKING:  # what they use of ``Memory``
+        layout: Layout
+        store: Store
+
+        @property
+        def config(self) -> dict[str, Any]: ...
+        @property
+        def sessions(self) -> Sessions: ...
+        @property
+        def code(self) -> CodeMap: ...
+        def now(self) -> datetime: ...
+        def index(self) -> Index: ...
+        def counts(self) -> dict[str, Any]: ...
+        def scan(self) -> ScanReport: ...
+        def save(self, title: str, record_type: str = ..., **fields: Any) -> Outcome: ...
+        def relevant(
+            self, record_type: str, task: str | Sequence[str] | None = ..., limit: int = ...
+        ) -> list[Record]: ...
+        def search(self, query: str, *, limit: int = ..., threshold: float = ...) -> list[Hit]: ...
+
+    def learn_pattern(
+        self, name: str, description: str = "", example: str = "", **fields: Any
+    ) -> Outcome:
+        """Seed 000's ``learnPattern``: a similar live pattern is reinforced instead."""
+        return self.save(name, "pattern", description=description, example=example, **fields)
+
+    def learn_from_mistake(
+        self,
+        description: str,
+        correction: str = "",
+        severity: str = "medium",
+        **fields: Any,
+    ) -> Outcome:
+        """Seed 000's ``learnFromMistake``: a similar live mistake counts one more occurrence."""
+        title = " ".join(description.split())[:200] or "Mistake"
+        fields |= {"description": description, "correction": correction, "severity": severity}
+        return self.save(title, "mistake", **fields)
+
+    def record_decision(
+        self,
+        question: str,
+        decision: str,
+        reasoning: str = "",
+        alternatives: Sequence[str] = (),
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's ``recordDecision`` in the current session."""
+        return self.sessions.record_decision(
+            session_id, question, decision, reasoning=reasoning, alternatives=alternatives
+        )
+
+    def record_file_access(
+        self, path: str, action: str = "read", session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Seed 000's ``recordFileAccess``: read, created, modified or deleted."""
+        return self.sessions.record_file_access(session_id, path, action)
+
+    def get_session_context(self, session_id: str | None = None) -> dict[str, Any]:
+        """Seed 000's ``getSessionContext``: window, summary, decisions, files, time."""
+        return self.sessions.context(session_id)
+
+    def save_to_checkpoint(self, session_id: str | None = None) -> dict[str, Any]:
+        """Seed 000's ``saveToCheckpoint``: the session plus long-term and entity summaries."""
+        sid = session_id or self.sessions.current_id(start=False)
+        counts = self.counts()
+        return {
+            "sessionId": sid,
+            "shortTerm": self.sessions.snapshot(sid),
+            "longTermSummary": counts["long_term"],
+            "entitySummary": counts["entity"],
+        }
+
+    def restore_from_checkpoint(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's ``restoreFromCheckpoint``: the session only; long-term and entity memory
+        are read from their files."""
+        return self.sessions.restore(data.get("sessionId"), data.get("shortTerm", data))
+
+    def get_relevant_patterns(
+        self, context: str | list[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Seed 000's ``getRelevantPatterns``: for a task text or tags (see ``relevant``)."""
+        return self.relevant("pattern", context, limit)
+
+    def get_mistakes_to_avoid(
+        self, context: str | list[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Seed 000's ``getMistakesToAvoid``: for a task text or tags, most severe first."""
+        return self.relevant("mistake", context, limit)
+
+    def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
+        """Seed 000's ``searchContext``."""
+        return self.search(query, limit=limit, threshold=threshold)
+
+    def index_content(self, content: str, metadata: dict[str, Any]) -> str:
+        """Seed 000's ``indexContent``: kept as a ``discovery`` learning (a real, versioned
+        memory) and indexed."""
+        title = str(metadata.get("title") or " ".join(content.split())[:80] or "Note")
+        body = {"what": content, "why": "", "where": str(metadata.get("path", "")), "learned": ""}
+        kind = str(metadata.get("type", "discovery"))
+        outcome = self.save(title, kind, body=body, tags=list(metadata.get("tags", [])))
+        return str(outcome.record["id"])
+
+    def get_file_info(self, path: str) -> dict[str, Any] | None:
+        """Seed 000's ``getFileInfo``: a file's entity, or None."""
+        return self.code.file(path)
+
+    def get_relationships(self, name: str) -> dict[str, Any]:
+        """Seed 000's ``getRelationships``: how ``name`` relates to the rest."""
+        return self.code.relationships(name)
+
+    def update_file_entity(
+        self,
+        path: str,
+        *,
+        notes: list[str] | None = None,
+        purpose: str | None = None,
+        modified_by: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
+        return self.code.annotate(path, notes=notes, purpose=purpose, modified_by=modified_by)
+
+    def map_codebase(self) -> ScanReport:
+        """Seed 000's ``mapCodebase``: the code map brought up to date."""
+        return self.scan()
+
+    def process_agent_result(self, agent: str, result: dict[str, Any]) -> dict[str, int]:
+        """Seed 000's ``processAgentResult``: files, decisions and fixed errors remembered."""
+        return _context.process_agent_result(self, agent, result)
+
+    def get_full_context(self, task: str | dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's ``getFullContext``: every section's items as plain data."""
+        with self.index() as index:
+            return _context.full_context(
+                self.layout, self.store, task, now=self.now(), config=self.config, index=index
+            )
+
+    def prepare_agent_context(
+        self, agent: str, task: str | dict[str, Any], *, budget: int | None = None
+    ) -> str:
+        """Seed 000's ``prepareAgentContext``: the memory context, then the task."""
+        with self.index() as index:
+            return _context.prepare_agent_context(
+                self.layout,
+                self.store,
+                agent,
+                task,
+                now=self.now(),
+                budget=budget,
+                config=self.config,
+                index=index,
+            )
+
+    def reindex_codebase(self) -> IndexReport:
+        """Seed 000's ``reindexCodebase``: index new and changed code and docs."""
+        with self.index() as index:
+            return _search.reindex_codebase(index, self.layout, self.config)
+
+    def save_observation(
+        self,
+        title: str,
+        record_type: str = "learning",
+        *,
+        what: str = "",
+        why: str = "",
+        where: str = "",
+        learned: str = "",
+        tags: Sequence[str] = (),
+        topic_key: str | None = None,
+        pinned: bool = False,
+        scope: str = "project",
+        source: str = "api",
+        anchors: Sequence[str] = (),
+        **typed: str,
+    ) -> Outcome:
+        """Seed 003's observation (What / Why / Where / Learned); ``typed`` holds a type's own
+        fields (``description``, ``example``, ``correction``, ``severity``), filled from the
+        body where not given."""
+        fields = _longterm.observation_fields(
+            record_type, title, what=what, learned=learned, **typed
+        )
+        return self.save(
+            title,
+            record_type,
+            body={"what": what, "why": why, "where": where, "learned": learned},
+            tags=list(tags),
+            topic_key=topic_key,
+            pinned=pinned,
+            scope=scope,
+            source=source,
+            anchors=list(anchors),
+            **fields,
+        )
