@@ -14,7 +14,6 @@ Record = dict[str, Any]
 LONG_TERM_TYPES = tuple(LONG_TERM_DIRS)
 LEARNING_TYPES = tuple(t for t in LONG_TERM_TYPES if t not in ("pattern", "mistake"))
 SEVERITIES = ("low", "medium", "high", "critical")
-SCOPES = ("project", "personal")
 ESTABLISHED_AT = 5  # uses that make a pattern established (seed 000)
 ESCALATE_AT = 3  # occurrences that raise a mistake's severity (seed 000)
 
@@ -157,7 +156,3 @@ def normalize(record: Record) -> Record:
     if out.get("type") == "pattern" and "usage_count" in out:
         out["established"] = bool(out.get("established")) or out["usage_count"] >= ESTABLISHED_AT
     return out
-
-
-def is_live(record: Mapping[str, Any]) -> bool:
-    return record.get("deleted_at") is None

@@ -10,14 +10,13 @@ list of entities, or an object grouping them under ``files`` / ``functions`` / `
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import LONG_TERM_DIRS, Layout, codec
+from planning_memory.core import Layout, codec
 from planning_memory.errors import PlanningMemoryError
 from planning_memory.store import Store
 
@@ -152,19 +151,6 @@ def record_doc(record: Mapping[str, Any]) -> Doc | None:
     )
 
 
-def long_term_files(layout: Layout, store: Store) -> list[Path]:
-    """Every long-term record file (not ``preferences.json``)."""
-    found: list[Path] = []
-    for folder in sorted(set(LONG_TERM_DIRS.values())):
-        base = os.path.join(layout.long_term, folder)
-        try:
-            names = sorted(os.listdir(base))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        found.extend(Path(base, n) for n in names if n.endswith(".json") and n[0] != ".")
-    return found
-
-
 def read_record_file(store: Store, path: Path) -> list[Doc]:
     """Adapter: the documents of one record file (none if unreadable or deleted)."""
     try:
@@ -178,11 +164,6 @@ def read_record_file(store: Store, path: Path) -> list[Doc]:
 # -- sessions -----------------------------------------------------------------------------------
 def session_files(layout: Layout, store: Store) -> list[Path]:
     return [p for p in store.list_json(layout.short_term) if p.name.startswith("session-")]
-
-
-def archive_files(layout: Layout, store: Store) -> list[Path]:
-    """Archive chunks of long sessions: ``short-term/archive/<session id>.<start>.json``."""
-    return store.list_json(layout.short_term / "archive")
 
 
 def read_archive(store: Store, path: Path) -> list[Doc]:
@@ -322,15 +303,6 @@ _ENTITY_TEXT_FIELDS = (
     "paths",
     "type",
 )
-
-
-def entity_files(layout: Layout) -> list[Path]:
-    """Every JSON file under the entity folder (shards and ``relationships.json``)."""
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(layout.entity):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(folder) / n for n in sorted(files) if n.endswith(".json"))
-    return found
 
 
 def read_entity_file(layout: Layout, store: Store, path: Path) -> list[Doc]:

@@ -50,7 +50,6 @@ SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a
 BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
 COMMON_DF = 1500  # documents; more common terms are left out of the OR step
-MATCH_MODES = ("auto", "all", "any")
 
 _STOPWORDS_TEXT = """
     a an and are as at be but by can do does did for from has have how i if in into is it its

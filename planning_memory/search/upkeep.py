@@ -114,20 +114,6 @@ def remove_session(index: Index, layout: Layout, session_id: str) -> int:
     return index.remove_group(_rel(layout, layout.session_path(session_id)))
 
 
-def index_entity_files(
-    index: Index, layout: Layout, store: Store, paths: Iterable[Path] | None = None
-) -> IndexReport:
-    """Re-index entity shards (all of them when ``paths`` is None)."""
-    if paths is None:
-        return _sync_entities(index, layout, store, force=True)
-    report = IndexReport()
-    for path in paths:
-        report += IndexReport(seen=1) + _sync_one(
-            index, _rel(layout, path), path, lambda p: sources.read_entity_file(layout, store, p)
-        )
-    return report
-
-
 def index_files(
     index: Index, root: Path, paths: Iterable[str], config: Mapping[str, Any] | None = None
 ) -> IndexReport:
