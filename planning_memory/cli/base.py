@@ -9,6 +9,7 @@ code; anything else is a bug and shows a traceback with a request to report it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import traceback
@@ -68,8 +69,38 @@ def view_notes(mem: Memory) -> None:
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
+# each command -> the module of this package that defines it, loaded when the command is used
+COMMANDS = {
+    **dict.fromkeys(("hook", "install", "mcp"), "agents"),
+    **dict.fromkeys(("context", "reindex", "search", "stats", "timeline"), "contextual"),
+    **dict.fromkeys(("export", "import", "init", "show", "validate"), "core"),
+    **dict.fromkeys(("entity", "scan"), "entity"),
+    **dict.fromkeys(("git", "merge-driver", "resolve", "secrets"), "git"),
+    **dict.fromkeys(
+        ("forget", "learn", "mistakes", "patterns", "pin", "review", "save"), "longterm"
+    ),
+    "session": "session",
+    **dict.fromkeys(("render", "sync"), "views"),
+    "watch": "watch",
+}
+
+
+class LazyGroup(click.Group):
+    """The top-level group: a command's module is imported when that command is asked for,
+    so `pmem hook ...` (run by an agent many times a minute) loads the hook and nothing of the
+    other commands; listing the commands (`--help`) loads them all."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"{__package__}.{COMMANDS[cmd_name]}")  # it registers
+        return super().get_command(ctx, cmd_name)
+
 
 @click.group(
+    cls=LazyGroup,
     context_settings={
         "help_option_names": ["-h", "--help"],
         "max_content_width": 100,
