@@ -52,7 +52,9 @@ def scan(ctx: Context, paths: tuple[str, ...], full: bool, as_json: bool) -> Non
         f"{report.errors} with errors; {report.shards_written} shards written "
         f"in {report.seconds:.2f} s"
     )
-    text += "".join(f"\n  syntax errors: {p}" for p in report.error_paths[:20])
+    text += "".join(f"\n  {p}" for p in report.error_paths[:20])
+    if report.errors > 20:
+        text += f"\n  ... and {report.errors - 20} more"
     emit(data, as_json, text)
 
 

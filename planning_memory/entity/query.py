@@ -140,10 +140,11 @@ def _file_relationships(layout: Layout, store: Store, shards: Shards, name: str)
     entity = shards.load_dir(folder_of(path)).files.get(path)
     if entity is None:
         return None
+    targets = {path, folder_of(path) or "."}  # a package import names its folder ("." the root)
     imported_by = sorted(
         p
         for p, e in shards.iter_kind("files")
-        if p != path and any(t in (path, folder_of(path)) for t in e.get("imports", {}).values())
+        if p != path and any(t in targets for t in e.get("imports", {}).values())
     )
     return {
         "kind": "file",

@@ -6,13 +6,23 @@
   tries ``a/b/c.py``, ``a/b/c/__init__.py``, then ``a/b`` (``c`` may be a name in it).
 - JavaScript/TypeScript: ``./`` and ``../`` paths with the usual extensions and ``index``
   files (``./x.js`` also finds ``x.ts``); ``compilerOptions.paths`` and ``baseUrl`` of the
-  nearest ``tsconfig.json`` / ``jsconfig.json`` (``@/*`` -> ``src/*``).
-- Go: import paths under the module path of the nearest ``go.mod`` -> the package folder.
+  nearest ``tsconfig.json`` / ``jsconfig.json`` (``@/*`` -> ``src/*``), after its ``extends``
+  chain (relative files or packages in ``node_modules``; each option from the last file that
+  sets it, ``baseUrl`` relative to that file, ``paths`` to ``baseUrl`` or else to theirs).
+- Go: import paths under the module path of the nearest ``go.mod`` -> the package folder
+  (``.`` for the repository root).
 - Java: ``a.b.C`` -> a file ending in ``a/b/C.java``; ``a.b.*`` -> that package's folder.
-- Rust: ``crate::``, ``self::``, ``super::`` and ``mod x;`` -> ``x.rs`` or ``x/mod.rs`` under
-  the crate's ``src/``; a leading name that is a local module is tried before a crate name.
+- Rust: the nearest ``Cargo.toml`` places the importer in a crate (``src/lib.rs``,
+  ``src/main.rs``, ``src/bin/``, ``tests/``, ``examples/``, ``benches/``, or a root its
+  manifest names) and in a module of it; ``crate::`` walks the module tree from the crate
+  root (``mod a;`` -> ``a.rs`` or ``a/mod.rs``), ``self::``/``super::`` from the importer's
+  module; a path ending in items gives the file of its deepest module. A leading name is a
+  child module, else a crate: ``std``/``core``/``alloc``, a dependency of the manifest (its
+  package name; the files of a path dependency in the repository), or the package's own
+  library.
 Anything else is external: the package name (``react``, ``@scope/pkg``, ``requests``, ``fmt``).
-Only the small config files (tsconfig, go.mod) are read, through the ``read`` callable.
+No import resolves to the importing file itself (``use self::Item``): that is ``(None, None)``.
+Only the small config files (tsconfig, go.mod, Cargo.toml) are read, through ``read``.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -33,6 +44,8 @@ JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", 
 _JSONC_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
+_CONFIG_DIR = "${configDir}"
+_TS_EXTENDS_DEPTH = 8
 
 
 @dataclass
@@ -54,6 +67,9 @@ class Context:
     _memo: dict[tuple[str, str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     _tsconfig: dict[str, _TsConfig | None] = field(default_factory=dict)
     _gomod: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    _rust: dict[str, _Crate] = field(default_factory=dict)
+    _cargo: dict[str, _Cargo | None] = field(default_factory=dict)
+    _manifests: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     @cached_property
     def dirs(self) -> frozenset[str]:
@@ -108,6 +124,8 @@ def resolve(
     found = ctx._memo.get(key)
     if found is None:
         found = ctx._memo[key] = resolver(module, importer, ctx)
+    if found[0] == importer:  # a name of the file itself (``self::Item``): not a link
+        return None, None
     return found
 
 
@@ -182,7 +200,9 @@ def _ts_alias(module: str, config: _TsConfig, ctx: Context) -> str | None:
         if star is None:
             continue
         for target in targets:
-            joined = posixpath.normpath(posixpath.join(config.base, target.replace("*", star)))
+            # a target under ``${configDir}`` is absolute (``/`` + the repository path)
+            target = posixpath.join(config.base, target.replace("*", star))
+            joined = posixpath.normpath(target).lstrip("/")
             found = _js_file(joined, ctx)
             if found:
                 return found
@@ -212,8 +232,9 @@ def _tsconfig_for(folder: str, ctx: Context) -> _TsConfig | None:
         return ctx._tsconfig[folder]
     config = None
     for name in ("tsconfig.json", "jsconfig.json"):
-        config = _load_tsconfig(posixpath.join(folder, name).lstrip("/"), ctx, 0)
-        if config is not None:
+        options = _ts_options(posixpath.join(folder, name).lstrip("/"), folder, ctx, 0)
+        if options is not None:
+            config = _ts_config(options, folder)
             break
     parent = posixpath.dirname(folder)
     if config is None and folder and parent != folder:
@@ -222,37 +243,81 @@ def _tsconfig_for(folder: str, ctx: Context) -> _TsConfig | None:
     return config
 
 
-def _load_tsconfig(path: str, ctx: Context, depth: int) -> _TsConfig | None:
-    data = _jsonc(ctx.read(path))
-    if data is None or depth > 4:
+# ``(baseUrl, (paths, folder of the file declaring them))``, each None when not set
+_TsOptions = tuple[str | None, tuple[list[tuple[str, list[str]]], str] | None]
+
+
+def _ts_config(options: _TsOptions, folder: str) -> _TsConfig:
+    """Paths are relative to the effective ``baseUrl``, else to the file declaring them."""
+    base_url, paths = options
+    base = base_url if base_url is not None else paths[1] if paths else folder
+    return _TsConfig(base, base_url is not None, paths[0] if paths else [])
+
+
+def _ts_options(path: str, leaf: str, ctx: Context, depth: int) -> _TsOptions | None:
+    """The ``baseUrl`` and ``paths`` of the config at ``path`` after its ``extends`` chain
+    (a file or list of files, later ones and then the file itself overriding); ``leaf`` is
+    the folder of the config the chain started from (``${configDir}``)."""
+    data = _jsonc(ctx.read(path)) if depth <= _TS_EXTENDS_DEPTH else None
+    if data is None:
         return None
     folder = posixpath.dirname(path)
-    raw_options = data.get("compilerOptions")
-    options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
-    parent = None
+    base_url: str | None = None
+    paths: tuple[list[tuple[str, list[str]]], str] | None = None
     extends = data.get("extends")
-    if isinstance(extends, str) and extends.startswith("."):
-        target = posixpath.normpath(posixpath.join(folder, extends))
-        target = target if target.endswith(".json") else target + ".json"
-        parent = _load_tsconfig(target, ctx, depth + 1)
-    base_url = options.get("baseUrl")
-    raw_paths = options.get("paths")
-    if not isinstance(base_url, str) and not isinstance(raw_paths, dict):
-        return parent or _TsConfig(folder, False, [])
-    base = (
-        posixpath.normpath(posixpath.join(folder, base_url))
-        if isinstance(base_url, str)
-        else folder
-    )
-    base = "" if base == "." else base
-    paths: list[tuple[str, list[str]]] = []
+    for spec in [extends] if isinstance(extends, str) else _list(extends):
+        target = _ts_extends(spec, folder, ctx) if isinstance(spec, str) else None
+        inherited = _ts_options(target, leaf, ctx, depth + 1) if target else None
+        if inherited is not None:
+            base_url = inherited[0] if inherited[0] is not None else base_url
+            paths = inherited[1] if inherited[1] is not None else paths
+    options = data.get("compilerOptions")
+    options = options if isinstance(options, dict) else {}
+    raw_base, raw_paths = options.get("baseUrl"), options.get("paths")
+    if isinstance(raw_base, str):
+        base_url = _ts_join(folder, raw_base, leaf)
     if isinstance(raw_paths, dict):
-        for pattern, targets in raw_paths.items():
-            if isinstance(targets, list):
-                paths.append((str(pattern), [str(t) for t in targets if isinstance(t, str)]))
-    elif parent is not None:
-        paths = parent.paths
-    return _TsConfig(base, isinstance(base_url, str), paths)
+        declared = [
+            (
+                str(pattern),
+                [t.replace(_CONFIG_DIR, "/" + leaf) for t in targets if isinstance(t, str)],
+            )
+            for pattern, targets in raw_paths.items()
+            if isinstance(targets, list)
+        ]
+        paths = (declared, folder)
+    return base_url, paths
+
+
+def _ts_join(folder: str, target: str, leaf: str) -> str:
+    if target.startswith(_CONFIG_DIR):
+        folder, target = leaf, "." + target[len(_CONFIG_DIR) :]
+    joined = posixpath.normpath(posixpath.join(folder, target))
+    return "" if joined == "." else joined
+
+
+def _ts_extends(spec: str, folder: str, ctx: Context) -> str | None:
+    """The config file an ``extends`` entry names: a path relative to ``folder`` or a
+    package in a ``node_modules`` of ``folder`` or a parent (``.json`` may be left out)."""
+    if spec.startswith(("./", "../")) or spec in (".", ".."):
+        stem = posixpath.normpath(posixpath.join(folder, spec))
+        candidates = [stem] if stem.endswith(".json") else [stem + ".json", stem]
+    elif spec.startswith("/"):
+        return None
+    else:
+        candidates = []
+        current: str | None = folder
+        while current is not None:
+            stem = posixpath.join(current, "node_modules", spec)
+            if spec.endswith(".json"):
+                candidates.append(stem)
+            else:
+                candidates += [stem + ".json", stem + "/tsconfig.json"]
+            current = posixpath.dirname(current) if current else None
+    for candidate in candidates:
+        if not candidate.startswith("../") and ctx.read(candidate) is not None:
+            return candidate
+    return None
 
 
 def _jsonc(raw: bytes | None) -> dict[str, Any] | None:
@@ -276,7 +341,7 @@ def _go(module: str, importer: str, ctx: Context) -> tuple[str | None, str | Non
         if module == name or module.startswith(name + "/"):
             target = posixpath.join(folder, module[len(name) :].strip("/")).strip("/")
             if target in ctx.dirs:
-                return target, None
+                return target or ".", None  # the repository root folder is "."
     return None, module
 
 
@@ -316,47 +381,260 @@ def _java(module: str, importer: str, ctx: Context) -> tuple[str | None, str | N
 
 
 # -- Rust ----------------------------------------------------------------------------------
+_RUST_SYSROOT = frozenset({"std", "core", "alloc", "proc_macro", "test"})
+_RUST_TARGETS = (("src", "bin"), ("tests",), ("examples",), ("benches",))
+_RUST_DEPENDENCIES = ("dependencies", "dev-dependencies", "build-dependencies")
+
+
+@dataclass(frozen=True)
+class _Cargo:
+    """A Cargo package: its library crate (name as code writes it, root file), the crate
+    roots its manifest places elsewhere (``[[bin]] path = "crates/core/main.rs"``), and the
+    crates it depends on: name in code (``tokio_util``) -> ``(package name, folder of a path
+    dependency in the repository)``."""
+
+    folder: str
+    lib: str | None
+    lib_root: str | None
+    roots: tuple[str, ...]
+    deps: dict[str, tuple[str, str | None]]
+
+
+@dataclass(frozen=True)
+class _Crate:
+    """Where a Rust file sits: the folder its crate root's ``mod x;`` files live in, the
+    crate root file (None for a module several crates share, like ``tests/common/mod.rs``)
+    and the file's module path in the crate."""
+
+    folder: str
+    root: str | None
+    module: tuple[str, ...]
+    cargo: _Cargo | None
+
+
 def _rust(module: str, importer: str, ctx: Context) -> tuple[str | None, str | None]:
-    src, here = _rust_module_path(importer)
-    segments = module.split("::")
-    head = segments[0]
-    if head == "crate":
-        return _rust_file(src, segments[1:], ctx), None
-    if head in ("self", "super"):
-        base = list(here)
+    crate = _rust_crate(importer, ctx)
+    extern = module.startswith("::")  # ``::name`` always names a crate
+    segments = module.removeprefix("::").split("::")
+    if segments[0] == "crate":
+        return _rust_item(crate, [], segments[1:], ctx), None
+    if segments[0] in ("self", "super"):
+        base = list(crate.module)
         while segments and segments[0] in ("self", "super"):
-            if segments.pop(0) == "super" and base:
-                base.pop()
-        return _rust_file(src, base + segments, ctx), None
-    local = _rust_file(src, here + segments, ctx) or _rust_file(src, segments, ctx)
+            if segments.pop(0) == "super":
+                if not base:
+                    return None, None  # above the crate root
+                base = base[:-1]
+        return _rust_item(crate, base, segments, ctx), None
+    # a child module of the importer's module, else a crate
+    local = None if extern else _rust_module(crate.folder, list(crate.module), segments, ctx)
+    return (local, None) if local else _rust_extern(crate, segments, extern, ctx)
+
+
+def _rust_extern(
+    crate: _Crate, segments: list[str], extern: bool, ctx: Context
+) -> tuple[str | None, str | None]:
+    """A path that starts with a crate name: a dependency (a package, or the files of a path
+    dependency in the repository), the package's own library, or, in 2015-edition code, a
+    module of the crate root. Without a Cargo.toml any other name is taken for a crate."""
+    head, cargo = segments[0], crate.cargo
+    if head in _RUST_SYSROOT:
+        return None, head
+    package, folder = cargo.deps.get(head, (None, None)) if cargo else (None, None)
+    library = cargo if cargo and head == cargo.lib else None
+    if library is None and folder is not None:
+        library = _cargo_for(folder, ctx)
+    if library is not None and library.lib_root is not None:
+        root = library.lib_root
+        found = _rust_item(_Crate(posixpath.dirname(root), root, (), None), [], segments[1:], ctx)
+        return found, None
+    if package is not None:
+        return None, package
+    local = _rust_module(crate.folder, [], segments, ctx) if crate.module and not extern else None
     if local:
         return local, None
-    return None, head
+    return None, None if cargo else head
 
 
-def _rust_module_path(importer: str) -> tuple[str, list[str]]:
-    """The crate's ``src`` folder and the module path of ``importer`` inside it."""
-    parts = importer.split("/")
-    if "src" in parts:
-        index = len(parts) - 1 - parts[::-1].index("src")
-        src = "/".join(parts[: index + 1])
-        inner = parts[index + 1 :]
-    else:
-        src, inner = posixpath.dirname(importer), [posixpath.basename(importer)]
-    stem = inner[-1].removesuffix(".rs") if inner else ""
-    module = inner[:-1] + ([] if stem in ("lib", "main", "mod") else [stem])
-    return src, module
+def _rust_item(crate: _Crate, base: list[str], rest: list[str], ctx: Context) -> str | None:
+    """The file of the deepest module in ``base + rest`` (``rest`` may end in items), else
+    the file of module ``base`` itself."""
+    found = _rust_module(crate.folder, base, rest, ctx)
+    if found or not base:
+        return found or crate.root
+    return _rust_module(crate.folder, base[:-1], base[-1:], ctx)
 
 
-def _rust_file(src: str, segments: list[str], ctx: Context) -> str | None:
-    parts = [s for s in segments if s]
+def _rust_module(folder: str, base: list[str], rest: list[str], ctx: Context) -> str | None:
+    """The file of the deepest module ``base + rest[:n]``, ``n >= 1``, or None."""
+    parts = [s for s in rest if s]
     while parts:
-        stem = posixpath.join(src, *parts)
+        stem = posixpath.join(folder, *base, *parts)
         for candidate in (f"{stem}.rs", f"{stem}/mod.rs"):
             if candidate in ctx.files:
                 return candidate
         parts.pop()
     return None
+
+
+def _rust_crate(importer: str, ctx: Context) -> _Crate:
+    known = ctx._rust.get(importer)
+    if known is None:
+        known = ctx._rust[importer] = _locate_crate(importer, ctx)
+    return known
+
+
+def _locate_crate(importer: str, ctx: Context) -> _Crate:
+    cargo = _cargo_for(posixpath.dirname(importer), ctx)
+    if cargo is None:  # no manifest: the last ``src`` folder is the crate's, if any
+        parts = importer.split("/")
+        if "src" not in parts[:-1]:
+            return _Crate(posixpath.dirname(importer), importer, (), None)
+        index = len(parts) - 1 - parts[::-1].index("src")
+        src = "/".join(parts[: index + 1])
+        lib: str | None = posixpath.join(src, "lib.rs")
+        root = _src_root(src, lib if lib in ctx.files else None, importer, ctx)
+        return _Crate(src, root, _rust_path(parts[index + 1 :]), None)
+    parts = importer[len(cargo.folder) :].lstrip("/").split("/")
+    for target in _RUST_TARGETS:
+        size = len(target)
+        if tuple(parts[:size]) != target or len(parts) == size:
+            continue
+        folder = posixpath.join(cargo.folder, *target)
+        inner = parts[size:]
+        if len(inner) == 1:  # tests/api.rs, src/bin/tool.rs: a crate root
+            return _Crate(folder, importer, (), cargo)
+        main = posixpath.join(folder, inner[0], "main.rs")
+        if main in ctx.files:  # tests/api/main.rs and its modules
+            return _Crate(posixpath.dirname(main), main, _rust_path(inner[1:]), cargo)
+        return _Crate(folder, None, _rust_path(inner, root_files=False), cargo)
+    if parts[0] == "src" and len(parts) > 1:
+        src = posixpath.join(cargo.folder, "src")
+        lib = cargo.lib_root if posixpath.dirname(cargo.lib_root or "") == src else None
+        root = _src_root(src, lib, importer, ctx)
+        return _Crate(src, root, _rust_path(parts[1:]), cargo)
+    named = _named_root(cargo, importer) if parts != ["build.rs"] else None
+    return named or _Crate(posixpath.dirname(importer), importer, (), cargo)
+
+
+def _src_root(src: str, lib: str | None, importer: str, ctx: Context) -> str | None:
+    """The crate root of a file under ``src/``: ``main.rs`` for itself, else the library's."""
+    main = posixpath.join(src, "main.rs")
+    if importer == main or lib is None:
+        return main if main in ctx.files else None
+    return lib
+
+
+def _named_root(cargo: _Cargo, importer: str) -> _Crate | None:
+    """The crate of ``importer`` among those whose root the manifest names elsewhere
+    (``[[bin]] path = "crates/core/main.rs"``): the deepest folder holding ``importer``."""
+    best = None
+    for root in cargo.roots:
+        folder = posixpath.dirname(root)
+        if (not folder or importer.startswith(folder + "/")) and (
+            best is None or len(folder) > len(best.folder)
+        ):
+            inner = importer[len(folder) :].lstrip("/").split("/")
+            module = () if importer == root else _rust_path(inner, root_files=False)
+            best = _Crate(folder, root, module, cargo)
+    return best
+
+
+def _rust_path(inner: list[str], *, root_files: bool = True) -> tuple[str, ...]:
+    """The module path of a file at ``inner`` below its crate's folder."""
+    stem = inner[-1].removesuffix(".rs")
+    if stem == "mod" or (root_files and len(inner) == 1 and stem in ("lib", "main")):
+        return tuple(inner[:-1])
+    return (*inner[:-1], stem)
+
+
+def _cargo_for(folder: str, ctx: Context) -> _Cargo | None:
+    """The package of the nearest ``Cargo.toml`` at or above ``folder``."""
+    if folder in ctx._cargo:
+        return ctx._cargo[folder]
+    manifest = _cargo_manifest(folder, ctx)
+    found: _Cargo | None
+    if manifest is not None:
+        found = _cargo_package(folder, manifest, ctx)
+    else:
+        parent = posixpath.dirname(folder)
+        found = _cargo_for(parent, ctx) if folder and parent != folder else None
+    ctx._cargo[folder] = found
+    return found
+
+
+def _cargo_manifest(folder: str, ctx: Context) -> dict[str, Any] | None:
+    if folder not in ctx._manifests:
+        raw = ctx.read(posixpath.join(folder, "Cargo.toml").lstrip("/"))
+        try:
+            data = tomllib.loads(raw.decode("utf-8", "replace")) if raw is not None else None
+        except tomllib.TOMLDecodeError:
+            data = {}  # a package all the same: resolve without its dependencies
+        ctx._manifests[folder] = data
+    return ctx._manifests[folder]
+
+
+def _cargo_package(folder: str, manifest: dict[str, Any], ctx: Context) -> _Cargo:
+    tables = [manifest, *map(_tables, _tables(manifest.get("target")).values())]
+    deps: dict[str, tuple[str, str | None]] = {}
+    for table in tables:
+        for kind in _RUST_DEPENDENCIES:
+            for key, spec in _tables(table.get(kind)).items():
+                deps[key.replace("-", "_")] = _cargo_dependency(folder, key, spec, ctx)
+    lib, package = _tables(manifest.get("lib")), _tables(manifest.get("package"))
+    roots = [_in_package(folder, lib.get("path"), ctx)]
+    for kind in ("bin", "test", "example", "bench"):
+        for target in _list(manifest.get(kind)):
+            roots.append(_in_package(folder, _tables(target).get("path"), ctx))
+    lib_root = roots[0] or _in_package(folder, "src/lib.rs", ctx)
+    name = lib.get("name") or package.get("name")
+    crate = name.replace("-", "_") if isinstance(name, str) and lib_root else None
+    return _Cargo(folder, crate, lib_root, tuple(r for r in roots if r), deps)
+
+
+def _in_package(folder: str, path: object, ctx: Context) -> str | None:
+    if not isinstance(path, str):
+        return None
+    joined = posixpath.normpath(posixpath.join(folder, path))
+    return joined if joined in ctx.files else None
+
+
+def _cargo_dependency(folder: str, key: str, spec: object, ctx: Context) -> tuple[str, str | None]:
+    """``(package name, folder of a path dependency inside the repository)``."""
+    if isinstance(spec, dict) and spec.get("workspace") is True:
+        declared = _workspace_dependency(folder, key, ctx)
+        folder, spec = declared if declared else (folder, spec)
+    if not isinstance(spec, dict):
+        return key, None
+    name = spec.get("package") if isinstance(spec.get("package"), str) else key
+    path = spec.get("path")
+    if isinstance(path, str):
+        target = posixpath.normpath(posixpath.join(folder, path))
+        if target != ".." and not target.startswith("../"):
+            return str(name), "" if target == "." else target
+    return str(name), None
+
+
+def _workspace_dependency(folder: str, key: str, ctx: Context) -> tuple[str, object] | None:
+    """Where a workspace at or above ``folder`` declares dependency ``key``."""
+    while True:
+        manifest = _cargo_manifest(folder, ctx)
+        workspace = _tables(manifest.get("workspace")) if manifest else {}
+        if workspace:
+            spec = _tables(workspace.get("dependencies")).get(key)
+            return (folder, spec) if spec is not None else None
+        parent = posixpath.dirname(folder)
+        if not folder or parent == folder:
+            return None
+        folder = parent
+
+
+def _tables(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 _RESOLVERS: dict[str, Callable[[str, str, Context], tuple[str | None, str | None]]] = {

@@ -36,7 +36,7 @@ from planning_memory.entity import (
 from planning_memory.entity.filetable import FileTable
 from planning_memory.entity.languages import language_for
 from planning_memory.entity.settings import Settings
-from planning_memory.entity.shards import HashIndex, Shard, Shards, folder_of
+from planning_memory.entity.shards import HashIndex, Shard, Shards, capped, capped_file, folder_of
 from planning_memory.entity.symbols import Symbols
 from planning_memory.errors import UnsafePathError
 from planning_memory.store import Store
@@ -45,6 +45,7 @@ Entity = dict[str, Any]
 Progress = Callable[[int, int], None]
 RELATIONSHIPS = "relationships.json"
 HASH_INDEX = "entity-hashes.json"  # under contextual/: derived, gitignored, rebuilt when absent
+SYNTAX_ERRORS = "syntax errors (partial results)"
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ class ScanReport:
     """What one scan did. ``unchanged`` counts source files skipped because their hash matched;
     ``skipped_ignored`` counts files and folders dropped by ignore rules (an ignored folder
     counts once: its contents are never listed); ``errors`` counts files with syntax errors or
-    that could not be parsed, plus unreadable shards."""
+    that could not be parsed, plus unreadable shards: every file the map knows in that state,
+    not only those parsed by this scan (a warm rescan of a broken file still reports it)."""
 
     files_seen: int
     parsed: int
@@ -86,7 +88,7 @@ class _Run:
     parsed: set[str] = field(default_factory=set)
     fresh: set[str] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
-    error_paths: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # path -> what went wrong, this scan
     sources: frozenset[str] = frozenset()  # source files the workers resolve imports against
     written: dict[str, dict[str, Entity]] = field(default_factory=dict)  # folder -> files
 
@@ -162,6 +164,7 @@ def _scan(
             run.active = True
         written = _update(run, clock) if run.active else 0
         shards.save_index(cache, run.index, run.written)
+    failed = sorted(set(run.index.failed()) | run.errors.keys())
     counts = run.counts
     return ScanReport(
         files_seen=len(listing.files),
@@ -171,10 +174,12 @@ def _scan(
         skipped_binary=counts.get("binary", 0),
         skipped_large=counts.get("large", 0),
         skipped_ignored=listing.ignored,
-        errors=counts.get("errors", 0) + len(shards.broken),
+        errors=len(failed) + len(shards.broken),
         shards_written=written,
         seconds=round(time.perf_counter() - started, 3),
-        error_paths=tuple(run.error_paths[:50] + shards.broken[:50]),
+        error_paths=tuple(
+            [f"{p}: {run.errors.get(p, SYNTAX_ERRORS)}" for p in failed[:50]] + shards.broken[:50]
+        ),
         phases=tuple(clock.laps),
     )
 
@@ -328,18 +333,16 @@ def _apply(run: _Run, result: parsefile.Parsed) -> None:
             run.count(status)
         _drop(run, path, keep_annotations=status != "gone")
         return
-    entity = result.get("file") or _failed_entity(path, result.get("hash", ""))
+    entity = capped_file(result.get("file") or _failed_entity(path, result.get("hash", "")))
     if status == "error":
-        run.error_paths.append(f"{path}: {result.get('error', 'extractor failed')}")
-        run.count("errors")
+        run.errors[path] = result.get("error", "extractor failed")
     elif entity.get("parse_errors"):
-        run.error_paths.append(f"{path}: syntax errors (partial results)")
-        run.count("errors")
+        run.errors[path] = SYNTAX_ERRORS
     run.set_file(path, entities.carry(entity, run.table.old(path)))
     run.count("parsed")
     run.parsed.add(path)
     run.changed.add(path)
-    functions = result.get("functions") or {}
+    functions = capped(result.get("functions") or {})
     old_functions = run.symbols.of(path)
     if old_functions:  # else nothing to carry over (a new file, a cold scan): all fresh
         functions = {
@@ -350,7 +353,7 @@ def _apply(run: _Run, result: parsefile.Parsed) -> None:
     else:
         run.fresh.update(functions)
     run.symbols.replace(path, "functions", functions)
-    components = result.get("components") or {}
+    components = capped(result.get("components") or {})
     old_components = run.symbols.components_of(path)
     if old_components:
         components = {

@@ -10,7 +10,8 @@ functions and components (the repository root's shard is ``entity/files/_shard.j
 so a one-file change rewrites one shard. A folder with more than ``SPLIT_AT`` entities is split
 into ``_shard-<n>.json`` buckets (a power of two of them) by a CRC-32 of the file name (a file's
 functions and components share its bucket), so no shard grows past about a megabyte; when a
-folder crosses a threshold its buckets are rewritten once.
+folder crosses a threshold its buckets are rewritten once. One source file's part is capped
+(``capped``, ``capped_file``): a generated file keeps the start of its functions and lists.
 
 Folder names are kept as they are except that ``%`` is written ``%25`` and a name starting with
 ``_shard`` is written ``%5Fshard...``, so no source folder can collide with a shard file.
@@ -50,6 +51,15 @@ SPLIT_AT = 2000  # entities (files + functions + components) per shard file, abo
 VERSION = 1
 Entity = dict[str, Any]
 _FUNCTIONS_KEY = b'\n  "functions": '  # a top-level key in canonical text, nowhere else
+
+
+# what one source file may put in its shard: a generated 50k-line file keeps the start of its
+# functions instead of making a shard of several megabytes
+FILE_BUDGET = 400_000  # bytes of compact JSON for its functions (or components): ~650 KB indented
+FUNCTION_BUDGET = 32_000  # a function larger than this keeps its first MAX_CALLS calls
+MAX_CALLS = 200
+MAX_NAMES = 1000  # entries of each list (and of the imports) of its file entity
+_FILE_LISTS = ("imports", "packages", "reexports", "exports", "classes", "components", "models")
 
 
 def folder_of(path: str) -> str:
@@ -97,6 +107,46 @@ class Shard:
             part = value.get(name)
             if isinstance(part, dict):
                 self.kind(name).update(part)
+
+
+def capped(entities: dict[str, Entity], budget: int = FILE_BUDGET) -> dict[str, Entity]:
+    """The functions (or components) of one source file, in source order, up to ``budget``
+    bytes of JSON (see ``FILE_BUDGET``). One JSON encoding when under budget (the case of
+    nearly every file)."""
+    if _size(entities) <= budget:
+        return entities
+    kept: dict[str, Entity] = {}
+    for key, entity in entities.items():
+        size = _size(entity)
+        if size > FUNCTION_BUDGET and len(entity.get("calls", ())) > MAX_CALLS:
+            entity = {**entity, "calls": entity["calls"][:MAX_CALLS]}
+            size = _size(entity)
+        budget -= len(key) + size + 4
+        if budget < 0:
+            break
+        kept[key] = entity
+    return kept
+
+
+def capped_file(entity: Entity) -> Entity:
+    """A file entity with each of its lists, and its imports, cut to ``MAX_NAMES`` entries."""
+    long = [k for k in _FILE_LISTS if len(entity.get(k, ())) > MAX_NAMES]
+    if not long:
+        return entity
+    cut = dict(entity)
+    for key in long:
+        value = entity[key]
+        cut[key] = (
+            dict(list(value.items())[:MAX_NAMES]) if isinstance(value, dict) else value[:MAX_NAMES]
+        )
+    return cut
+
+
+def _size(value: Any) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except (orjson.JSONEncodeError, TypeError):  # a path that is not UTF-8 (surrogate escape)
+        return len(json.dumps(value))
 
 
 def _loads(data: bytes) -> Any:
@@ -197,7 +247,7 @@ def _encode_dict(value: dict[Any, Any], newline: str, out: list[str]) -> None:
     out.append(newline + "}")
 
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 
 def links_of(entity: Entity) -> list[list[str]]:
@@ -216,11 +266,13 @@ def links_of(entity: Entity) -> list[list[str]]:
 
 @dataclass
 class HashIndex:
-    """Stored hash of every file (``None`` for an entry that only carries annotations) and
-    its import links (``links_of``), so that a scan that changes a few files neither reads
-    every shard to compare hashes nor to know who imports whom."""
+    """Stored hash of every file (``None`` for an entry that only carries annotations), its
+    import links (``links_of``) and whether it has parse errors, so that a scan that changes
+    a few files neither reads every shard to compare hashes, nor to know who imports whom,
+    nor to count the files with syntax errors."""
 
-    # shard folder -> [signature, {path: hash}, {path: links}] (files without links left out)
+    # shard folder -> [signature, {path: hash}, {path: links}, [paths with parse errors]]
+    # (files without links left out)
     folders: dict[str, list[Any]]
     stale: bool
     notes: dict[str, Any] = field(default_factory=dict)  # other derived state (coverage)
@@ -232,6 +284,10 @@ class HashIndex:
     def links(self) -> dict[str, list[list[str]]]:
         return {p: v for entry in self.folders.values() for p, v in entry[2].items()}
 
+    def failed(self) -> list[str]:
+        """Files stored with ``parse_errors``: syntax errors, or an extractor that failed."""
+        return [p for entry in self.folders.values() for p in entry[3]]
+
 
 def _index_entry(signature: list[list[Any]], files: dict[str, Entity]) -> list[Any]:
     links = {}
@@ -239,7 +295,8 @@ def _index_entry(signature: list[list[Any]], files: dict[str, Entity]) -> list[A
         found = links_of(entity)
         if found[0]:
             links[path] = found
-    return [signature, {p: e.get("hash") for p, e in files.items()}, links]
+    failed = sorted(p for p, e in files.items() if e.get("parse_errors"))
+    return [signature, {p: e.get("hash") for p, e in files.items()}, links, failed]
 
 
 def _signature(folder: Path | str, names: list[str]) -> list[list[Any]]:
@@ -268,7 +325,11 @@ def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     valid = {
         k: v
         for k, v in folders.items()
-        if isinstance(v, list) and len(v) == 3 and isinstance(v[1], dict) and isinstance(v[2], dict)
+        if isinstance(v, list)
+        and len(v) == 4
+        and isinstance(v[1], dict)
+        and isinstance(v[2], dict)
+        and isinstance(v[3], list)
     }
     return valid, notes
 

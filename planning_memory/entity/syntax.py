@@ -25,6 +25,7 @@ MAX_CALL = 120
 _WS = re.compile(r"\s+")
 _ARGS = re.compile(r"\([^()]*\)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}(?=[\"'])")
 _LICENSE = re.compile(r"copyright|license|spdx-|all rights reserved", re.IGNORECASE)
 
 
@@ -179,8 +180,14 @@ def lines(node: Node) -> list[int]:
 
 
 def string_value(raw: str) -> str:
-    """The content of a quoted string literal (quotes and Python prefixes removed)."""
-    raw = raw.lstrip("rRbBuUfF")
+    """The content of a Python-style string literal: its prefix (``r``, ``b``, ``f``...) and
+    quotes removed. Text that is not a prefixed literal is only unquoted, never shortened."""
+    match = _STRING_PREFIX.match(raw)
+    return unquote(raw[match.end() :] if match else raw)
+
+
+def unquote(raw: str) -> str:
+    """``raw`` without one pair of surrounding quotes (``"``, ``'``, backtick or triple)."""
     for quote in ('"""', "'''", '"', "'", "`"):
         if raw.startswith(quote) and raw.endswith(quote) and len(raw) >= 2 * len(quote):
             return raw[len(quote) : -len(quote)]

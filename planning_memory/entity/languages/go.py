@@ -1,4 +1,6 @@
-"""Go extractor: functions, methods (``Type.Method``), types, imports and doc comments. Pure."""
+"""Go extractor: functions, methods (``Type.Method``), types, imports and doc comments.
+
+The methods an interface type declares are methods too (``Router.Use``). Pure."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from planning_memory.entity.syntax import (
 QUERY = """
 (function_declaration) @function
 (method_declaration) @method
+(type_spec type: (interface_type (method_elem) @declared))
 (type_spec name: (type_identifier) @type)
 (call_expression function: (_) @call)
 (import_spec path: (_) @import)
@@ -53,6 +56,10 @@ def extract(source: bytes) -> FileFacts:
     for node in caps.get("method", []):
         scope = Scope(node, field_text(node, "name"), "method")
         scope.qualified = f"{_receiver(node)}.{scope.name}"
+        scopes.append(scope)
+    for node in caps.get("declared", []):
+        scope = Scope(node, field_text(node, "name"), "method")
+        scope.qualified = f"{_interface(node)}.{scope.name}"
         scopes.append(scope)
     scopes.sort(key=lambda s: s.start)
     assign_calls(scopes, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
@@ -80,6 +87,11 @@ def _receiver(node: Node) -> str:
         if match:
             return match.group(0)
     return "?"
+
+
+def _interface(node: Node) -> str:
+    spec = node.parent.parent if node.parent is not None else None
+    return field_text(spec, "name") if spec is not None else "?"
 
 
 def _exported(scope: Scope) -> bool:

@@ -1,4 +1,7 @@
-"""Java extractor: classes, interfaces, records, methods, constructors, imports, Javadoc. Pure."""
+"""Java extractor: classes, interfaces, records, methods, constructors, imports, Javadoc.
+
+Interface and abstract methods (declarations without a body) are methods too, so that
+``Interface.method`` can be looked up. Pure."""
 
 from __future__ import annotations
 
@@ -53,8 +56,7 @@ def grammar() -> Grammar:
 def extract(source: bytes) -> FileFacts:
     """The facts of one Java file."""
     root, caps = grammar().captures(source)
-    bodies = [n for n in caps.get("function", []) if n.child_by_field_name("body") is not None]
-    scopes = [Scope(n, field_text(n, "name"), "method") for n in bodies]
+    scopes = [Scope(n, field_text(n, "name"), "method") for n in caps.get("function", [])]
     scopes += [Scope(n, field_text(n, "name"), "constructor") for n in caps.get("constructor", [])]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
     every = nest(scopes + classes)

@@ -4,7 +4,8 @@ A function is an entity when it has a name: a declaration, a method, or a functi
 expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper.
 An object literal bound to a variable names the functions inside it (``authOptions.authorize``).
 Anonymous callbacks are transparent: their calls belong to the named function around them.
-Components are found by ``react``. Pure.
+Names are exactly as written (a string key loses only its quotes). Components are found by
+``react``. Pure.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
 from planning_memory.entity.languages import react
-from planning_memory.entity.languages.react import pattern_keys
+from planning_memory.entity.languages.react import TRANSPARENT, key_name, object_keys
 from planning_memory.entity.syntax import (
     Grammar,
     Scope,
@@ -33,10 +34,10 @@ from planning_memory.entity.syntax import (
     nest,
     ordered,
     squash,
-    string_value,
     summary,
     text,
     unique,
+    unquote,
 )
 
 _BASE = """
@@ -59,6 +60,24 @@ _BASE = """
 _JSX = """
 (jsx_opening_element) @jsx
 (jsx_self_closing_element) @jsx
+(member_expression
+  object: [(identifier) (member_expression object: (this) property: (property_identifier))]
+  property: (property_identifier)) @read
+(variable_declarator
+  name: (object_pattern)
+  value: [(identifier) (member_expression object: (this) property: (property_identifier))]) @read
+(assignment_expression
+  left: (member_expression object: (this) property: (property_identifier) @_state)
+  right: (object) @state
+  (#eq? @_state "state"))
+"""
+_JS_STATE = """
+(field_definition property: (property_identifier) @_state value: (object) @state
+  (#eq? @_state "state"))
+"""
+_TSX_STATE = """
+(public_field_definition name: (property_identifier) @_state value: (object) @state
+  (#eq? @_state "state"))
 """
 _TS = """
 (abstract_class_declaration) @class
@@ -77,31 +96,28 @@ _DOCUMENTED = frozenset(
 )
 _DECORATORS = frozenset({"decorator"})
 _WRAPPERS = frozenset({"memo", "forwardRef", "observer", "styled", "withRouter", "connect"})
-_TRANSPARENT = frozenset(
-    {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
-)
 _PRISMA = re.compile(r"(?:^|\.)prisma\.([A-Za-z_]\w*)\.\w+$")
 
 
 @cache
 def grammar(dialect: str) -> Grammar:
     if dialect == "javascript":
-        return Grammar(tree_sitter_javascript.language(), _BASE + _JSX)
+        return Grammar(tree_sitter_javascript.language(), _BASE + _JSX + _JS_STATE)
     if dialect == "typescript":
         return Grammar(tree_sitter_typescript.language_typescript(), _BASE + _TS)
-    return Grammar(tree_sitter_typescript.language_tsx(), _BASE + _JSX + _TS)
+    return Grammar(tree_sitter_typescript.language_tsx(), _BASE + _JSX + _TS + _TSX_STATE)
 
 
-def extract_javascript(source: bytes) -> FileFacts:
-    return extract(source, "javascript")
+def extract_javascript(source: bytes, path: str | None = None) -> FileFacts:
+    return extract(source, "javascript", path)
 
 
-def extract_typescript(source: bytes) -> FileFacts:
-    return extract(source, "typescript")
+def extract_typescript(source: bytes, path: str | None = None) -> FileFacts:
+    return extract(source, "typescript", path)
 
 
-def extract_tsx(source: bytes) -> FileFacts:
-    return extract(source, "tsx")
+def extract_tsx(source: bytes, path: str | None = None) -> FileFacts:
+    return extract(source, "tsx", path)
 
 
 class _File:
@@ -116,11 +132,16 @@ class _File:
         self.call_text = [callee(text(n)) for n in self.call_nodes]
         self.jsx = sorted(caps.get("jsx", []), key=lambda n: n.start_byte)
         self.jsx_pos = [n.start_byte for n in self.jsx]
-        self.types = react.type_members(caps.get("type", []))
+        self.reads = ordered(caps.get("read", []))
+        self.reads_pos = [n.start_byte for n in self.reads]
+        self.state_objects = ordered(caps.get("state", []))
+        self.state_pos = [n.start_byte for n in self.state_objects]
+        self.types = react.Types(caps.get("type", []))
 
 
-def extract(source: bytes, dialect: str) -> FileFacts:
-    """The facts of one JavaScript, TypeScript or TSX module."""
+def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
+    """The facts of one JavaScript, TypeScript or TSX module; ``path`` (when known) names an
+    anonymous default-exported component after its file."""
     f = _File(source, dialect)
     scopes = _scopes(f.caps)
     calls = list(zip(f.call_pos, f.call_text, strict=True))
@@ -130,7 +151,7 @@ def extract(source: bytes, dialect: str) -> FileFacts:
     imports, exports = _imports_exports(f)
     exported = set(exports)
     functions = [_function(s, f, exported) for s in scopes if s.is_function]
-    components = react.components(scopes, f, lambda scope: _is_exported(scope, exported))
+    components = react.components(scopes, f, lambda scope: _is_exported(scope, exported), path)
     return {
         "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _DOCUMENTED)),
         "imports": imports,
@@ -168,15 +189,18 @@ def _function_name(node: Node) -> str | None:
     if node.type in ("function_declaration", "generator_function_declaration"):
         return field_text(node, "name") or None
     if node.type == "method_definition":
-        return field_text(node, "name") or None
-    return _bound_name(node) or field_text(node, "name") or None
+        return key_name(node.child_by_field_name("name")) or field_text(node, "name") or None
+    bound, own = _bound_name(node), field_text(node, "name")
+    if bound == "default" and own:  # `export default memo(function Row() {...})`
+        return own
+    return bound or own or None
 
 
 def _bound_name(node: Node) -> str | None:
     """The name an expression is bound to: ``const x = ...``, ``key: ...``, a class field,
     ``obj.x = ...``, a ``memo(...)``/``forwardRef(...)`` wrapper, or ``export default``."""
     parent = node.parent
-    while parent is not None and parent.type in _TRANSPARENT:
+    while parent is not None and parent.type in TRANSPARENT:
         parent = parent.parent
     if parent is None:
         return None
@@ -185,7 +209,8 @@ def _bound_name(node: Node) -> str | None:
         target = parent.child_by_field_name("name")
         return text(target) if target is not None and target.type == "identifier" else None
     if kind == "pair":
-        return string_value(field_text(parent, "key")) or None
+        key = parent.child_by_field_name("key")
+        return key_name(key) or text(key) or None
     if kind in ("public_field_definition", "field_definition"):
         return field_text(parent, "name") or field_text(parent, "property") or None
     if kind == "assignment_expression":
@@ -214,7 +239,7 @@ def _statement(node: Node) -> Node:
         "export_statement",
         "arguments",
         "call_expression",
-        *_TRANSPARENT,
+        *TRANSPARENT,
     ):
         current, parent = parent, parent.parent
     return current
@@ -265,7 +290,7 @@ def _imports_exports(f: _File) -> tuple[list[ImportFact], list[str]]:
     for node in ordered(f.caps.get("import", [])):
         source = node.child_by_field_name("source")
         if source is not None:
-            imports.append({"module": string_value(text(source))})
+            imports.append({"module": unquote(text(source))})
     for position, name in enumerate(f.call_text):
         if name in ("require", "import"):
             module = _first_string_argument(f.call_nodes[position])
@@ -276,7 +301,7 @@ def _imports_exports(f: _File) -> tuple[list[ImportFact], list[str]]:
         exports.extend(_exported_names(node))
         source = node.child_by_field_name("source")
         if source is not None:
-            imports.append({"module": string_value(text(source)), "reexport": True})
+            imports.append({"module": unquote(text(source)), "reexport": True})
     exports.extend(_commonjs_exports(f.root))
     return imports, unique(exports)
 
@@ -289,7 +314,7 @@ def _first_string_argument(callee_node: Node) -> str | None:
     first = args.named_children[0]
     if first.type not in ("string", "template_string"):
         return None
-    value = string_value(text(first))
+    value = unquote(text(first))
     return value if "${" not in value else None
 
 
@@ -307,9 +332,29 @@ def _exported_names(node: Node) -> list[str]:
             names.extend(text(c) for c in child.named_children)
     value = node.child_by_field_name("value")
     if value is not None:
-        named = field_text(value, "name") if value.type != "identifier" else text(value)
-        names.append(named or "default")
+        names.append(_default_export_name(value))
     return names
+
+
+def _default_export_name(value: Node) -> str:
+    """The name ``export default`` (or ``module.exports =``) gives its value: an identifier,
+    a named function or class, the component inside HOC calls (``withStyles(s)(Button)``,
+    ``connect(a, b)(Comp)``, ``memo(Row)``), else ``default``."""
+    while value.type in TRANSPARENT and value.named_child_count:
+        value = value.named_children[0]
+    if value.type == "identifier":
+        return text(value)
+    if value.type != "call_expression":
+        return field_text(value, "name") or "default"
+    arguments = value.child_by_field_name("arguments")
+    if arguments is None or arguments.type != "arguments":  # a tagged template
+        return "default"
+    first = next((a for a in arguments.named_children if a.type != "comment"), None)
+    if first is None:
+        return "default"
+    if first.type == "identifier" and not text(first)[:1].isupper():
+        return "default"  # `createStore(reducer)` exports a store, not `reducer`
+    return _default_export_name(first)
 
 
 def _declared_names(declaration: Node) -> list[str]:
@@ -325,10 +370,19 @@ def _declared_names(declaration: Node) -> list[str]:
 
 
 def _pattern_names(pattern: Node) -> list[str]:
-    if pattern.type == "identifier":
+    """The variables a declaration pattern binds: ``{ a, b: c, d = 1, ...e }`` binds a, c, d
+    and e."""
+    kind = pattern.type
+    if kind in ("identifier", "shorthand_property_identifier_pattern"):
         return [text(pattern)]
-    if pattern.type in ("object_pattern", "array_pattern"):
-        return pattern_keys(pattern)
+    if kind == "pair_pattern":
+        value = pattern.child_by_field_name("value")
+        return _pattern_names(value) if value is not None else []
+    if kind in ("object_assignment_pattern", "assignment_pattern"):
+        left = pattern.child_by_field_name("left")
+        return _pattern_names(left) if left is not None else []
+    if kind in ("object_pattern", "array_pattern", "rest_pattern"):
+        return [name for child in pattern.named_children for name in _pattern_names(child)]
     return []
 
 
@@ -345,22 +399,9 @@ def _commonjs_exports(root: Node) -> list[str]:
         if left.startswith("exports.") or left.startswith("module.exports."):
             names.append(last_segment(left))
         elif left == "module.exports" and right is not None:
-            names.extend(_object_or_name(right))
+            is_object = right.type == "object"
+            names.extend(object_keys(right) if is_object else [_default_export_name(right)])
     return names
-
-
-def _object_or_name(value: Node) -> list[str]:
-    if value.type == "identifier":
-        return [text(value)]
-    if value.type == "object":
-        keys = []
-        for child in value.named_children:
-            if child.type == "shorthand_property_identifier":
-                keys.append(text(child))
-            elif child.type in ("pair", "method_definition"):
-                keys.append(string_value(field_text(child, "key") or field_text(child, "name")))
-        return keys
-    return ["default"]
 
 
 def _models(f: _File, scopes: list[Scope]) -> list[str]:

@@ -1,17 +1,22 @@
 """React components in JavaScript/TypeScript: props, state, hooks and rendered children. Pure.
 
-A component is a PascalCase function that renders JSX, or a class extending ``Component`` or
-``PureComponent`` that does. ``props`` are the keys of a destructured first parameter, else the
-members of its props type and the ``props.x`` it reads; ``state`` the names ``useState`` /
-``useReducer`` bind (for a class, the keys of ``state = {...}`` and ``setState({...})``);
-``hooks`` every other ``use*`` call in call order; ``children`` the PascalCase or
-``Member.Name`` JSX tags in order of first use.
+A component is a PascalCase function that renders JSX (an anonymous default export is named
+after its file), or a class that extends ``Component``/``PureComponent``, has a ``render()``
+that renders JSX, or extends a component class of the same file. ``props`` are the members of
+its props type when the file declares it (parameter annotation, ``FC<P>`` on the variable,
+``forwardRef<R, P>``, ``memo<P>``; interfaces, aliases, ``A & B``, ``extends``), then the keys
+of a destructured first parameter, then what the body reads (``props.x``, ``const {x} =
+props``); ``state`` the names ``useState``/``useReducer`` bind (for a class, the keys of
+``state = {...}`` and ``setState``); ``hooks`` every other ``use*`` call in call order;
+``children`` the PascalCase or ``Member.Name`` JSX tags in order of first use, fragments and
+context providers/consumers left out. Everything comes from nodes the file's one query
+captured, and every name is exactly as written.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from tree_sitter import Node
@@ -22,56 +27,133 @@ from planning_memory.entity.syntax import (
     field_text,
     last_segment,
     lines,
-    string_value,
     text,
     unique,
+    unquote,
     within,
 )
 
+TRANSPARENT = frozenset(
+    {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
+)
 _STATE_HOOKS = frozenset({"useState", "useReducer"})
 _HOOK = re.compile(r"^use[A-Z0-9]")
-_COMPONENT_BASE = re.compile(r"\b(?:Pure)?Component\b")
-_IDENT = r"[A-Za-z_$][\w$]*"
+_REACT_BASES = frozenset({"Component", "PureComponent"})
+_FC_TYPES = frozenset(
+    {"FC", "FunctionComponent", "VFC", "VoidFunctionComponent", "SFC", "ComponentType"}
+)
+_PROPS_ARGUMENT = {"forwardRef": 1, "memo": 0}  # which type argument is the props type
+_SAME_KEYS = frozenset({"Readonly", "Partial", "Required"})
+_NOT_CHILDREN = frozenset({"Fragment", "React.Fragment"})
+_CONTEXT_TAGS = (".Provider", ".Consumer")
 Exported = Callable[[Scope], bool]
 
 
 class JsxFile(Protocol):
-    """What the component finder needs from a parsed file: its JSX tags and calls, sorted
-    by position, and the members of the interfaces and type aliases it declares."""
+    """What the component finder needs from a parsed file, each list sorted by position: JSX
+    tags, callees, reads (``x.y`` and ``this.x.y`` member accesses, ``{...} = x``
+    declarators), objects assigned to a class's ``state``, and the file's declared types."""
 
     jsx: list[Node]
     jsx_pos: list[int]
     call_nodes: list[Node]
     call_pos: list[int]
     call_text: list[str]
-    types: dict[str, list[str]]
+    reads: list[Node]
+    reads_pos: list[int]
+    state_objects: list[Node]
+    state_pos: list[int]
+    types: Types
 
 
-def components(scopes: list[Scope], f: JsxFile, exported: Exported) -> list[ComponentFact]:
+def components(
+    scopes: list[Scope], f: JsxFile, exported: Exported, path: str | None = None
+) -> list[ComponentFact]:
+    classes = _component_classes(scopes, f)
     found: list[ComponentFact] = []
     for scope in scopes:
-        if not scope.name[:1].isupper():
+        name = _component_name(scope, path)
+        if name is None:
             continue
-        first, last = within(f.jsx_pos, scope.start, scope.end)
-        if scope.kind == "function" and first < last:
-            found.append(_function_component(scope, f, first, last, exported))
-        elif scope.kind == "class" and _is_component_class(scope.node) and first < last:
-            found.append(_class_component(scope, f, first, last, exported))
+        if scope.kind == "function" and _has_jsx(scope, f):
+            found.append(_function_component(scope, name, f, exported))
+        elif scope in classes:
+            found.append(_class_component(scope, name, f, exported))
     return found
 
 
-def _children(f: JsxFile, first: int, last: int) -> list[str]:
+def _component_name(scope: Scope, path: str | None) -> str | None:
+    if scope.name[:1].isupper():
+        return scope.name
+    if scope.name == "default" and scope.parent is None:
+        return _file_component_name(path)
+    return None
+
+
+def _file_component_name(path: str | None) -> str:
+    """The name of a file's anonymous default export: ``site-footer.jsx`` -> ``SiteFooter``,
+    an ``index`` file its folder's name; ``default`` when the path is unknown."""
+    parts = (path or "").replace("\\", "/").split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem == "index" and len(parts) > 1:
+        stem = parts[-2]
+    name = "".join(word[:1].upper() + word[1:] for word in re.findall(r"[A-Za-z0-9_$]+", stem))
+    return name or "default"
+
+
+def _component_classes(scopes: list[Scope], f: JsxFile) -> set[Scope]:
+    classes = [s for s in scopes if s.kind == "class"]
+    by_name = {s.name: s for s in classes}
+    rendering = {
+        s.parent
+        for s in scopes
+        if s.kind == "method" and s.name == "render" and _has_jsx(s, f) and s.parent is not None
+    }
+    found: set[Scope] = set()
+    for cls in classes:
+        seen: set[Scope] = set()
+        current: Scope | None = cls
+        while current is not None and current not in seen:
+            base = _heritage(current.node)[0]
+            if current in rendering or last_segment(base) in _REACT_BASES:
+                found.add(cls)
+                break
+            seen.add(current)
+            current = by_name.get(base)
+    return found
+
+
+def _has_jsx(scope: Scope, f: JsxFile) -> bool:
+    first, last = within(f.jsx_pos, scope.start, scope.end)
+    return first < last
+
+
+def _heritage(node: Node) -> tuple[str, Node | None]:
+    """The base class of a class declaration as written, and its type arguments (TS)."""
+    for child in node.children:
+        if child.type != "class_heritage":
+            continue
+        for clause in child.named_children:
+            if clause.type == "extends_clause":
+                return field_text(clause, "value"), clause.child_by_field_name("type_arguments")
+        return (text(child.named_children[0]) if child.named_child_count else ""), None
+    return "", None
+
+
+def _children(scope: Scope, f: JsxFile) -> list[str]:
+    first, last = within(f.jsx_pos, scope.start, scope.end)
     names = []
     for node in f.jsx[first:last]:
         name = field_text(node, "name")
-        if name and (name[0].isupper() or "." in name):
+        if not name or not (name[0].isupper() or "." in name):
+            continue
+        if name not in _NOT_CHILDREN and not name.endswith(_CONTEXT_TAGS):
             names.append(name)
     return unique(names)
 
 
-def _function_component(
-    scope: Scope, f: JsxFile, first: int, last: int, exported: Exported
-) -> ComponentFact:
+# -- function components -------------------------------------------------------------------
+def _function_component(scope: Scope, name: str, f: JsxFile, exported: Exported) -> ComponentFact:
     lo, hi = within(f.call_pos, scope.start, scope.end)
     hooks: list[str] = []
     state: list[str] = []
@@ -80,159 +162,274 @@ def _function_component(
         if not _HOOK.match(hook):
             continue
         if hook in _STATE_HOOKS:
-            state.extend(_state_name(f.call_nodes[index]))
+            state.extend(_state_names(f.call_nodes[index]))
         else:
             hooks.append(hook)
     return {
-        "name": scope.name,
+        "name": name,
         "kind": "function",
         "lines": lines(scope.node),
-        "props": _function_props(scope.node, f),
+        "props": _function_props(scope, f),
         "state": unique(state),
         "hooks": unique(hooks),
-        "children": _children(f, first, last),
+        "children": _children(scope, f),
         "exported": exported(scope),
     }
 
 
-def _state_name(callee_node: Node) -> list[str]:
+def _state_names(callee_node: Node) -> list[str]:
+    """What ``const x = useState()``, ``const [x, setX] = ...`` or ``const [{ a, b }, set] =
+    ...`` binds as state (never the setter)."""
     call = callee_node.parent
     declarator = call.parent if call is not None else None
     if declarator is None or declarator.type != "variable_declarator":
         return []
     target = declarator.child_by_field_name("name")
+    if target is not None and target.type == "array_pattern":
+        target = _first_element(target)
+    if target is not None and target.type == "assignment_pattern":
+        target = target.child_by_field_name("left")
     if target is None:
         return []
-    if target.type == "array_pattern":
-        names = [c for c in target.named_children if c.type == "identifier"]
-        return [text(names[0])] if names else []
+    if target.type == "object_pattern":
+        return pattern_keys(target)
     return [text(target)] if target.type == "identifier" else []
 
 
-def _function_props(node: Node, f: JsxFile) -> list[str]:
-    params = node.child_by_field_name("parameters")
-    first = node.child_by_field_name("parameter")
-    if first is None and params is not None and params.named_child_count:
-        first = params.named_children[0]
-    if first is None:
-        return []
-    pattern, annotation = first, None
-    if first.type in ("required_parameter", "optional_parameter"):
-        pattern = first.child_by_field_name("pattern") or first
-        annotation = first.child_by_field_name("type")
-    elif first.type == "assignment_pattern":
-        pattern = first.child_by_field_name("left") or first
-    if pattern.type == "object_pattern":
-        return unique(pattern_keys(pattern))
+def _first_element(array_pattern: Node) -> Node | None:
+    for child in array_pattern.children:
+        if child.type not in ("[", "comment"):
+            return None if child.type in (",", "]") else child
+    return None
+
+
+def _function_props(scope: Scope, f: JsxFile) -> list[str]:
+    pattern, annotation = _first_parameter(scope.node)
     props: list[str] = []
-    if annotation is not None:
-        props.extend(f.types.get(_type_name(text(annotation)), []))
-    if pattern.type == "identifier":
-        props.extend(_accessed(text(node), re.escape(text(pattern))))
+    for type_node in _props_types(scope.node, annotation):
+        props.extend(f.types.members(type_node))
+    if pattern is not None and pattern.type == "object_pattern":
+        props.extend(pattern_keys(pattern))
+    elif pattern is not None and pattern.type == "identifier":
+        props.extend(_reads(f, text(pattern), scope))
     return unique(props)
 
 
-def _accessed(body: str, holder: str) -> list[str]:
-    names = re.findall(rf"\b{holder}\.({_IDENT})", body)
-    for group in re.findall(rf"\{{([^{{}}]*)\}}\s*=\s*{holder}\b", body):
-        names.extend(_keys_of(group))
+def _first_parameter(node: Node) -> tuple[Node | None, Node | None]:
+    """The first parameter's pattern (default value stripped) and its type annotation."""
+    first = node.child_by_field_name("parameter")
+    params = node.child_by_field_name("parameters")
+    if first is None and params is not None:
+        first = next((c for c in params.named_children if c.type != "comment"), None)
+    annotation = None
+    if first is not None and first.type in ("required_parameter", "optional_parameter"):
+        annotation = first.child_by_field_name("type")
+        first = first.child_by_field_name("pattern")
+    if first is not None and first.type == "assignment_pattern":
+        first = first.child_by_field_name("left")
+    return first, annotation
+
+
+def _props_types(node: Node, annotation: Node | None) -> list[Node]:
+    """Where a function component's props type is written: its parameter's annotation, the
+    type arguments of ``forwardRef``/``memo`` around it, an ``FC<P>`` on its variable."""
+    found = [annotation] if annotation is not None else []
+    parent = node.parent
+    while parent is not None:
+        if parent.type in TRANSPARENT:
+            node, parent = parent, parent.parent
+            continue
+        call = parent.parent
+        if parent.type != "arguments" or call is None or call.type != "call_expression":
+            break
+        index = _PROPS_ARGUMENT.get(last_segment(field_text(call, "function")))
+        arguments = call.child_by_field_name("type_arguments")
+        if index is not None and arguments is not None and arguments.named_child_count > index:
+            found.append(arguments.named_children[index])
+        node, parent = call, call.parent
+    if parent is not None and parent.type == "variable_declarator":
+        declared = parent.child_by_field_name("type")
+        generic = declared.named_children[0] if declared and declared.named_child_count else None
+        if generic is not None and generic.type == "generic_type":
+            arguments = generic.child_by_field_name("type_arguments")
+            if last_segment(field_text(generic, "name")) in _FC_TYPES and arguments is not None:
+                found.extend(arguments.named_children[:1])
+    return found
+
+
+def _reads(f: JsxFile, holder: str, scope: Scope) -> list[str]:
+    """The keys of ``holder`` (``props``, ``this.props``) that ``scope`` reads, in order."""
+    lo, hi = within(f.reads_pos, scope.start, scope.end)
+    names: list[str] = []
+    for node in f.reads[lo:hi]:
+        if node.type == "member_expression":
+            if field_text(node, "object") == holder:
+                names.append(field_text(node, "property"))
+        elif field_text(node, "value") == holder:
+            pattern = node.child_by_field_name("name")
+            names.extend(pattern_keys(pattern) if pattern is not None else [])
     return names
 
 
-def _keys_of(inner: str) -> list[str]:
-    keys = []
-    for part in inner.split(","):
-        part = part.strip()
-        if not part or part.startswith("..."):
-            continue
-        match = re.match(_IDENT, part)
-        if match:
-            keys.append(match.group(0))
-    return keys
-
-
-def _type_name(annotation: str) -> str:
-    name = annotation.lstrip(":").strip()
-    name = re.sub(r"^(?:Readonly|React\.FC|FC|PropsWithChildren)<(.*)>$", r"\1", name)
-    return name.split("<", 1)[0].strip()
-
-
-def _is_component_class(node: Node) -> bool:
-    for child in node.children:
-        if child.type == "class_heritage":
-            return bool(_COMPONENT_BASE.search(text(child)))
-    return False
-
-
-def _class_component(
-    scope: Scope, f: JsxFile, first: int, last: int, exported: Exported
-) -> ComponentFact:
-    body = text(scope.node)
-    props = _accessed(body, r"this\.props")
-    for heritage in scope.node.children:
-        if heritage.type == "class_heritage":
-            args = re.search(r"<\s*(" + _IDENT + r")", text(heritage))
-            if args:
-                props = f.types.get(args.group(1), []) + props
-    state = []
-    for match in re.finditer(r"(?:\bstate\s*=|this\.setState\()\s*\{", body):
-        state.extend(_object_keys(body, match.end()))
+# -- class components ----------------------------------------------------------------------
+def _class_component(scope: Scope, name: str, f: JsxFile, exported: Exported) -> ComponentFact:
+    arguments = _heritage(scope.node)[1]
+    props = []
+    if arguments is not None and arguments.named_child_count:
+        props.extend(f.types.members(arguments.named_children[0]))
+    props.extend(_reads(f, "this.props", scope))
     return {
-        "name": scope.name,
+        "name": name,
         "kind": "class",
         "lines": lines(scope.node),
         "props": unique(props),
-        "state": unique(state),
+        "state": _class_state(scope, f),
         "hooks": [],
-        "children": _children(f, first, last),
+        "children": _children(scope, f),
         "exported": exported(scope),
     }
 
 
-def _object_keys(body: str, start: int) -> list[str]:
-    """Top-level keys of the object literal whose ``{`` ends just before ``start``."""
-    depth, keys, token = 1, [], ""
-    for char in body[start:]:
-        if char in "{[(":
-            depth += 1
-        elif char in "}])":
-            depth -= 1
-            if depth == 0:
-                break
-        elif depth == 1 and char == ",":
-            keys.extend(_keys_of(token))
-            token = ""
-            continue
-        if depth == 1:
-            token += char
-    keys.extend(_keys_of(token))
-    return keys
+def _class_state(scope: Scope, f: JsxFile) -> list[str]:
+    """Keys of ``state = {...}`` / ``this.state = {...}`` and of ``this.setState`` updates
+    (an object, or a function returning one), in source order."""
+    lo, hi = within(f.state_pos, scope.start, scope.end)
+    found = [(node.start_byte, object_keys(node)) for node in f.state_objects[lo:hi]]
+    lo, hi = within(f.call_pos, scope.start, scope.end)
+    for index in range(lo, hi):
+        if f.call_text[index] == "this.setState":
+            found.append((f.call_pos[index], _updated_keys(_first_argument(f.call_nodes[index]))))
+    found.sort(key=lambda item: item[0])
+    return unique(key for _pos, keys in found for key in keys)
 
 
-def type_members(nodes: list[Node]) -> dict[str, list[str]]:
-    members: dict[str, list[str]] = {}
-    for node in nodes:
-        body = node.child_by_field_name("body") or node.child_by_field_name("value")
-        if body is None:
-            continue
-        names = [
-            string_value(field_text(child, "name"))
-            for child in body.named_children
-            if child.type in ("property_signature", "method_signature")
-        ]
-        members[field_text(node, "name")] = [n for n in names if n]
-    return members
+def _first_argument(callee_node: Node) -> Node | None:
+    call = callee_node.parent
+    arguments = call.child_by_field_name("arguments") if call is not None else None
+    if arguments is None:
+        return None
+    return next((c for c in arguments.named_children if c.type != "comment"), None)
+
+
+def _updated_keys(node: Node | None) -> list[str]:
+    while node is not None and node.type in TRANSPARENT and node.named_child_count:
+        node = node.named_children[0]
+    if node is None:
+        return []
+    if node.type == "object":
+        return object_keys(node)
+    if node.type not in ("arrow_function", "function_expression"):
+        return []
+    body = node.child_by_field_name("body")
+    if body is None or body.type != "statement_block":
+        return _updated_keys(body)
+    returns = [c for c in body.named_children if c.type == "return_statement"]
+    return [
+        k for r in returns for k in _updated_keys(r.named_children[0] if r.named_children else None)
+    ]
+
+
+# -- keys and types ------------------------------------------------------------------------
+def key_name(node: Node | None) -> str:
+    """A property key exactly as written (a string key without its quotes); "" for a
+    computed ``[key]``."""
+    if node is None or node.type == "computed_property_name":
+        return ""
+    return unquote(text(node)) if node.type == "string" else text(node)
+
+
+def object_keys(node: Node) -> list[str]:
+    """The keys an object literal spells out (spreads and computed keys left out)."""
+    keys = []
+    for child in node.named_children:
+        if child.type == "shorthand_property_identifier":
+            keys.append(text(child))
+        elif child.type == "pair":
+            keys.append(key_name(child.child_by_field_name("key")))
+        elif child.type == "method_definition":
+            keys.append(key_name(child.child_by_field_name("name")))
+    return [k for k in keys if k]
 
 
 def pattern_keys(pattern: Node) -> list[str]:
-    keys: list[str] = []
+    """The keys an object pattern takes (``{ a, b = 1, c: d, ...rest }`` -> a, b, c)."""
+    keys = []
     for child in pattern.named_children:
-        if child.type in ("shorthand_property_identifier_pattern", "identifier"):
+        if child.type == "shorthand_property_identifier_pattern":
             keys.append(text(child))
         elif child.type == "object_assignment_pattern":
             keys.append(field_text(child, "left"))
         elif child.type == "pair_pattern":
-            keys.append(string_value(field_text(child, "key")))
-        elif child.type == "assignment_pattern":
-            keys.append(field_text(child, "left"))
+            keys.append(key_name(child.child_by_field_name("key")))
     return [k for k in keys if k]
+
+
+class Types:
+    """The interfaces and type aliases one file declares, and the member names of a type
+    built from them: ``A & B``, ``A | B``, ``extends``, ``Readonly<A>``, ``Omit<A, 'x'>``,
+    ``PropsWithChildren<A>``, inline ``{ ... }``. Types from elsewhere give nothing."""
+
+    def __init__(self, declarations: Iterable[Node]) -> None:
+        self.declared = {field_text(node, "name"): node for node in declarations}
+
+    def members(self, node: Node, seen: frozenset[str] = frozenset()) -> list[str]:
+        kind = node.type
+        if kind in ("type_annotation", "parenthesized_type", "intersection_type", "union_type"):
+            return [m for child in node.named_children for m in self.members(child, seen)]
+        if kind in ("object_type", "interface_body"):
+            return _signatures(node)
+        if kind == "type_identifier":
+            return self._declared(text(node), seen)
+        if kind == "generic_type":
+            return self._generic(node, seen)
+        return []
+
+    def _generic(self, node: Node, seen: frozenset[str]) -> list[str]:
+        name = field_text(node, "name")
+        arguments = node.child_by_field_name("type_arguments")
+        args = arguments.named_children if arguments is not None else []
+        wrapper = last_segment(name)
+        if wrapper in _SAME_KEYS and args:
+            return self.members(args[0], seen)
+        if wrapper == "PropsWithChildren" and args:
+            return [*self.members(args[0], seen), "children"]
+        if wrapper in ("Omit", "Pick") and len(args) == 2:
+            listed = _literal_keys(args[1])
+            if wrapper == "Pick":
+                return listed
+            return [m for m in self.members(args[0], seen) if m not in listed]
+        return self._declared(name, seen)
+
+    def _declared(self, name: str, seen: frozenset[str]) -> list[str]:
+        declaration = self.declared.get(name)
+        if declaration is None or name in seen:
+            return []
+        seen = seen | {name}
+        if declaration.type != "interface_declaration":
+            value = declaration.child_by_field_name("value")
+            return self.members(value, seen) if value is not None else []
+        body = declaration.child_by_field_name("body")
+        own = _signatures(body) if body is not None else []
+        for clause in declaration.children:
+            if clause.type == "extends_type_clause":
+                own += [m for base in clause.named_children for m in self.members(base, seen)]
+        return own
+
+
+def _signatures(body: Node) -> list[str]:
+    names = [
+        key_name(child.child_by_field_name("name"))
+        for child in body.named_children
+        if child.type in ("property_signature", "method_signature")
+    ]
+    return [n for n in names if n]
+
+
+def _literal_keys(node: Node) -> list[str]:
+    """The string literals of ``'a' | 'b'`` (the keys of ``Omit``/``Pick``)."""
+    if node.type == "union_type":
+        return [k for child in node.named_children for k in _literal_keys(child)]
+    if node.type == "literal_type" and node.named_child_count:
+        literal = node.named_children[0]
+        return [unquote(text(literal))] if literal.type == "string" else []
+    return []

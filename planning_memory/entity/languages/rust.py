@@ -1,6 +1,9 @@
 """Rust extractor: functions, methods, ``use`` and ``mod``, macro calls and doc comments.
 
-Methods of ``impl`` and ``trait`` blocks are named ``Type.method``. Pure."""
+Methods of ``impl`` and ``trait`` blocks are named ``Type.method`` (a trait's declarations
+without a body too). ``use`` paths inside inline modules (``mod tests { use super::*; }``) are
+rewritten relative to the file's own module, and a path naming the file itself is dropped.
+Pure."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from planning_memory.entity.syntax import (
 )
 
 QUERY = """
-(function_item) @function
+[(function_item) (function_signature_item)] @function
 (impl_item) @impl
 (trait_item) @trait
 (mod_item) @mod
@@ -102,17 +105,16 @@ def _function(scope: Scope, source: bytes) -> FunctionFact:
     if returns:
         signature += " -> " + returns
     parent = scope.parent
-    in_trait_impl = (
-        parent is not None
-        and parent.kind == "impl"
-        and parent.node.child_by_field_name("trait") is not None
+    public_through = parent is not None and (  # a trait impl, or a public trait
+        (parent.kind == "impl" and parent.node.child_by_field_name("trait") is not None)
+        or (parent.kind == "trait" and _is_pub(parent.node))
     )
     return function_fact(
         scope,
         source,
         signature=squash(signature),
         purpose=_outer_doc(node),
-        exported=_is_pub(node) or in_trait_impl,
+        exported=_is_pub(node) or public_through,
     )
 
 
@@ -137,19 +139,52 @@ def _imports(uses: list[Node], mods: list[Node]) -> list[ImportFact]:
     found: list[ImportFact] = []
     for node in uses:
         argument = node.child_by_field_name("argument")
-        reexport = _is_pub(node)
-        for path in expand_use(text(argument)):
-            fact: ImportFact = {"module": path}
-            if reexport:
-                fact["reexport"] = True
-            found.append(fact)
+        inline = _inline_modules(node)
+        for written in expand_use(text(argument)):
+            path = _from_file_module(written, inline)
+            if path:
+                found.append(_fact(path, node))
     for node in mods:
         if node.child_by_field_name("body") is None:
-            fact = {"module": "self::" + field_text(node, "name")}
-            if _is_pub(node):
-                fact["reexport"] = True
-            found.append(fact)
+            path = "::".join(["self", *_inline_modules(node), field_text(node, "name")])
+            found.append(_fact(path, node))
     return found
+
+
+def _fact(path: str, node: Node) -> ImportFact:
+    fact: ImportFact = {"module": path}
+    if _is_pub(node):
+        fact["reexport"] = True
+    return fact
+
+
+def _inline_modules(node: Node) -> list[str]:
+    """Names of the inline ``mod x { ... }`` blocks around ``node``, outermost first."""
+    names = []
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item":
+            names.append(field_text(parent, "name"))
+        parent = parent.parent
+    return names[::-1]
+
+
+def _from_file_module(path: str, inline: list[str]) -> str | None:
+    """``path``, written inside the inline modules ``inline``, relative to the file's module
+    instead; None when it names the file's module itself (``use super::*`` in ``mod tests``)."""
+    if not inline:
+        return path
+    segments = path.split("::")
+    if segments[0] == "self":
+        return "::".join(["self", *inline, *segments[1:]])
+    if segments[0] != "super":
+        return path  # crate::, or a crate name
+    ups = next((i for i, s in enumerate(segments) if s != "super"), len(segments))
+    rest = segments[ups:]
+    if ups > len(inline):
+        return "::".join(["super"] * (ups - len(inline)) + rest)
+    kept = inline[: len(inline) - ups]
+    return "::".join(["self", *kept, *rest]) if kept or rest else None
 
 
 def expand_use(tree: str) -> list[str]:

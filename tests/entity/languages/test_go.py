@@ -105,3 +105,35 @@ def test_go_methods_signatures_docs_and_effects() -> None:
     assert classify(save["calls"]) == ["database-write", "logging"]
     assert classify(_fn(facts, "ping")["calls"]) == ["network"]
     assert _fn(facts, "cache.Get")["exported"] is False  # method on an unexported type
+
+
+def test_go_interface_methods_are_functions() -> None:
+    facts = go.extract(
+        b"""package chi
+
+// Router consists of the core routing methods used by chi's Mux.
+type Router interface {
+	http.Handler
+	Routes
+
+	// Use appends one or more middlewares onto the Router stack.
+	Use(middlewares ...func(http.Handler) http.Handler)
+
+	Route(pattern string, fn func(r Router)) Router
+}
+
+type walker interface{ walk() error }
+
+func Serve(h interface{ ServeHTTP() }) {}
+"""
+    )
+    use = _fn(facts, "Router.Use")
+    assert use["kind"] == "method"
+    assert use["signature"] == "(middlewares ...func(http.Handler) http.Handler)"
+    assert use["purpose"] == "Use appends one or more middlewares onto the Router stack."
+    assert use["exported"] is True and use["calls"] == []
+    assert _fn(facts, "Router.Route")["signature"] == "(pattern string, fn func(r Router)) Router"
+    assert _fn(facts, "walker.walk")["exported"] is False
+    names = {f["qualified_name"] for f in facts["functions"]}
+    assert names == {"Router.Use", "Router.Route", "walker.walk", "Serve"}
+    assert {"Router.Use", "Router.Route"} <= set(facts["exports"])

@@ -86,6 +86,7 @@ def test_java_methods() -> None:
         ("OrderService.place", "method"),
         ("OrderService.recent", "method"),
         ("OrderService.Audit.record", "method"),
+        ("Notifier.notify", "method"),  # an interface method: a declaration without a body
     }
     place = _fn(facts, "OrderService.place")
     assert place["signature"] == "(Customer customer, List<Item> items) -> Order"
@@ -98,3 +99,41 @@ def test_java_methods() -> None:
     assert recent["exported"] is False
     assert classify(recent["calls"]) == ["database-read"]
     assert classify(_fn(facts, "OrderService.Audit.record")["calls"]) == ["logging"]
+
+
+def test_java_interface_and_abstract_methods_are_functions() -> None:
+    facts = java.extract(
+        b"""package com.example.shop.orders;
+
+public interface OrderRepository extends Repository<Order, Long> {
+    /** Orders of one customer, newest first. */
+    List<Order> findByCustomer(Customer customer);
+
+    default Order first(Customer customer) {
+        return findByCustomer(customer).get(0);
+    }
+
+    private void hidden();
+}
+
+public abstract class Shape {
+    /** The area in square metres. */
+    public abstract double area();
+
+    protected abstract String name(Locale locale);
+
+    public String describe() { return name(Locale.ROOT) + ": " + area(); }
+}
+"""
+    )
+    find = _fn(facts, "OrderRepository.findByCustomer")
+    assert find["kind"] == "method"
+    assert find["signature"] == "(Customer customer) -> List<Order>"
+    assert find["purpose"] == "Orders of one customer, newest first."
+    assert find["exported"] is True  # interface members are public
+    assert find["calls"] == [] and find["complexity"] == 1
+    assert _fn(facts, "OrderRepository.hidden")["exported"] is False
+    area = _fn(facts, "Shape.area")
+    assert (area["kind"], area["exported"], area["lines"]) == ("method", True, [16, 16])
+    assert _fn(facts, "Shape.name")["exported"] is False
+    assert _fn(facts, "Shape.describe")["calls"] == ["name", "area"]

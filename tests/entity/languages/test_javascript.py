@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from planning_memory.entity.facts import FileFacts, FunctionFact
 from planning_memory.entity.languages import javascript
 from planning_memory.entity.sideeffects import classify
@@ -205,3 +210,103 @@ def test_syntax_error_is_flagged_with_partial_results() -> None:
     facts = javascript.extract(b"function ok() { return 1 }\nfunction bad( {\n", "javascript")
     assert facts["parse_errors"] is True
     assert "ok" in {f["name"] for f in facts["functions"]}
+
+
+PREFIX_LETTERS_TSX = b"""interface CardProps {
+  fill: boolean; rounded?: boolean; title: string; b?: number
+}
+export function Card(props: CardProps) { return <div>{props.title}</div>; }
+export const api = { fetchUser: async (id: string) => fetch(`/u/${id}`) };
+export function Label({ fontSize: size, bold }: { fontSize: number; bold?: boolean }) {
+  return <span style={{ fontSize: size }}>{bold}</span>;
+}
+"""
+
+
+def test_identifiers_keep_leading_r_b_u_f_letters() -> None:
+    facts = javascript.extract(PREFIX_LETTERS_TSX, "tsx")
+    components = {c["name"]: c["props"] for c in facts["components"]}
+    assert components == {"Card": ["fill", "rounded", "title", "b"], "Label": ["fontSize", "bold"]}
+    assert _fn(facts, "api.fetchUser")["exported"] is True
+    commonjs = b"module.exports = { fetchUser, 'ready': 1, build() {}, update: () => 1 }\n"
+    assert javascript.extract(commonjs, "javascript")["exports"] == [
+        "fetchUser",
+        "ready",
+        "build",
+        "update",
+    ]
+
+
+def test_destructured_exports_are_the_bound_names() -> None:
+    source = b"export const { raw, bytes: body, fill = 1, ...others } = load(), [first] = xs\n"
+    facts = javascript.extract(source, "javascript")
+    assert facts["exports"] == ["raw", "body", "fill", "others", "first"]
+
+
+VARIED_SNIPPETS = [
+    PREFIX_LETTERS_TSX,
+    DASHBOARD_TSX,
+    EXPRESS,
+    SERVICE_TS,
+    b"""const routes = { users: () => 1, feeds: function () {}, 'rss-feed': () => 2, bye() {} }
+class Uploader { render() { return null } format = () => 1; static build() {} }
+export const { raw, bytes: body, ...others } = load()
+module.exports.fill = function fill() {}
+""",
+    b"""type BaseProps = { filled?: boolean; rows: number }
+interface FancyProps extends BaseProps { ribbon: string }
+type UnionProps = FancyProps & { underline: boolean }
+export const Fancy: React.FC<UnionProps> = ({ ribbon, ...rest }) => <b>{ribbon}</b>
+export const Boxed = forwardRef<HTMLDivElement, { radius: number }>((props, ref) => (
+  <div ref={ref}>{props.radius}</div>
+))
+export default class Uploader extends React.Component<FancyProps> {
+  state: { uploading: boolean } = { uploading: false }
+  render() { const { ribbon, filled = true } = this.props; return <i>{ribbon}{filled}</i> }
+}
+""",
+]
+
+
+def _reported_names(facts: FileFacts) -> list[str]:
+    names = list(facts["exports"]) + list(facts["classes"])
+    for function in facts["functions"]:
+        names.append(function["name"])
+        names.extend(function["qualified_name"].split("."))
+    for component in facts["components"]:
+        names.append(component["name"])
+        for key in ("props", "state", "hooks", "children"):
+            names.extend(str(name) for name in component[key])  # type: ignore[literal-required]
+    return names
+
+
+def test_reported_names_occur_verbatim_in_the_source() -> None:
+    for source in VARIED_SNIPPETS:
+        for dialect in ("typescript", "tsx") if b"<" in source else ("javascript", "typescript"):
+            facts = javascript.extract(source, dialect)
+            names = [n for n in _reported_names(facts) if n != "default"]
+            assert names
+            for name in names:
+                whole = rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])"
+                assert re.search(whole, source), (name, dialect)
+
+
+_RESERVED = frozenset({"break", "return", "for", "from", "function", "finally", "false"})
+_NAMES: st.SearchStrategy[str] = st.from_regex(r"[rbufRBUF][a-zA-Z0-9_]{0,6}", fullmatch=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_NAMES.filter(lambda n: n not in _RESERVED), min_size=1, max_size=4, unique=True))
+def test_keys_and_members_are_reported_as_written(keys: list[str]) -> None:
+    members = "; ".join(f"{key}?: number" for key in keys)
+    pairs = ", ".join(f"{key}: () => 1" for key in keys)
+    source = (
+        f"interface Props {{ {members} }}\n"
+        f"export function View(props: Props) {{ return <p /> }}\n"
+        f"export const handlers = {{ {pairs} }}\n"
+        f"module.exports = {{ {', '.join(keys)} }}\n"
+    ).encode()
+    facts = javascript.extract(source, "tsx")
+    assert facts["components"][0]["props"] == keys
+    assert [f["name"] for f in facts["functions"][1:]] == keys
+    assert facts["exports"] == ["View", "handlers", *keys]

@@ -84,13 +84,14 @@ def test_rust_file_facts() -> None:
         ("self::defaults::DEFAULT_PORT", True),
         ("self::defaults", False),
         ("self::watch", True),
-        ("super", False),  # `use super::*;` in the tests module
+        # `use super::*;` in the tests module names this file: no import
     }
     assert set(facts["classes"]) == {"Config", "Source"}
     assert {f["qualified_name"] for f in facts["functions"]} == {
         "Config.load",
         "Config.validate",
         "Config.fmt",
+        "Source.read",
         "Source.name",
         "tests.loads_defaults",
     }
@@ -108,3 +109,67 @@ def test_rust_methods() -> None:
     assert _fn(facts, "Config.validate")["exported"] is False
     assert _fn(facts, "Config.fmt")["exported"] is True  # a trait impl is public through the trait
     assert "println!" in _fn(facts, "tests.loads_defaults")["calls"]
+
+
+def test_rust_uses_inside_inline_modules_are_relative_to_the_file() -> None:
+    facts = rust.extract(
+        b"""
+mod outer {
+    use super::helpers::x;
+    use self::inner::y;
+    mod nested;
+    mod inner {
+        use super::super::top::z;
+        use super::super::super::up;
+        use super::*;
+        use crate::a::b;
+        use std::io;
+        fn f() { use super::w; }
+    }
+}
+"""
+    )
+    assert [i["module"] for i in facts["imports"]] == [
+        "self::helpers::x",
+        "self::outer::inner::y",
+        "self::top::z",
+        "super::up",
+        "self::outer",
+        "crate::a::b",
+        "std::io",
+        "self::outer::w",
+        "self::outer::nested",
+    ]
+
+
+def test_rust_trait_method_declarations_are_functions() -> None:
+    facts = rust.extract(
+        b"""
+/// A place to keep items.
+pub trait Store {
+    /// Loads one item.
+    fn get(&self, id: u64) -> Option<Item>;
+    fn put(&mut self, item: Item) -> Result<(), Error>;
+    fn len(&self) -> usize { 0 }
+}
+
+trait Private {
+    fn hidden(&self);
+}
+
+extern "C" {
+    fn abs(x: i32) -> i32;
+}
+"""
+    )
+    get = _fn(facts, "Store.get")
+    assert get["kind"] == "method"
+    assert get["signature"] == "(&self, id: u64) -> Option<Item>"
+    assert get["purpose"] == "Loads one item."
+    assert get["exported"] is True  # as public as the trait
+    assert get["calls"] == [] and get["complexity"] == 1
+    assert _fn(facts, "Store.put")["lines"] == [6, 6]
+    assert _fn(facts, "Store.len")["exported"] is True
+    assert _fn(facts, "Private.hidden")["exported"] is False
+    assert _fn(facts, "abs")["kind"] == "function"
+    assert {"Store.get", "Store.put", "Store.len"} <= set(facts["exports"])

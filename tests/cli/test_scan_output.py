@@ -1,0 +1,34 @@
+"""``pmem scan``'s printout: counts, and the files with errors, on a cold and a warm scan."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from planning_memory.cli import cli
+
+
+def invoke(*args: str | os.PathLike[str]) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_a_warm_rescan_prints_the_files_that_still_have_errors(tmp_path: Path) -> None:
+    assert invoke("init", tmp_path).exit_code == 0
+    (tmp_path / "ok.py").write_text("def fine():\n    return 1\n")
+    (tmp_path / "broken.py").write_text("def bad(:\n    return 1\n")
+    line = "\n  broken.py: syntax errors (partial results)"
+    cold = invoke("-C", tmp_path, "scan")
+    assert "2 parsed" in cold.output and "1 with errors" in cold.output and line in cold.output
+    warm = invoke("-C", tmp_path, "scan")
+    assert "0 parsed" in warm.output and "1 with errors" in warm.output and line in warm.output
+
+
+def test_more_than_twenty_files_with_errors_are_summed_up(tmp_path: Path) -> None:
+    assert invoke("init", tmp_path).exit_code == 0
+    for i in range(23):
+        (tmp_path / f"broken{i:02d}.py").write_text("def bad(:\n    return 1\n")
+    output = invoke("-C", tmp_path, "scan").output
+    assert "23 with errors" in output and output.count(": syntax errors") == 20
+    assert output.rstrip().endswith("... and 3 more")

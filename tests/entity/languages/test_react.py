@@ -1,0 +1,181 @@
+"""React component facts: which functions and classes are components, their props, state,
+hooks and rendered children, read from the syntax tree."""
+
+from __future__ import annotations
+
+from planning_memory.entity.facts import ComponentFact
+from planning_memory.entity.languages import javascript
+
+
+def _components(
+    source: bytes, dialect: str = "tsx", path: str | None = None
+) -> dict[str, ComponentFact]:
+    facts = javascript.extract(source, dialect, path)
+    return {c["name"]: c for c in facts["components"]}
+
+
+# -- which classes are components ----------------------------------------------------------
+def test_class_component_extending_a_local_base() -> None:
+    source = b"""import React from 'react'
+class BaseView<P> extends React.Component<P> {
+  renderBody() { return null }
+  render() { return <section>{this.renderBody()}</section> }
+}
+class Panel extends BaseView<PanelProps> {
+  renderBody() { return <Title text={this.props.heading} /> }
+}
+class Sheet extends Panel {}
+class Shape extends Geometry {}
+class Widget { render() { return <Frame /> } }
+class Boundary extends Component { render() { return this.props.children } }
+"""
+    components = _components(source)
+    assert set(components) == {"BaseView", "Panel", "Sheet", "Widget", "Boundary"}
+    assert components["Panel"]["kind"] == "class"
+    assert components["Panel"]["props"] == ["heading"]
+    assert components["Panel"]["children"] == ["Title"]
+    assert components["Widget"]["children"] == ["Frame"]
+    assert components["Boundary"]["props"] == ["children"]
+
+
+# -- props from the syntax tree ------------------------------------------------------------
+def test_props_destructured_in_the_body_with_defaults_nesting_and_comments() -> None:
+    source = b"""export function Profile(props) {
+  const {
+    user, // the signed-in user
+    options = { compact: true, labels: { a: 1 } },
+    /* legacy } = props */ theme: { color },
+    size: avatarSize = 32,
+    ...rest
+  } = props
+  const onClick = () => props.onSelect(props.user.id)
+  return <Avatar user={user} size={avatarSize} color={color} {...rest} />
+}
+export const Row = ({ id, label: text = 'x', style: { width } = {}, ...other }) => (
+  <tr id={id}>{text}{width}</tr>
+)
+"""
+    components = _components(source, "javascript")
+    assert components["Profile"]["props"] == ["user", "options", "theme", "size", "onSelect"]
+    assert components["Row"]["props"] == ["id", "label", "style"]
+
+
+def test_class_props_from_the_tree() -> None:
+    source = b"""class Card extends React.PureComponent {
+  render() {
+    const { title, footer = null, ...rest } = this.props // { ignored }
+    return <div title={title}>{this.props.body}{footer}</div>
+  }
+}
+"""
+    assert _components(source, "javascript")["Card"]["props"] == ["title", "footer", "body"]
+
+
+# -- props types ---------------------------------------------------------------------------
+TYPED_TSX = b"""import type { ButtonProps } from './Button'
+interface BaseProps { id: string; hidden?: boolean }
+interface CardProps extends BaseProps { title: string }
+type Tone = { tone: 'dark' | 'light' }
+type PanelProps = CardProps & Tone & { collapsed?: boolean }
+
+export const Panel: React.FC<PanelProps> = ({ title, children }) => (
+  <section>{title}{children}</section>
+)
+export const Box: FC<Tone> = (props) => <div className={props.tone} />
+export const Field: FunctionComponent<Readonly<BaseProps>> = () => <input />
+export const Input = forwardRef<HTMLInputElement, CardProps>((props, ref) => <input ref={ref} />)
+export const Area = React.forwardRef((props: Tone, ref) => <textarea ref={ref} />)
+export const Item = memo(function Item(props: PanelProps) { return <li>{props.title}</li> })
+export const Tag = React.memo<Omit<CardProps, 'hidden'>>((props) => <b />)
+export function Fancy(props: ButtonProps) { return <button>{props.label}</button> }
+"""
+
+
+def test_props_types_from_fc_forward_ref_memo_and_local_types() -> None:
+    props = {name: c["props"] for name, c in _components(TYPED_TSX).items()}
+    assert props == {
+        "Panel": ["title", "id", "hidden", "tone", "collapsed", "children"],
+        "Box": ["tone"],
+        "Field": ["id", "hidden"],
+        "Input": ["title", "id", "hidden"],
+        "Area": ["tone"],
+        "Item": ["title", "id", "hidden", "tone", "collapsed"],
+        "Tag": ["title", "id"],
+        "Fancy": ["label"],  # ButtonProps is imported: only what the component reads
+    }
+
+
+# -- state ---------------------------------------------------------------------------------
+def test_class_state_typed_field_constructor_and_functional_set_state() -> None:
+    source = b"""interface State { open: boolean; count: number }
+export class Counter extends React.Component<Props, State> {
+  state: State = { open: false, count: 0 }
+  bump = () => this.setState((prev) => ({ count: prev.count + 1, bumped: true }))
+  reset() { this.setState(function () { return { resetAt: Date.now() } }) }
+  render() { return <Dialog state={this.state} open={this.state.open} /> }
+}
+export class Legacy extends Component {
+  constructor(props) { super(props); this.state = { ready: false } }
+  render() { return <Spinner state="idle" /> }
+}
+"""
+    components = _components(source)
+    assert components["Counter"]["state"] == ["open", "count", "bumped", "resetAt"]
+    assert components["Legacy"]["state"] == ["ready"]
+
+
+def test_use_state_with_patterns_reports_the_state_not_the_setter() -> None:
+    source = b"""export function Form() {
+  const [{ email, password }, setForm] = useState({ email: '', password: '' })
+  const [, forceRender] = useReducer((x) => x + 1, 0)
+  const [open = false, setOpen] = React.useState<boolean>()
+  const pair = useState(0)
+  return <form data-open={open}>{email}{password}{pair}</form>
+}
+"""
+    assert _components(source)["Form"]["state"] == ["email", "password", "open", "pair"]
+
+
+# -- names: anonymous defaults and wrappers ------------------------------------------------
+def test_anonymous_default_exports_are_named_after_the_file() -> None:
+    function = b"export default function () { return <header /> }\n"
+    arrow = b"export default () => <footer><Logo /></footer>\n"
+    wrapped = b"export default memo(() => <nav />)\n"
+    assert _components(function, "tsx", "src/Header.tsx")["Header"]["exported"] is True
+    assert _components(arrow, "javascript", "src/site-footer.jsx")["SiteFooter"]["children"] == [
+        "Logo"
+    ]
+    assert set(_components(wrapped, "tsx", "src/components/NavBar/index.tsx")) == {"NavBar"}
+    assert set(_components(function, "tsx")) == {"default"}  # no path: the export's name
+
+
+def test_hoc_wrapped_components() -> None:
+    styled = b"""function Button({ label }) { return <button>{label}</button> }
+export default withStyles(styles)(Button)
+"""
+    connected = b"""const Comp = ({ items }) => <ul>{items}</ul>
+export default connect(mapState, mapDispatch)(Comp)
+"""
+    memoized = b"""const Toolbar = memo(function Toolbar({ tools }) { return <div>{tools}</div> })
+export { Toolbar }
+"""
+    assert _components(styled, "javascript")["Button"]["exported"] is True
+    assert javascript.extract(styled, "javascript")["exports"] == ["Button"]
+    assert _components(connected, "javascript")["Comp"]["exported"] is True
+    assert _components(memoized, "javascript")["Toolbar"]["props"] == ["tools"]
+
+
+# -- children ------------------------------------------------------------------------------
+def test_fragments_providers_and_consumers_are_not_children() -> None:
+    source = b"""export function App() {
+  return (
+    <ThemeContext.Provider value="dark">
+      <React.Fragment><Header /></React.Fragment>
+      <Fragment key="x"><Main /></Fragment>
+      <>{null}</>
+      <Auth.Consumer>{(auth) => <Footer auth={auth} />}</Auth.Consumer>
+    </ThemeContext.Provider>
+  )
+}
+"""
+    assert _components(source)["App"]["children"] == ["Header", "Main", "Footer"]
