@@ -1,5 +1,9 @@
 """Learning from what people say: a trigger phrase becomes a pattern, mistake or preference.
 
+What is stored is the rule as the person said it (``Trigger.rule``: the trigger's sentence,
+not the whole prompt around it), in their language; the few words written for them (a
+mistake's correction, "use X instead of Y") come from ``WORDING`` in that language too.
+
 The config's ``autoLearn`` (off: only suggest) and ``confirmBeforeLearn`` (on: a review
 queue) decide what is saved.
 
@@ -23,6 +27,20 @@ if TYPE_CHECKING:
     from planning_memory.longterm.triggers import Trigger
 
 MAX_TITLE = 200
+WORDING = {
+    "en": {
+        "avoid": "Do not use {0}",
+        "use": "Use {0}",
+        "not": "{0}, not {1}",
+        "over": "Use {0} instead of {1}",
+    },
+    "es": {
+        "avoid": "No uses {0}",
+        "use": "Usa {0}",
+        "not": "{0}, no {1}",
+        "over": "Usa {0} en vez de {1}",
+    },
+}
 
 
 @dataclass
@@ -45,6 +63,7 @@ class Lesson:
                 "language": found.language,
                 "preferred": found.preferred,
                 "avoided": found.avoided,
+                "rule": found.rule,
             },
             "outcome": None if self.outcome is None else self.outcome.summary(),
         }
@@ -59,38 +78,43 @@ def _title(text: str) -> str:
     return text[:1].upper() + text[1:MAX_TITLE]
 
 
-def record_for(found: Trigger, utterance: str, now: datetime, source: str) -> Record:
-    """The record an utterance's trigger describes (not yet saved)."""
+def _correction(found: Trigger) -> str:
+    """What to do instead, in the language the mistake was said in ("" when it says nothing)."""
+    words = WORDING[found.language]
+    if found.preferred:
+        use = words["use"].format(found.preferred)
+        return words["not"].format(use, found.avoided) if found.avoided else use
+    return words["avoid"].format(found.avoided) if found.avoided else ""
+
+
+def record_for(found: Trigger, now: datetime, source: str) -> Record:
+    """The record a trigger describes (not yet saved), written from the rule as it was said."""
     tags = ["learned-from-conversation"]
+    said = found.rule or found.phrase
     if found.kind == "pattern":
-        name = _title(found.subject)
+        name = _title(found.subject or said)
         return learn.new_record(
-            "pattern", now, title=name, name=name, description=utterance, tags=tags, source=source
+            "pattern", now, title=name, name=name, description=said, tags=tags, source=source
         )
     if found.kind == "mistake":
-        correction = f"Do not use {found.avoided}" if found.avoided else ""
-        if found.preferred:
-            correction = f"Use {found.preferred}" + (
-                f", not {found.avoided}" if found.avoided else ""
-            )
         return learn.new_record(
             "mistake",
             now,
-            title=_title(utterance),
-            description=utterance,
-            correction=correction,
+            title=_title(said),
+            description=said,
+            correction=_correction(found),
             tags=tags,
             source=source,
         )
-    learned = found.subject
+    learned = found.subject or said
     if found.preferred and found.avoided:
-        learned = f"Use {found.preferred} instead of {found.avoided}"
+        learned = WORDING[found.language]["over"].format(found.preferred, found.avoided)
     return learn.new_record(
         "preference",
         now,
         title=_title(learned),
         learned=learned,
-        original=utterance,
+        original=said,
         trigger=found.phrase,
         confidence=0.9,
         tags=tags,
@@ -110,7 +134,7 @@ def learn_utterance(
             return Lesson(utterance, found, learn.praise(tree, now))
         except NotFoundError:
             return Lesson(utterance, found, None)
-    record = record_for(found, utterance, now, source)
+    record = record_for(found, now, source)
     settings = tree.long_term
     if not settings["autoLearn"]:
         outcome = learn.Outcome(

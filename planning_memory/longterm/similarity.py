@@ -5,13 +5,17 @@
 small Spanish developer vocabulary map to one English word (the seeds are in Spanish), English
 and Spanish stop words and directive words ("always use", "siempre usa") are dropped,
 negations become ``not``, and plurals lose their ``s`` / ``es`` (then a final ``e``, so
-``file`` and ``files``, ``clase`` and ``clases`` meet).
+``file`` and ``files``, ``clase`` and ``clases`` meet). Code words are never stop words:
+``any`` / ``this`` count where they name code ("nunca uses any", "`this`"), not where they are
+prose ("is there any way to do this").
 
 ``similarity`` blends two views of those tokens (see ``docs/learning.md``)::
 
     score = TOKEN_WEIGHT * jaccard(token sets) + (1 - TOKEN_WEIGHT) * dice(character trigrams)
 
-Jaccard rewards shared words; the trigram Dice coefficient forgives typos and word forms.
+Jaccard rewards shared words, a word that looks like code (``pnpm``, ``console.log``, ``any``,
+``TypeScript``, ``API``) counting ``CODE_WEIGHT`` times; the trigram Dice coefficient forgives
+typos and word forms.
 """
 
 from __future__ import annotations
@@ -23,11 +27,33 @@ from functools import lru_cache
 
 TOKEN_WEIGHT = 0.5
 SIMILARITY_THRESHOLD = 0.5
+CODE_WEIGHT = 3
 
 _CAMEL_WORD = re.compile(r"\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[a-z0-9]+")
 _DOUBLED = re.compile(r"([a-z])\1+")
+_CHUNK = re.compile(r"`[^`\n]*`|\S+")
+_CODE_CHUNK = re.compile(
+    r"`|\w[._/@]\w|^[\W]*[.@]\w|\w\(|[a-z][A-Z]|[A-Za-z]\d|^\W*[A-Z]{2,}\d*\W*$"
+)
+_VOWEL = re.compile(r"[aeiouy]")
+# Stop words that are also keywords: they count after a verb of use or an article, when no
+# noun follows ("nunca uses any", "the any type"), and inside backticks.
+_KEYWORD_STOPS = frozenset({"any", "this"})
+_BEFORE_KEYWORD_TEXT = """
+use uses using used usa usar usas utiliza utilizar utilices avoid avoids evita evitar evites
+prefer prefiero over than the el la los las un una an
+"""
+_BEFORE_KEYWORD = frozenset(_BEFORE_KEYWORD_TEXT.split())
+_AFTER_KEYWORD = frozenset({"type", "types", "tipo", "tipos", "keyword"})
+# Tools and keywords written like prose words; other code words show by their shape.
+_CODE_NAMES_TEXT = """
+npm pnpm yarn bun deno node jest vitest mocha pytest ruff mypy eslint prettier webpack vite
+lodash zod yup axios fetch react vue svelte django flask fastapi prisma docker git pip poetry
+conda redux moment dayjs eval var let const async await null none undefined
+"""
+_CODE_NAMES = frozenset(_CODE_NAMES_TEXT.split())
 _PHRASES = (
     (re.compile(r"\bbases? de datos\b"), " database "),
     (re.compile(r"\bpunto y coma\b"), " semicolon "),
@@ -56,7 +82,7 @@ STOP_WORDS = frozenset((_STOP_EN + _STOP_ES).split())
 
 _NEGATIONS = "no never nunca not avoid avoids evita evitar evitad evitamos evites jamas"
 _SYNONYMS_TEXT = """
-env=environment vars=variable var=variable db=database repo=repository config=configuration
+env=environment vars=variable db=database repo=repository config=configuration
 cfg=configuration conf=configuration fn=function func=function impl=implementation
 deps=dependency dep=dependency dir=directory msg=message err=error args=argument arg=argument
 param=parameter params=parameter pkg=package ts=typescript js=javascript py=python
@@ -94,14 +120,55 @@ SYNONYMS: dict[str, str] = {
 
 def tokens(text: str) -> list[str]:
     """The normalised words of ``text``, in order, stop words removed."""
-    words = _WORD.findall(_fold(text))
-    out: list[str] = []
-    for word in words:
-        word = SYNONYMS.get(word, word)
-        if _is_stop(word):
+    return [word for word, _ in _tokens(text)]
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """``tokens`` with, for each, whether it looks like code."""
+    code = _code_words(text)
+    folded = _fold(text)
+    found = list(_WORD.finditer(folded))
+    out: list[tuple[str, bool]] = []
+    for index, match in enumerate(found):
+        raw = match.group()
+        word = SYNONYMS.get(raw, raw)
+        if _is_stop(word) and raw not in code and not _keyword(folded, found, index):
             continue
-        out.append(_stem(word))
+        looks = raw in code or raw in _KEYWORD_STOPS or _looks_like_code(word)
+        out.append((_stem(word), looks and word != "not"))
     return out
+
+
+def _code_words(text: str) -> frozenset[str]:
+    """The folded words of the chunks written like code: backticks, ``a.b``, ``snake_case``,
+    ``a/b``, ``f()``, camelCase, ``ES2020``, ``API``."""
+    if not any(c in text for c in "`._/@(") and text.islower():
+        return frozenset()
+    chunks = (m.group() for m in _CHUNK.finditer(text))
+    return frozenset(w for c in chunks if _CODE_CHUNK.search(c) for w in _WORD.findall(_fold(c)))
+
+
+def _keyword(folded: str, found: list[re.Match[str]], index: int) -> bool:
+    """A keyword stop word used as code: after a verb of use or an article, with no noun
+    after it (the end, punctuation, a function word, or "type")."""
+    word = found[index].group()
+    if word not in _KEYWORD_STOPS or index == 0:
+        return False
+    if found[index - 1].group() not in _BEFORE_KEYWORD:
+        return False
+    if index + 1 == len(found):
+        return True
+    after = found[index + 1]
+    gap = folded[found[index].end() : after.start()]
+    nxt = after.group()
+    return bool(gap.strip()) or nxt in STOP_WORDS or nxt in _AFTER_KEYWORD
+
+
+def _looks_like_code(word: str) -> bool:
+    """A known tool or keyword, or a word no prose has: no vowel (``pnpm``, ``tsc``)."""
+    if word in _CODE_NAMES:
+        return True
+    return len(word) >= 3 and not word.isdigit() and _VOWEL.search(word) is None
 
 
 def _is_stop(word: str) -> bool:
@@ -132,22 +199,29 @@ def best_match(
     return best
 
 
-_Profile = tuple[frozenset[str], frozenset[str]]
+_Profile = tuple[frozenset[str], frozenset[str], frozenset[str]]  # words, code words, trigrams
 
 
 @lru_cache(maxsize=4096)
 def _profile(text: str) -> _Profile:
-    words = frozenset(tokens(text))
+    found = _tokens(text)
+    words = frozenset(word for word, _ in found)
+    code = frozenset(word for word, looks in found if looks)
     grams = frozenset(gram for word in words for gram in _trigrams(word))
-    return words, grams
+    return words, code, grams
 
 
 def _score(a: _Profile, b: _Profile) -> float:
-    words_a, grams_a = a
-    words_b, grams_b = b
+    words_a, code_a, grams_a = a
+    words_b, code_b, grams_b = b
     if not words_a and not words_b:
         return 0.0
-    jaccard = len(words_a & words_b) / len(words_a | words_b)
+    code = code_a | code_b
+
+    def weight(words: frozenset[str]) -> int:
+        return len(words) + (CODE_WEIGHT - 1) * len(words & code)
+
+    jaccard = weight(words_a & words_b) / weight(words_a | words_b)
     total = len(grams_a) + len(grams_b)
     dice = 2 * len(grams_a & grams_b) / total if total else 0.0
     return TOKEN_WEIGHT * jaccard + (1 - TOKEN_WEIGHT) * dice

@@ -5,13 +5,20 @@ seed's order: pattern, then mistake, then preference, then praise; the first kin
 anywhere in the utterance wins, and within a kind the earliest match. ``docs/learning.md`` lists
 every phrase and the rules that keep ordinary sentences out:
 
-- code is not speech: fenced blocks, inline code and lines that look like code are masked;
-- a question (a sentence ending in ``?`` or opening with ``¿``) teaches nothing;
+- code, quotes and injected text are not speech: fenced blocks, inline code, lines that look
+  like code, quoted words and what an agent injects into a turn (``<system-reminder>``,
+  ``<command-name>``, ``<local-command-stdout>``, the local-command caveat) are masked;
+- a question (a sentence ending in ``?`` or opening with ``¿``) teaches nothing, nor does a
+  statement that the next sentence doubts ("Always use yarn. Still true?");
 - directive phrases (``always``/``never``/``don't``/``avoid``/``siempre``/``nunca``/``evita``,
   ``prefer X``, ``use X instead of Y``) count only at the start of a clause and, for
   ``always``/``never``, before a known imperative verb: "Always use pnpm" teaches, "I always
   forget", "it never works" and "to avoid the race" do not;
-- praise counts only as the opening of the utterance ("Great!", "Perfecto, gracias").
+- praise counts only as the opening of the utterance ("Great!", "Perfecto, gracias"); a bare
+  "Mejor así." / "Better this way." names nothing, so it is praise too.
+
+``Trigger.rule`` is what gets learned: the trigger's sentence from the trigger on, as written,
+so a rule inside a task prompt ("Add lodash. Always use pnpm.") does not carry the task.
 
 ``extract_memorize_markers`` reads seed 002's ``[MEMORIZE: fact]`` / ``[MEMORIZAR: hecho]``.
 """
@@ -35,7 +42,8 @@ class Trigger:
     ``phrase`` is the trigger text as written ("always use", "nunca uses", "I prefer");
     ``subject`` is the rest of the sentence, keeping the verb of an adverb directive
     ("always use pnpm" -> "use pnpm"); ``preferred`` / ``avoided`` name the things chosen and
-    rejected ("use X instead of Y", "never use Z") when the utterance says so.
+    rejected ("use X instead of Y", "never use Z") when the utterance says so; ``rule`` is the
+    sentence from the trigger on, as written ("Always use pnpm, never npm.").
     """
 
     kind: TriggerKind
@@ -44,13 +52,14 @@ class Trigger:
     language: Language
     preferred: str | None = None
     avoided: str | None = None
+    rule: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class _Sentence:
     start: int
     end: int
-    clauses: tuple[int, ...]  # where its clauses begin, after any lead-in word
+    clauses: tuple[int, ...]  # where its clauses begin, and again after each lead-in word
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +93,26 @@ _NEG_VERBS_ES = (
     "|ignores|asumas|mutes|hardcodees|comitees|metas|confíes|confies|olvides|captures"
     "|lances|silencies|hagamos|usemos"
 )
+_GERUNDS_EN = (
+    "using|doing|writing|adding|putting|calling|committing|pushing|logging|printing|hardcoding"
+    "|mutating|importing|creating|returning|running|ignoring|skipping|swallowing|catching"
+    "|throwing|mocking|editing|modifying|touching|deleting|removing|exposing|leaving|making"
+    "|passing|installing|generating|sending|storing|saving|wrapping|nesting|disabling"
+)
+_INFINITIVES_ES = (
+    "usar|utilizar|hacer|poner|escribir|añadir|agregar|llamar|meter|subir|mezclar|tocar"
+    "|modificar|borrar|ignorar|hardcodear|commitear|importar|crear|devolver|lanzar|capturar"
+    "|silenciar|imprimir|loguear|guardar|exponer|desactivar"
+)
 _MODAL = r"(?:(?:you|we)\s+(?:should|must|need\s+to|have\s+to)\s+|we\s+)?"
 _EN_ALWAYS = rf"(?P<head>{_MODAL}always\s+(?P<verb>(?:{_VERBS_EN})))\b"
-_EN_NEVER = rf"(?P<head>{_MODAL}never\s+(?P<verb>(?:{_VERBS_EN})))\b"
-_EN_DONT = rf"(?P<head>(?:we\s+)?(?:don['’]?t|do\s+not)\s+(?P<verb>(?:{_VERBS_EN})))\b"
+_EN_NEVER = rf"(?P<head>{_MODAL}never(?:\s*,?\s*ever)?[\s,]+(?P<verb>(?:{_VERBS_EN})))\b"
+_EN_DONT = rf"(?P<head>(?:we\s+)?(?:don['’]?t|do\s+not)(?:\s+ever)?\s+(?P<verb>(?:{_VERBS_EN})))\b"
+_FROM_NOW_EN = r"from\s+now\s+on|going\s+forward|from\s+here\s+on(?:\s+out)?|henceforth"
+_FROM_NOW_ES = r"de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+ahora|de\s+aqu[ií]\s+en\s+adelante"
 _CONTRAST = r"(?:instead\s+of|rather\s+than|in\s+place\s+of|en\s+vez\s+de|en\s+lugar\s+de)"
-_UNTIL_CONTRAST = r".{0,200}?\s" + _CONTRAST + r"\s"
+_NOT = r",?\s+(?:and\s+|but\s+|y\s+|pero\s+)?(?:not|never|no|nunca)(?!\s+(?:matter|importa))"
+_UNTIL_CONTRAST = rf".{{0,200}}?(?:\s{_CONTRAST}|{_NOT})\s"
 
 # (kind, language, clause_start, regex); the seed's order: pattern, mistake, preference.
 _TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
@@ -104,6 +127,12 @@ _TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
     ("pattern", "en", True, r"(?P<head>we\s+(?:usually\s+|generally\s+)?prefer)\b"),
     ("pattern", "en", False, r"(?P<head>(?:the|our)\s+convention\s+(?:here\s+)?is(?:\s+to)?)\b"),
     ("pattern", "en", True, r"(?P<head>better\s+this\s+way|this\s+way\s+is\s+better)\b"),
+    (
+        "pattern",
+        "en",
+        True,
+        rf"(?P<head>(?:{_FROM_NOW_EN})[\s,:]*(?:please\s+)?)(?P<verb>(?:{_VERBS_EN}))\b",
+    ),
     ("pattern", "es", True, rf"(?P<head>siempre\s+(?P<verb>(?:{_VERBS_ES})))\b"),
     (
         "pattern",
@@ -115,9 +144,16 @@ _TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
     ("pattern", "es", False, r"(?P<head>la\s+convenci[oó]n\s+(?:aqu[ií]\s+)?es)\b"),
     ("pattern", "es", True, r"(?P<head>(?:es\s+)?mejor\s+as[ií])(?!\w)"),
     ("pattern", "es", True, r"(?P<head>preferimos)\b"),
+    (
+        "pattern",
+        "es",
+        True,
+        rf"(?P<head>(?:{_FROM_NOW_ES})[\s,:]*(?:por\s+favor\s+)?)(?P<verb>(?:{_VERBS_ES}))\b",
+    ),
     ("mistake", "en", True, _EN_NEVER),
     ("mistake", "en", True, _EN_DONT),
     ("mistake", "en", True, r"(?P<head>(?:we\s+)?avoid)\b"),
+    ("mistake", "en", True, rf"(?P<head>(?:stop|quit)\s+(?P<verb>(?:{_GERUNDS_EN})))\b"),
     (
         "mistake",
         "en",
@@ -139,6 +175,12 @@ _TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
     ("mistake", "es", True, rf"(?P<head>no\s+(?P<verb>(?:{_NEG_VERBS_ES})))(?!\w)"),
     ("mistake", "es", True, r"(?P<head>evit(?:a|ad|emos|amos|en))(?!\w)"),
     (
+        "mistake",
+        "es",
+        True,
+        rf"(?P<head>dej(?:a|ad|en)\s+de\s+(?P<verb>(?:{_INFINITIVES_ES})))(?!\w)",
+    ),
+    (
         "preference",
         "en",
         False,
@@ -157,16 +199,40 @@ _TABLE: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
     ("preference", "es", False, r"(?P<head>me\s+gusta\s+m[aá]s)(?!\w)"),
     ("preference", "es", True, r"(?P<verb>usa|utiliza|usad|usen)\s+\S" + _UNTIL_CONTRAST),
 )
+# Tried after every kind above: a reminder states a fact worth keeping ("Remember: ...").
+_WEAK: tuple[tuple[TriggerKind, Language, bool, str], ...] = (
+    (
+        "pattern",
+        "en",
+        True,
+        r"(?P<head>remember\s*[:,—–-]|keep\s+in\s+mind(?:\s*:|\s+that))\s*(?=\w)",
+    ),
+    (
+        "pattern",
+        "es",
+        True,
+        r"(?P<head>recuerda(?:\s*[:,—–-]|\s+que)|ten\s+en\s+cuenta\s+que)\s*(?=\w)",
+    ),
+)
 
 _LEAD = re.compile(
-    r"(?:(?:and|but|so|then|also|please|ok|okay|just|remember(?:\s+to)?|note|y|pero|entonces"
-    r"|from\s+now\s+on|going\s+forward|in\s+the\s+future|de\s+ahora\s+en\s+adelante"
-    r"|a\s+partir\s+de\s+ahora|en\s+adelante"
-    r"|luego|también|tambien|por\s+favor|recuerda(?:\s+que)?|ojo|vale|bueno|además|ademas)"
-    r"\b[\s,:]*)*",
+    r"(?:and|but|so|then|also|please|ok|okay|just|remember(?:\s+to)?|note|y|pero|entonces"
+    rf"|{_FROM_NOW_EN}|in\s+the\s+future|{_FROM_NOW_ES}|en\s+adelante|make\s+sure(?:\s+to)?"
+    r"|be\s+sure\s+to|keep\s+in\s+mind(?:\s+that)?|luego|también|tambien|por\s+favor"
+    r"|recuerda(?:\s+que)?|ten\s+en\s+cuenta\s+que|ojo|vale|bueno|además|ademas)"
+    r"\b[\s,:—–-]*",
     re.IGNORECASE,
 )
-_CLAUSE_BREAK = re.compile(r"[,:;(—–]\s*|\s[-–]\s+")
+_BULLET = re.compile(r"[ \t¡\-*•]*")
+_CLAUSE_BREAK = re.compile(r"[,:;(—–]\s*|\s[-–]\s+|\s(?:and|but|then)\s+", re.IGNORECASE)
+# "y" / "pero" join two orders only after one ("Arregla el bug y usa zod en vez de yup"); after
+# a subject they describe ("El build compila y siempre usa la caché").
+_CLAUSE_BREAK_ES = re.compile(r"\s(?:y|pero|luego)\s+", re.IGNORECASE)
+_ORDER_ES = re.compile(
+    rf"(?:{_VERBS_ES}|arregla|corrige|cambia|mueve|refactoriza|implementa|quita|renombra|sube"
+    r"|migra|limpia|busca|lee|instala|configura|prepara|genera|termina|mejora|optimiza)\b",
+    re.IGNORECASE,
+)
 _PRAISE_WORK = re.compile(
     r"^[\W_]*(?:(?:oh|ok|okay|wow|yes|yeah|yep|s[ií]|vale|thanks|thank\s+you|gracias)\b"
     r"[\s,!.]*)?"
@@ -178,14 +244,38 @@ _PRAISE_WORD = re.compile(
     r"^[\W_]*(?:(?:oh|ok|okay|wow|yes|yeah|yep|s[ií]|vale|thanks|thank\s+you|gracias)\b"
     r"[\s,!.]*)?"
     r"(?P<head>great|perfect|exactly|excellent|awesome|that['’]?s\s+it|perfecto|perfecta"
-    r"|excelente|muy\s+bien|genial|exacto|eso\s+es)"
+    r"|excelente|muy\s+bien|genial|exacto|eso\s+es|as[ií]\s+s[ií]|(?:es\s+)?mejor\s+as[ií]"
+    r"|better\s+this\s+way|this\s+way\s+is\s+better)"
     r"(?=\s*(?:[!.,;:)]|$|thanks\b|thank\s+you\b|gracias\b))",
     re.IGNORECASE,
 )
-_SPANISH_PRAISE = re.compile(r"(?i)(?:perfect[oa]|excelente|muy|genial|exacto|eso|buen|bien)\b")
+_SPANISH_PRAISE = re.compile(
+    r"(?i)(?:perfect[oa]|excelente|muy|genial|exacto|eso|buen|bien|es|mejor|as[ií])\b"
+)
+_APPROVAL = re.compile(r"(?i)(?:es\s+)?mejor\s+as[ií]|better\s+this\s+way|this\s+way\s+is")
 _NEGATED = re.compile(
     r"(?i)\b(?:don['’]?t|do\s+not|doesn['’]?t|not)\s+(?:think|believe|say|mean)\b"
     r"|\bno\s+(?:creo|digo)\b|(?:^|\s)no\s+$|\bnot\s+sure\b"
+)
+_INJECTED_TEXT = """
+system-reminder command-name command-message command-args command-contents local-command-stdout
+local-command-stderr local-command-caveat bash-input bash-stdout bash-stderr
+user-prompt-submit-hook task-notification
+"""
+_INJECTED_TAGS = frozenset(_INJECTED_TEXT.split())  # left open, they run to the end
+_TAG = re.compile(r"<(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\s[^<>\n]*)?>", re.IGNORECASE)
+_CAVEAT = re.compile(
+    r"(?i)caveat:\s*the\s+messages\s+below\s+were\s+generated\s+by\s+the\s+user\s+while"
+    r"\s+running\s+local\s+commands"
+)
+_QUOTES = "\"'“«‘"
+_QUOTED = re.compile(
+    r'"[^"\n]{1,300}"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|‘[^’\n]{1,300}’'
+    r"|(?<![\w'])'(?=[^\s'])[^'\n]{0,300}?(?<=[^\s'])'(?!\w)"
+)
+_DOUBT = re.compile(
+    r"(?i)[\s¿¡\"'(]*(?:is\s+(?:that|this|it)|are\s+(?:they|those|these)|still|right|correct"
+    r"|true|really|sure|verdad|cierto|seguro|sigue|todav[ií]a|es\s+(?:as[ií]|correcto|cierto))\b"
 )
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -206,7 +296,7 @@ _SPLIT_PREFER = re.compile(
 )
 _CUT = re.compile(
     r"\s*[,;]|\s+(?:for|when|in|on|to|because|so|since|unless|if|from|para|cuando|en|porque"
-    r"|si|desde|whenever)\s|\s+(?:better|more|m[aá]s)$",
+    r"|si|desde|whenever)\s|\s+(?:and|but|y|pero)\s+(?:use|usa|utiliza)\s|\s+(?:better|more|m[aá]s)$",
     re.IGNORECASE,
 )
 _AVOID_HEAD = re.compile(r"(?i)(?:we\s+)?avoid|evit")
@@ -216,29 +306,37 @@ _USE_VERB = re.compile(
 )
 _PREFER_VERB = re.compile(r"(?i)^(?:prefer|prefiero|preferimos)\s+")
 _THEN_USE = re.compile(
-    r"(?i)(?:[,;]|\s[-–—])\s*(?:but\s+|pero\s+)?(?:use|prefer|usa|utiliza)\s+(?P<x>.+?)"
+    r"(?i)(?:[,;]|\s[-–—]|\s(?=and\s|y\s))\s*(?:and\s+|y\s+)?(?:but\s+|pero\s+)?"
+    r"(?:use|prefer|usa|utiliza)\s+(?P<x>.+?)"
     r"(?:\s+(?:instead|en\s+su\s+lugar))?\s*$"
 )
 _ARTICLE = re.compile(r"(?i)^(?:the|a|an|el|la|los|las|un|una|unos|unas)\s+")
 _MAX_FACT_SPAN = 2000
 _MEMORIZE = re.compile(r"\[\s*(?:memorize|memorise|memorizar)\s*:", re.IGNORECASE)
 
-_RULES = tuple(
-    _Rule(kind, lang, re.compile(regex, re.IGNORECASE), start)
-    for kind, lang, start, regex in _TABLE
+
+def _compiled(table: tuple[tuple[TriggerKind, Language, bool, str], ...]) -> tuple[_Rule, ...]:
+    return tuple(
+        _Rule(k, lang, re.compile(rx, re.IGNORECASE), start) for k, lang, start, rx in table
+    )
+
+
+# The seed's order: patterns, then mistakes, then preferences; reminders last.
+_TIERS = (
+    *(_compiled(tuple(row for row in _TABLE if row[0] == kind)) for kind in KINDS[:3]),
+    _compiled(_WEAK),
 )
 
 
 def detect(utterance: str) -> Trigger | None:
     """The learning trigger in ``utterance``, or None when it teaches nothing."""
-    text = _mask_code(utterance)
+    text = _mask(utterance)
     sentences = [
-        _Sentence(start, end, tuple(_clause_starts(text, start, end)))
-        for start, end in _sentences(text)
-        if not _is_question(text, start, end)
+        _Sentence(start, end, tuple(dict.fromkeys(_clause_starts(text, start, end))))
+        for start, end in _statements(text)
     ]
-    for kind in KINDS[:3]:
-        found = _first(kind, utterance, text, sentences)
+    for rules in _TIERS:
+        found = _first(rules, utterance, text, sentences)
         if found is not None:
             return found
     return _praise(utterance, text)
@@ -274,16 +372,50 @@ def _bracketed(text: str, start: int) -> str:
     return text[start : line_end if line_end != -1 else len(text)]
 
 
-def _mask_code(text: str) -> str:
-    """Code blanked out with the same length: fences and code lines become spaces, inline code
-    becomes ``x`` (a word that is no trigger), so offsets still point into the original."""
+def _blank(match: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", match.group(0))
 
-    def blank(match: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", match.group(0))
 
-    text = _FENCE.sub(blank, text)
-    text = _CODE_LINE.sub(blank, text)
-    return _INLINE_CODE.sub(lambda m: "x" * len(m.group(0)), text)
+def _mask(text: str) -> str:
+    """What is not speech blanked out with the same length, so offsets still point into the
+    original: injected turns, fences and code lines become spaces; inline code and quoted
+    words become ``x`` (a word that is no trigger, so "use `x` instead of `y`" still reads)."""
+    text = _mask_injected(text)
+    if "```" in text or "~~~" in text:
+        text = _FENCE.sub(_blank, text)
+    text = _CODE_LINE.sub(_blank, text)
+    if "`" in text:
+        text = _INLINE_CODE.sub(lambda m: "x" * len(m.group(0)), text)
+    if any(quote in text for quote in _QUOTES):
+        text = _QUOTED.sub(
+            lambda m: m.group(0)[0] + "x" * (len(m.group(0)) - 2) + m.group(0)[-1], text
+        )
+    return text
+
+
+def _mask_injected(text: str) -> str:
+    """Blank what an agent injects into a turn: a hyphenated tag through its closing tag (a
+    known injected tag left open runs to the end), and the local-command caveat onwards."""
+    if "<" not in text and "aveat" not in text:
+        return text
+    caveat = _CAVEAT.search(text)
+    if caveat is not None:
+        text = text[: caveat.start()] + _blank(caveat) + " " * (len(text) - caveat.end())
+    lower, pos = text.lower(), 0
+    pieces: list[str] = []
+    unclosed: set[str] = set()
+    while (tag := _TAG.search(text, pos)) is not None:
+        name = tag.group("name").lower()
+        close = -1 if name in unclosed else lower.find(f"</{name}", tag.end())
+        if close == -1:
+            unclosed.add(name)  # not closed after here, so not after a later one either
+        if close != -1:
+            end = text.find(">", close) + 1 or len(text)
+        else:
+            end = len(text) if name in _INJECTED_TAGS else tag.end()
+        pieces += [text[pos : tag.start()], re.sub(r"[^\n]", " ", text[tag.start() : end])]
+        pos = end
+    return "".join([*pieces, text[pos:]])
 
 
 def _sentences(text: str) -> Iterator[tuple[int, int]]:
@@ -292,29 +424,56 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
             yield match.start(), match.end()
 
 
+def _statements(text: str) -> Iterator[tuple[int, int]]:
+    """The sentences that are neither a question nor doubted by the question that follows
+    ("Always use yarn. Still true?")."""
+    spans = list(_sentences(text))
+    for index, (start, end) in enumerate(spans):
+        if _is_question(text, start, end):
+            continue
+        after = spans[index + 1] if index + 1 < len(spans) else None
+        if after and _is_question(text, *after) and _DOUBT.match(text, after[0], after[1]):
+            continue
+        yield start, end
+
+
 def _is_question(text: str, start: int, end: int) -> bool:
     sentence = text[start:end].strip()
     return sentence.endswith("?") or sentence.startswith("¿")
 
 
 def _clause_starts(text: str, start: int, end: int) -> Iterator[int]:
-    """Where clauses of the sentence begin, after a lead-in such as "and", "please", "y"."""
+    """Where clauses of the sentence begin, and again after each lead-in word ("and",
+    "please", "from now on", "y"): a rule may open with a lead-in or follow it."""
     breaks = [start] + [m.end() for m in _CLAUSE_BREAK.finditer(text, start, end)]
+    if _ORDER_ES.match(text, _skip_bullet(text, start, end), end):
+        breaks += [m.end() for m in _CLAUSE_BREAK_ES.finditer(text, start, end)]
     for pos in breaks:
-        pos = end - len(text[pos:end].lstrip(" \t¡-*•"))
-        lead = _LEAD.match(text, pos, end)
-        yield lead.end() if lead else pos
+        pos = _skip_bullet(text, pos, end)
+        yield pos
+        while (lead := _LEAD.match(text, pos, end)) is not None and lead.end() > pos:
+            pos = lead.end()
+            yield pos
+
+
+def _skip_bullet(text: str, pos: int, end: int) -> int:
+    match = _BULLET.match(text, pos, end)
+    return match.end() if match else pos
 
 
 def _first(
-    kind: TriggerKind, original: str, text: str, sentences: list[_Sentence]
+    rules: tuple[_Rule, ...], original: str, text: str, sentences: list[_Sentence]
 ) -> Trigger | None:
-    rules = [rule for rule in _RULES if rule.kind == kind]
+    """The first trigger of ``rules``, earliest sentence first; a bare "Mejor así." is left
+    to praise."""
     for sentence in sentences:
         for rule in rules:
             match = _search(rule, text, sentence)
-            if match is not None:
-                return _build(rule, match, original, sentence.end)
+            if match is None:
+                continue
+            found = _build(rule, match, original, sentence.end)
+            if found.subject or not _APPROVAL.match(found.phrase):
+                return found
     return None
 
 
@@ -340,7 +499,8 @@ def _build(rule: _Rule, match: re.Match[str], original: str, end: int) -> Trigge
     subject = _clean(original[subject_start:end])
     negated = rule.kind == "mistake" and match.groupdict().get("verb") is not None
     preferred, avoided = _choices(rule.kind, phrase, subject, negated)
-    return Trigger(rule.kind, phrase, subject, rule.language, preferred, avoided)
+    rule_text = " ".join(original[match.start() : end].split())
+    return Trigger(rule.kind, phrase, subject, rule.language, preferred, avoided, rule_text)
 
 
 def _praise(original: str, text: str) -> Trigger | None:
@@ -353,7 +513,8 @@ def _praise(original: str, text: str) -> Trigger | None:
     head = original[match.start("head") : match.end("head")]
     language: Language = "es" if _SPANISH_PRAISE.match(head) else "en"
     subject = _clean(original[match.end("head") : first[1]])
-    return Trigger("praise", head, subject, language)
+    said = " ".join(original[match.start("head") : first[1]].split())
+    return Trigger("praise", head, subject, language, rule=said)
 
 
 def _clean(text: str) -> str:

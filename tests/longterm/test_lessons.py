@@ -107,3 +107,80 @@ def test_lead_in_phrases_do_not_hide_a_trigger(empty_repo: Path, utterance: str)
 
 def test_a_lead_in_alone_is_no_trigger(empty_repo: Path) -> None:
     assert Memory(empty_repo).learn_utterance("From now on I will be away").trigger is None
+
+
+# --- regressions -------------------------------------------------------------------------------
+
+
+def test_a_rule_in_a_prompt_learns_the_rule_and_its_restatement_reinforces_it(
+    empty_repo: Path,
+) -> None:
+    mem = Memory(empty_repo)
+    first = mem.learn_utterance("Add lodash as a dependency. Always use pnpm, never npm.").outcome
+    assert first is not None and first.action == "created"
+    record = first.record
+    assert "lodash" not in json.dumps(record)
+    assert record["title"] == "Use pnpm, never npm"
+    assert record["description"] == "Always use pnpm, never npm."
+    again = mem.learn_utterance("Siempre usa pnpm, nunca npm").outcome
+    assert again is not None and again.action == "reinforced"
+    assert again.record["id"] == record["id"] and again.record["usage_count"] == 2
+    assert len(_long_term_files(empty_repo)) == 1
+
+
+def test_a_different_code_word_is_a_different_mistake(empty_repo: Path) -> None:
+    mem = Memory(empty_repo)
+    first = mem.learn_utterance("nunca uses any").outcome
+    other = mem.learn_utterance("nunca uses this").outcome
+    assert other is not None and other.action == "created"
+    again = mem.learn_utterance("No uses any, por favor.").outcome
+    assert first is not None and again is not None and again.action == "reinforced"
+    assert again.record["id"] == first.record["id"] and again.record["occurrences"] == 2
+
+
+@pytest.mark.parametrize("utterance", ["Mejor así.", "Better this way."])
+def test_bare_approval_with_nothing_to_reinforce_is_no_error(
+    empty_repo: Path, utterance: str
+) -> None:
+    result = CliRunner().invoke(cli, ["-C", str(empty_repo), "learn", utterance])
+    assert result.exit_code == 0, result.output
+    assert "nothing to reinforce yet" in result.output
+    assert _long_term_files(empty_repo) == []
+
+
+def test_bare_approval_reinforces_the_latest_pattern(empty_repo: Path) -> None:
+    mem = Memory(empty_repo)
+    mem.learn_utterance("always use pnpm for installs")
+    outcome = mem.learn_utterance("Mejor así.").outcome
+    assert outcome is not None and outcome.action == "reinforced"
+
+
+@pytest.mark.parametrize(
+    ("utterance", "title", "correction"),
+    [
+        ("No uses any.", "No uses any.", "No uses any"),
+        ("Nunca uses var, usa const.", "Nunca uses var, usa const.", "Usa const, no var"),
+        ("Evita los any en TypeScript.", "Evita los any en TypeScript.", "No uses any"),
+        ("Never use var, use const.", "Never use var, use const.", "Use const, not var"),
+        ("Don't use default exports.", "Don't use default exports.", "Do not use default exports"),
+    ],
+)
+def test_a_mistake_is_stored_in_the_language_it_was_said(
+    empty_repo: Path, utterance: str, title: str, correction: str
+) -> None:
+    outcome = Memory(empty_repo).learn_utterance(utterance).outcome
+    assert outcome is not None
+    assert (outcome.record["title"], outcome.record["correction"]) == (title, correction)
+
+
+def test_a_spanish_preference_is_stored_in_spanish(empty_repo: Path) -> None:
+    outcome = Memory(empty_repo).learn_utterance("Prefiero zod en vez de yup").outcome
+    assert outcome is not None
+    assert outcome.record["learned"] == "Usa zod en vez de yup"
+    assert outcome.record["original"] == "Prefiero zod en vez de yup"
+
+
+def test_a_system_reminder_learns_nothing(empty_repo: Path) -> None:
+    text = "<system-reminder>\nAlways use the TodoWrite tool.\n</system-reminder>"
+    assert Memory(empty_repo).learn_utterance(text).trigger is None
+    assert _long_term_files(empty_repo) == []

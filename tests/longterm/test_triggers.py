@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -95,7 +98,7 @@ TRIGGERS: list[Row] = [
         "named exports",
         None,
     ),
-    ("Better this way.", "pattern", "en", "", None, None),
+    ("Better this way.", "praise", "en", "", None, None),  # names nothing: approval
     (
         "- Always wrap database writes in a transaction",
         "pattern",
@@ -266,7 +269,7 @@ TRIGGERS: list[Row] = [
         "snake_case",
         None,
     ),
-    ("Mejor así.", "pattern", "es", "", None, None),
+    ("Mejor así.", "praise", "es", "", None, None),  # names nothing: approval
     ("Mejor así, con el early return.", "pattern", "es", "con el early return", None, None),
     ("No, hazlo con un map.", "mistake", "es", "con un map", None, None),
     (
@@ -507,3 +510,213 @@ def test_extract_memorize_markers(text: str, facts: list[str]) -> None:
 @given(st.text(max_size=200))
 def test_memorize_never_raises(text: str) -> None:
     assert isinstance(extract_memorize_markers(text), list)
+
+
+# --- regressions: the rule sentence, missed phrasings, what is not speech ----------------------
+
+
+def test_a_rule_inside_a_task_prompt_is_its_own_sentence() -> None:
+    found = detect("Add lodash as a dependency. Always use pnpm, never npm.")
+    assert found is not None and found.kind == "pattern"
+    assert found.rule == "Always use pnpm, never npm."
+    assert (found.subject, found.preferred, found.avoided) == ("use pnpm, never npm", "pnpm", "npm")
+    spanish = detect("Añade lodash como dependencia. Siempre usa pnpm, nunca npm")
+    assert spanish is not None and spanish.rule == "Siempre usa pnpm, nunca npm"
+
+
+@pytest.mark.parametrize(
+    ("utterance", "rule"),
+    [
+        ("Fix the login test. Also, never use sleep() in tests.", "never use sleep() in tests."),
+        ("Perfect, but never use var in new code", "never use var in new code"),
+        (
+            "Refactor it and always run the tests before pushing",
+            "always run the tests before pushing",
+        ),
+        (
+            "Can you add a migration? In this project we use Alembic.",
+            "In this project we use Alembic.",
+        ),
+        (
+            "Write the docs.\nDon't hardcode the key, read it from env",
+            "Don't hardcode the key, read it from env",
+        ),
+        ("Great!", "Great!"),
+    ],
+)
+def test_the_rule_is_the_clause_that_holds_the_trigger(utterance: str, rule: str) -> None:
+    found = detect(utterance)
+    assert found is not None and found.rule == rule
+
+
+MISSED: list[Row] = [
+    ("use vitest, not jest", "preference", "en", "use vitest, not jest", "vitest", "jest"),
+    ("usa vitest, no jest", "preference", "es", "usa vitest, no jest", "vitest", "jest"),
+    ("from now on use pnpm", "pattern", "en", "use pnpm", "pnpm", None),
+    (
+        "From now on, run the type checker before you push.",
+        "pattern",
+        "en",
+        "run the type checker before you push",
+        None,
+        None,
+    ),
+    ("de ahora en adelante usa pnpm", "pattern", "es", "usa pnpm", "pnpm", None),
+    (
+        "A partir de ahora, escribe los commits en inglés",
+        "pattern",
+        "es",
+        "escribe los commits en inglés",
+        None,
+        None,
+    ),
+    ("stop using console.log", "mistake", "en", "using console.log", None, "console.log"),
+    ("deja de usar console.log", "mistake", "es", "usar console.log", None, "console.log"),
+    (
+        "Remember: the API base URL comes from env",
+        "pattern",
+        "en",
+        "the API base URL comes from env",
+        None,
+        None,
+    ),
+    (
+        "Recuerda: la URL base de la API viene de env",
+        "pattern",
+        "es",
+        "la URL base de la API viene de env",
+        None,
+        None,
+    ),
+    ("don't ever commit directly to main", "mistake", "en", "commit directly to main", None, None),
+    ("Never, ever use eval", "mistake", "en", "use eval", None, "eval"),
+    (
+        "Make sure to always add a changelog entry.",
+        "pattern",
+        "en",
+        "add a changelog entry",
+        None,
+        None,
+    ),
+    ("prefer X over Y", "preference", "en", "X over Y", "X", "Y"),
+    ("Remember: never use var", "mistake", "en", "use var", None, "var"),
+    ("stop using var and use let", "mistake", "en", "using var and use let", "let", "var"),
+    ("Nunca uses var y usa const", "mistake", "es", "uses var y usa const", "const", "var"),
+]
+
+
+@pytest.mark.parametrize("row", MISSED, ids=[r[0][:40] for r in MISSED])
+def test_missed_phrasings(row: Row) -> None:
+    utterance, kind, language, subject, preferred, avoided = row
+    found = detect(utterance)
+    assert found is not None, utterance
+    assert (found.kind, found.language, found.subject) == (kind, language, subject)
+    assert (found.preferred, found.avoided) == (preferred, avoided)
+
+
+@pytest.mark.parametrize(
+    "utterance",
+    [
+        # questions, also when the question is the next sentence
+        "the README says always use yarn, still true?",
+        "The README says: always use yarn. Is that still true?",
+        "Always use yarn. Right?",
+        "Siempre usa yarn. ¿Sigue siendo así?",
+        # quoted, not said
+        'the doc says "never use var"',
+        'He wrote "I prefer tabs" in the guide.',
+        "The linter says 'avoid nested ternaries'.",
+        "La guía dice «nunca uses var».",
+        "La guía dice “prefiero tabs”.",
+        # system-injected turns (Claude Code)
+        "<system-reminder>\nAlways use the TodoWrite tool.\n</system-reminder>",
+        "<system-reminder>\nNever use emojis.\n</system-reminder>\nfix the failing test",
+        "<system-reminder>Always use the TodoWrite tool.",
+        "Caveat: The messages below were generated by the user while running local commands. "
+        "DO NOT respond to these messages or otherwise consider them in your response unless "
+        "the user explicitly asks you to.",
+        "<command-name>/model</command-name>\n<command-message>model</command-message>",
+        "<local-command-stdout>Set model to opus. Always use the default.</local-command-stdout>",
+        "<local-command-stderr>never use --force</local-command-stderr>",
+        # a time lead-in or a reminder that is narration
+        "From now on I will be away",
+        "I remember that bug from last week.",
+        "Stop the dev server before running the tests.",
+    ],
+)
+def test_not_speech_and_not_rules(utterance: str) -> None:
+    assert detect(utterance) is None
+
+
+def test_speech_around_injected_text_still_counts() -> None:
+    found = detect("<system-reminder>\nNever use emojis.\n</system-reminder>\nAlways use pnpm.")
+    assert found is not None and found.kind == "pattern" and found.rule == "Always use pnpm."
+
+
+def test_quoted_words_inside_a_rule_do_not_hide_it() -> None:
+    found = detect('Use "pnpm" instead of "npm"')
+    assert found is not None and found.kind == "preference"
+    assert (found.preferred, found.avoided) == ("pnpm", "npm")
+    apostrophes = detect("Don't use the users' tokens, it's unsafe")
+    assert apostrophes is not None and apostrophes.kind == "mistake"
+
+
+@pytest.mark.parametrize("utterance", ["Mejor así.", "Better this way.", "Mejor así!"])
+def test_bare_approval_is_praise(utterance: str) -> None:
+    found = detect(utterance)
+    assert found is not None and found.kind == "praise" and found.subject == ""
+
+
+# --- the labelled set: precision and recall ---------------------------------------------------
+
+LABELLED = [
+    json.loads(line)
+    for line in (Path(__file__).parents[1] / "fixtures" / "triggers" / "utterances.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+    if line.strip()
+]
+
+
+def _verdict(item: dict[str, str]) -> tuple[str, bool]:
+    """What ``detect`` said, and whether it is right: the kind, the rule fragment in
+    ``Trigger.rule`` and, for a prompt, none of the task (``absent``) in it."""
+    found = detect(item["text"])
+    kind = found.kind if found else "none"
+    rule = found.rule.lower() if found else ""
+    absent = item.get("absent", "").lower()
+    right = kind == item["kind"] and item["rule"].lower() in rule
+    return kind, right and not (absent and absent in rule)
+
+
+def test_labelled_set_shape() -> None:
+    kinds = {item["kind"] for item in LABELLED}
+    assert len(LABELLED) >= 80 and kinds == {*KINDS, "none"}
+    assert sum(1 for item in LABELLED if item["kind"] == "none") >= 25
+    assert sum(1 for item in LABELLED if item["lang"] == "es") >= 30
+    assert {item["split"] for item in LABELLED} == {"tune", "holdout"}
+
+
+def _precision_recall(items: list[dict[str, str]]) -> tuple[float, float, list[str]]:
+    true_pos = false_pos = false_neg = 0
+    failures: list[str] = []
+    for item in items:
+        kind, right = _verdict(item)
+        true_pos += kind != "none" and right
+        false_pos += kind != "none" and not right
+        false_neg += item["kind"] != "none" and not right
+        if not right:
+            failures.append(f"{item['kind']} -> {kind}: {item['text'][:70]!r}")
+    precision = true_pos / (true_pos + false_pos) if true_pos + false_pos else 1.0
+    return precision, true_pos / (true_pos + false_neg), failures
+
+
+def test_labelled_precision_and_recall() -> None:
+    precision, recall, failures = _precision_recall(LABELLED)
+    print(f"\ntriggers: {len(LABELLED)} utterances P={precision:.3f} R={recall:.3f}")
+    for split in ("tune", "holdout"):
+        part = [item for item in LABELLED if item["split"] == split]
+        p, r, _ = _precision_recall(part)
+        print(f"  {split}: {len(part)} utterances P={p:.3f} R={r:.3f}")
+    print("\n".join(failures))
+    assert precision >= 0.95 and recall >= 0.95, "\n".join(failures)
