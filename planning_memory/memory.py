@@ -5,8 +5,9 @@ Library first: the CLI, the MCP server and the hooks call these methods and form
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -287,6 +288,30 @@ class Memory(MemoryManagerNames):
         _search.ensure_ready(index, self.layout, self.store, self.config)
         return index
 
+    def _personal_index(self) -> Index | None:
+        """The personal store's own search index (under the personal store; synced, built on
+        first use), or None when the personal store holds no records (or this is it)."""
+        if self.store.private:
+            return None
+        personal = self.personal()
+        if not personal.layout.long_term.is_dir():
+            return None
+        index = _search.Index.open(personal.layout)
+        _search.ensure_ready(index, personal.layout, personal.store, self.config)
+        return index
+
+    @contextlib.contextmanager
+    def indexes(self, scope: str | None = None) -> Iterator[list[Index]]:
+        """The indexes a search or context block reads: the project's, then the personal
+        store's (when it has records and ``scope`` is not ``"project"``); closed after."""
+        with self.index() as index:
+            personal = None if scope == "project" else self._personal_index()
+            try:
+                yield [index] if personal is None else [index, personal]
+            finally:
+                if personal is not None:
+                    personal.close()
+
     def search(
         self,
         query: str,
@@ -313,9 +338,9 @@ class Memory(MemoryManagerNames):
             if problem and warnings is not None:
                 warnings.append(problem)
         decay = bool(self.settings("longTerm")["decayEnabled"])
-        with self.index() as index:
+        with self.indexes(scope) as indexes:
             return _search.search(
-                index,
+                indexes,
                 query,
                 now=self.now(),
                 sources=sources,
@@ -354,9 +379,10 @@ class Memory(MemoryManagerNames):
         agent: str | None = None,
         preamble: str = "",
     ) -> ContextPack:
-        """The context block an agent needs before ``task``, within ``budget`` tokens;
-        ``preamble`` (e.g. the last session's summary) leads it, within a third of it."""
-        with self.index() as index:
+        """The context block an agent needs before ``task``, within ``budget`` tokens: what a
+        person taught, pinned memories, preferences, the last session, then what the task
+        matches (project and personal records); ``preamble`` leads it, within a third of it."""
+        with self.indexes() as indexes:
             return _context.build_context(
                 self.layout,
                 self.store,
@@ -367,9 +393,44 @@ class Memory(MemoryManagerNames):
                 session_id=session_id,
                 agent=agent,
                 config=self.config,
-                index=index,
+                index=indexes[0],
                 preamble=preamble,
+                personal=indexes[1] if len(indexes) > 1 else None,
             )
+
+    def recall(self, prompt: str, *, exclude: Sequence[str] = ()) -> ContextPack:
+        """The few memories relevant to one prompt (the UserPromptSubmit hook), in a handful
+        of lines: taught rules it touches and its best matching records, ``exclude``'s ids
+        left out. Never builds an index: a store without one answers from its taught rules
+        (read from its records)."""
+        self.require()
+        personal = self.personal()
+        stores = [self]
+        if not self.store.private and personal.layout.long_term.is_dir():
+            stores.append(personal)
+        with contextlib.ExitStack() as stack:
+            indexes, records = [], []
+            for mem in stores:
+                index = mem._built_index()
+                if index is None:
+                    records += mem.records()
+                else:
+                    indexes.append(stack.enter_context(index))
+            return _context.recall(
+                prompt, now=self.now(), indexes=indexes, records=records, exclude=exclude
+            )
+
+    def _built_index(self) -> Index | None:
+        """The search index synced with the files, if one was built; None (and nothing
+        built) otherwise."""
+        if not _search.index_path(self.layout).is_file():
+            return None
+        index = _search.Index.open(self.layout)
+        if not index.built:
+            index.close()
+            return None
+        _search.sync_from_files(index, self.layout, self.store)
+        return index
 
     def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[TimelineEntry]:
         """The chronological neighbours of a memory, message or decision."""

@@ -4,17 +4,25 @@
   context block (and the last session's end summary) as ``hookSpecificOutput.
   additionalContext``, within the config's ``injectBudgetTokens``.
 - ``UserPromptSubmit``: logs the prompt in the session and runs the learning triggers
-  ("always use X", "nunca uses Y", ...); when something was learned, says so in one line of
-  ``additionalContext``.
+  ("always use X", "nunca uses Y", ...); answers in ``additionalContext`` with one line when
+  something was learned and the few memories relevant to the prompt (``Memory.recall``: the
+  taught rules it touches, its best matches; no index is built for it).
 - ``PostToolUse`` (``Read``, ``Edit``, ``MultiEdit``, ``Write``, ``NotebookEdit``): records the
   file access (read, modified, created); files outside the repository are ignored.
-- ``PreCompact``: folds the session's older messages into its rolling summary.
-- ``SessionEnd``: ends the session with its Goal / Instructions / Discoveries / Accomplished /
-  Next Steps / Relevant Files summary.
+- ``Stop`` (Claude finished a reply): logs what the reply added to the transcript.
+- ``PreCompact``: logs the transcript's new lines, then folds the session's older messages into
+  its rolling summary.
+- ``SessionEnd``: logs the transcript's last lines, then ends the session with its Goal /
+  Instructions / Discoveries / Accomplished / Next Steps / Relevant Files summary.
 
 Sessions live on the channel ``claude-code``; Claude's ``session_id`` maps to ours through a
 small file per Claude session under ``memory/short-term/claude-code/`` (gitignored with the
-rest of short-term memory), and the session's ``name`` is ``claude-code <session_id>``.
+rest of short-term memory), which also keeps how far its transcript (``transcript_path``) has
+been read; the session's ``name`` is ``claude-code <session_id>``. Capturing the transcript
+reads only the bytes added since the last capture and logs Claude's text and tool calls and
+any prompt ``UserPromptSubmit`` did not log. Mapping a new Claude session first closes the
+``claude-code`` sessions left open with no activity for a while (a crash, a closed terminal):
+their transcript is captured and they end with the built-in summariser.
 
 A hook never blocks the agent: any error becomes one line on stderr and exit code 0. The hook
 path imports only the facade; the index, the context packer and the summariser are loaded by
@@ -23,14 +31,17 @@ the events that need them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from planning_memory.agents.transcript import Turns, parse_time, read_new, turns
 from planning_memory.errors import PlanningMemoryError, UnsafePathError
 from planning_memory.memory import Memory
 
@@ -45,6 +56,8 @@ FILE_TOOLS = {
     "MultiEdit": "modified",
     "NotebookEdit": "modified",
 }
+STALE_AFTER = timedelta(minutes=5)  # an open session idle this long was left behind
+STALE_PER_START = 20  # sessions left behind closed by one start (the newest first)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 _KEBAB = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
@@ -88,7 +101,10 @@ def _current(mem: Memory) -> str | None:
 
 
 def ensure_session(mem: Memory, payload: Mapping[str, Any]) -> str:
-    """The session for the payload's Claude session, started (and mapped) if there is none."""
+    """The session for the payload's Claude session, started (and mapped) if there is none.
+    Starting one first closes the sessions left open (``close_stale``), then carries the
+    standing facts of the last ended session into the new one (``Sessions.inherit``); a
+    resumed Claude session keeps how far its transcript was read."""
     with mem.store.lock():  # parallel tool calls run their hooks at the same time
         found = mapped_session(mem, payload)
         if found is not None:
@@ -96,12 +112,149 @@ def ensure_session(mem: Memory, payload: Mapping[str, Any]) -> str:
         claude_id = payload.get("session_id")
         if not isinstance(claude_id, str) or not claude_id:
             return mem.sessions.current_id()
+        close_stale(mem)
+        last = _last_ended(mem)
         name = f"{CHANNEL} {claude_id}"[:200] if "\n" not in claude_id else None
         sid = str(mem.sessions.start(name=name)["id"])
-        mem.store.write_json(
-            _map_path(mem, claude_id), {"claude_session_id": claude_id, "session_id": sid}
-        )
+        if last is not None:
+            mem.sessions.inherit(sid, last[0].id)
+        state = _state(mem, claude_id)
+        state.update(claude_session_id=claude_id, session_id=sid, seen=0)
+        path = payload.get("transcript_path")
+        if isinstance(path, str) and path:
+            state.setdefault("transcript_path", path)
+        _save_state(mem, claude_id, state)
         return sid
+
+
+def _state(mem: Memory, claude_id: str) -> dict[str, Any]:
+    """The map file of a Claude session: ``session_id`` (ours), ``transcript_path``,
+    ``offset`` (bytes read), ``last_at`` (the newest line's time) and ``seen`` (our session's
+    message count after the last capture); {} when there is none."""
+    path = _map_path(mem, claude_id)
+    value = mem.store.read_json(path) if path.is_file() else None
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _save_state(mem: Memory, claude_id: str, state: Mapping[str, Any]) -> None:
+    mem.store.write_json(_map_path(mem, claude_id), dict(state))
+
+
+def _claude_id(name: Any) -> str | None:
+    """The Claude session id in one of our session names (``claude-code <id>``)."""
+    prefix = f"{CHANNEL} "
+    return name[len(prefix) :] if isinstance(name, str) and name.startswith(prefix) else None
+
+
+def live_session(mem: Memory) -> str | None:
+    """The hooks' open session with the latest activity, unless it has been idle for
+    ``STALE_AFTER`` (what the MCP server's session tools join), or None."""
+    found = [(last, info.id) for info, mapped, last in _hooked(mem) if mapped is not None]
+    last, sid = max(found, default=(None, None))
+    return sid if last is not None and mem.now() - last < STALE_AFTER else None
+
+
+def _hooked(mem: Memory) -> list[tuple[Any, dict[str, Any] | None, datetime]]:
+    """The open ``claude-code`` sessions, each with its map file's state when a Claude
+    session maps to it (else None) and when it was last active (our file or the
+    transcript)."""
+    found = []
+    for info in mem.sessions.list(channel=CHANNEL, status="active"):
+        claude_id = _claude_id(info.name)
+        state = _state(mem, claude_id) if claude_id else {}
+        mapped = state if state.get("session_id") == info.id else None
+        found.append((info, mapped, _last_activity(info.updated_at, mapped or {})))
+    return found
+
+
+# -- the transcript ------------------------------------------------------------------------------
+def capture(
+    mem: Memory, claude_id: str, path: str | None = None, *, final: bool = False
+) -> str | None:
+    """Log what the Claude session's transcript gained since the last capture into its open
+    session of ours: assistant text and tool calls, and prompts UserPromptSubmit did not log.
+    Lines read while the session is ended are passed over; a paused one waits. Returns the
+    open session's id, None when there is none. ``final``: the session is over, so an
+    unterminated last line is taken if it parses."""
+    with mem.store.lock():
+        state = _state(mem, claude_id)
+        sid = state.get("session_id")
+        status = _status(mem, sid) if isinstance(sid, str) else None
+        where = path or state.get("transcript_path")
+        if not isinstance(sid, str) or status == "paused" or not isinstance(where, str):
+            return sid if status in ("active", "paused") else None
+        same = state.get("transcript_path") == where
+        chunk = read_new(Path(where), int(state.get("offset") or 0) if same else 0, final=final)
+        active = status == "active"
+        since = _since(mem, sid, state, fresh=not same or chunk.restarted) if active else None
+        read = turns(chunk.entries, since=since, cwd=str(mem.layout.repo_root))
+        if active:
+            _log(mem, sid, read, int(state.get("seen") or 0))
+            state["seen"] = _message_count(mem, sid)
+        state.update(transcript_path=where, offset=chunk.offset)
+        state["last_at"] = read.last_at or state.get("last_at")
+        _save_state(mem, claude_id, state)
+        return sid if active else None
+
+
+def _since(mem: Memory, sid: str, state: Mapping[str, Any], *, fresh: bool) -> datetime | None:
+    """Lines older than this are not logged: before the first capture, those from before our
+    session started (a resumed conversation's history); on a new or shorter file, those up to
+    the last line read."""
+    if "offset" not in state:
+        return parse_time(mem.sessions.load(sid).value.get("started_at"))
+    last = parse_time(state.get("last_at"))
+    return last + timedelta(microseconds=1) if fresh and last else None  # newer lines only
+
+
+def _log(mem: Memory, sid: str, read: Turns, seen: int) -> None:
+    prompts = [t.text for t in read.turns if t.role == "user"]
+    logged = iter(mem.sessions.recorded(sid, "user", prompts, after=seen) if prompts else [])
+    for turn in read.turns:
+        if turn.role == "user" and next(logged):
+            continue  # UserPromptSubmit logged it
+        results = tuple({"name": name, "output": said} for name, said in turn.tools)
+        mem.log(Memory.clip(turn.text), role=turn.role, session_id=sid, tool_results=results)
+    if read.todos is not None:
+        mem.sessions.set_context(sid, {"active_task": read.active_task()})
+
+
+def _message_count(mem: Memory, sid: str) -> int:
+    session = mem.sessions.load(sid).value
+    return len(session["messages"]) + int(session.get("archived_count") or 0)
+
+
+def capture_session(mem: Memory, session_id: str, *, final: bool = False) -> None:
+    """Capture the transcript of the Claude session that ``session_id`` of ours is mapped
+    to, if it is one (the MCP server's ``session_end`` does this before ending)."""
+    claude_id = _claude_id(mem.sessions.load(session_id).value.get("name"))
+    if claude_id and _state(mem, claude_id).get("session_id") == session_id:
+        capture(mem, claude_id, final=final)
+
+
+def close_stale(mem: Memory) -> list[str]:
+    """End the open ``claude-code`` sessions with no activity (our session file or its
+    transcript) for ``STALE_AFTER``, at most ``STALE_PER_START`` of them, the newest first:
+    what their transcript gained is logged first, and the built-in summariser writes their
+    summary, so that a new session starts knowing them."""
+    closed: list[str] = []
+    for info, state, last in _hooked(mem):
+        if mem.now() - last < STALE_AFTER or len(closed) >= STALE_PER_START:
+            continue
+        if state is not None:
+            capture(mem, str(state["claude_session_id"]), final=True)
+        mem.sessions.end(info.id, mem.sessions.extractive)
+        closed.append(info.id)
+    return closed
+
+
+def _last_activity(updated_at: str, state: Mapping[str, Any]) -> datetime:
+    times = [parse_time(updated_at) or datetime.min.replace(tzinfo=UTC)]
+    where = state.get("transcript_path")
+    if isinstance(where, str) and where:
+        with contextlib.suppress(OSError):
+            times.append(datetime.fromtimestamp(Path(where).stat().st_mtime, UTC))
+    return max(times)
 
 
 # -- events ----------------------------------------------------------------------------------------
@@ -117,12 +270,21 @@ def _line(text: Any, limit: int = ITEM_CHARS) -> str:
 
 
 def last_ended_summary(mem: Memory, exclude: str | None = None) -> dict[str, Any] | None:
-    """The newest ended ``claude-code`` session's end summary (with ``ended_at``), or None."""
+    """The newest ended ``claude-code`` session's end summary (with ``ended_at``), or None;
+    sessions without one, or with an empty one, are passed over."""
+    found = _last_ended(mem, exclude)
+    if found is None:
+        return None
+    info, summary = found
+    return {**summary, "ended_at": info.ended_at or info.updated_at}
+
+
+def _last_ended(mem: Memory, exclude: str | None = None) -> tuple[Any, dict[str, Any]] | None:
     for info in mem.sessions.list(channel=CHANNEL, status="ended"):
         data = mem.store.read_json(mem.layout.session_path(info.id))
         summary = data.get("end_summary") if isinstance(data, dict) else None
-        if info.id != exclude and isinstance(summary, dict):
-            return {**summary, "ended_at": info.ended_at or info.updated_at}
+        if info.id != exclude and isinstance(summary, dict) and any(summary.values()):
+            return info, summary
     return None
 
 
@@ -154,31 +316,35 @@ def _task_hint(mem: Memory, session_id: str, last: Mapping[str, Any] | None) -> 
 
 
 def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Inject the context block (at startup, resume, clear and after compaction): the last
-    session's summary, then the packed memory context, within ``injectBudgetTokens``."""
+    """Inject the context block (at startup, resume, clear and after compaction), within
+    ``injectBudgetTokens``: what a person taught, pinned memories, preferences, the last
+    session (when it ended, its open next steps), then what the session's task matches."""
     sid = ensure_session(mem, payload)
     last = last_ended_summary(mem, exclude=sid)
-    pack = mem.context(
-        _task_hint(mem, sid, last), session_id=sid, agent=CHANNEL, preamble=render_last(last)
-    )
+    pack = mem.context(_task_hint(mem, sid, last), session_id=sid, agent=CHANNEL)
     return _context_output("SessionStart", pack.text)
 
 
 def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Log the prompt and learn from its trigger phrases."""
+    """Log the prompt, learn from its trigger phrases, and answer with what was learned and
+    the few memories relevant to the prompt (a taught rule it touches, its best matches)."""
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     sid = ensure_session(mem, payload)
     mem.log(Memory.clip(prompt), role="user", session_id=sid)
     lesson = mem.learn_utterance(Memory.clip(prompt), source=f"session:{sid}")
-    if lesson.outcome is None:
-        return None
-    done = lesson.outcome.summary()
-    note = f"planning-memory: {done['action']} {done['type']} {done['id']}: {_line(done['title'])}"
-    if done["notes"]:
-        note += f" ({_line(done['notes'][0])})"
-    return _context_output("UserPromptSubmit", note)
+    lines, learned = [], []
+    if lesson.outcome is not None:
+        done = lesson.outcome.summary()
+        note = f"planning-memory: {done['action']} {done['type']} {done['id']}: "
+        note += _line(done["title"])
+        if done["notes"]:
+            note += f" ({_line(done['notes'][0])})"
+        lines.append(note)
+        learned.append(str(done["id"]))
+    relevant = mem.recall(Memory.clip(prompt), exclude=learned).text
+    return _context_output("UserPromptSubmit", "\n".join([*lines, relevant]).strip())
 
 
 def _file_action(payload: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -212,17 +378,33 @@ def post_tool_use(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     return None
 
 
+def _capture_payload(mem: Memory, payload: Mapping[str, Any], *, final: bool = False) -> str | None:
+    """Capture the payload's transcript; our open session for it, or None."""
+    claude_id = payload.get("session_id")
+    if not isinstance(claude_id, str) or not claude_id:
+        return mapped_session(mem, payload)
+    path = payload.get("transcript_path")
+    return capture(mem, claude_id, path if isinstance(path, str) and path else None, final=final)
+
+
+def stop(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Log what Claude's reply added to the transcript: its text and tool calls."""
+    _capture_payload(mem, payload)
+    return None
+
+
 def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Summarise what is older than the window before Claude compacts its context."""
-    sid = mapped_session(mem, payload)
+    """Log the transcript's new lines, then summarise what is older than the window before
+    Claude compacts its context."""
+    sid = _capture_payload(mem, payload)
     if sid is not None:
         mem.sessions.drain([sid])
     return None
 
 
 def session_end(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """End the session with its end summary."""
-    sid = mapped_session(mem, payload)
+    """Log the transcript's last lines, then end the session with its end summary."""
+    sid = _capture_payload(mem, payload, final=True)
     if sid is not None:
         mem.sessions.end(sid)
     return None
@@ -233,6 +415,7 @@ HANDLERS: dict[str, Handler] = {
     "SessionStart": session_start,
     "UserPromptSubmit": user_prompt,
     "PostToolUse": post_tool_use,
+    "Stop": stop,
     "PreCompact": pre_compact,
     "SessionEnd": session_end,
 }

@@ -34,6 +34,7 @@ HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": (None, 30),
     "UserPromptSubmit": (None, 15),
     "PostToolUse": ("Read|Edit|MultiEdit|Write", 15),
+    "Stop": (None, 30),
     "PreCompact": (None, 60),
     "SessionEnd": (None, 60),
 }
@@ -88,7 +89,7 @@ def _groups(hooks: dict[str, Any], event: str, path: str) -> list[Any]:
 
 
 def merge_settings(existing: Any, command: str, path: str = "settings.json") -> dict[str, Any]:
-    """``existing`` settings with our five hooks added (or their command updated)."""
+    """``existing`` settings with our hooks added (or their command updated)."""
     settings = copy.deepcopy(_object(existing, "$", path))
     hooks = _object(settings.setdefault("hooks", {}), "$.hooks", path)
     for event, (matcher, timeout) in HOOK_EVENTS.items():

@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from planning_memory import __version__
+from planning_memory.agents import claude_code
 from planning_memory.errors import NotFoundError, PlanningMemoryError
 from planning_memory.memory import Memory
 
@@ -52,15 +53,17 @@ Source = Literal["record", "message", "decision", "session", "entity", "code", "
 Scope = Literal["project", "personal"]
 Role = Literal["user", "assistant", "system", "tool"]
 Id = Annotated[str, Field(min_length=1, max_length=200, description="A memory id from a result.")]
+Tag = Annotated[str, Field(min_length=1, max_length=100)]  # a record's tag (the schema's limit)
 Channel = Annotated[
-    str,
+    str | None,
     Field(
         min_length=1,
         max_length=200,
-        description="Whose sessions: 'mcp' by default; 'claude-code' shares the session the "
-        "Claude Code hooks keep.",
+        description="Whose sessions. Default: the session the Claude Code hooks keep for "
+        "this project when one is active, else the 'mcp' channel's.",
     ),
 ]
+MCP_CHANNEL = "mcp"
 
 INSTRUCTIONS = """\
 Project memory kept in this repository (.planning/), shared with the team through git.
@@ -131,6 +134,8 @@ def _hit_row(hit: Any) -> dict[str, Any]:
     for key, value in (("path", hit.path), ("session", hit.session_id), ("pinned", hit.pinned)):
         if value:
             row[key] = value
+    if hit.scope != "project":
+        row["scope"] = hit.scope
     return row
 
 
@@ -222,29 +227,39 @@ class MemoryTools:
         self,
         query: Annotated[str, Field(min_length=1, max_length=2000, description="Words to find.")],
         match: Annotated[
-            Literal["all", "any", "auto"],
+            Literal["auto", "all", "any"],
             Field(
-                description="'all' (default): every word must match (AND); 'any': at least "
-                "one (OR); 'auto': AND, widened with OR when too few results."
+                description="'auto' (default): every word (AND), widened to any word (OR) "
+                "when that finds fewer than limit; 'all': AND only; 'any': OR."
             ),
-        ] = "all",
-        types: Annotated[list[RecordType], Field(description="Only these record types.")] = [],  # noqa: B006
+        ] = "auto",
+        types: Annotated[
+            list[RecordType], Field(max_length=9, description="Only these record types.")
+        ] = [],  # noqa: B006
         sources: Annotated[
             list[Source],
-            Field(description="Only these sources (default: all; 'record' = saved memories)."),
+            Field(
+                max_length=7,
+                description="Only these sources (default: all; 'record' = saved memories).",
+            ),
         ] = [],  # noqa: B006
-        scope: Annotated[Scope | None, Field(description="Only this scope.")] = None,
-        tags: Annotated[list[str], Field(description="Only records with all these tags.")] = [],  # noqa: B006
+        scope: Annotated[
+            Scope | None,
+            Field(description="Only this scope (default: both the project's and yours)."),
+        ] = None,
+        tags: Annotated[
+            list[Tag], Field(max_length=20, description="Only records with all these tags.")
+        ] = [],  # noqa: B006
         limit: Annotated[int, Field(ge=1, le=50, description="Most results.")] = 10,
         threshold: Annotated[
             float, Field(ge=0.0, le=1.0, description="Drop results scoring below (best = 1).")
         ] = 0.0,
     ) -> str:
-        """Search the project's memory (saved memories, session messages and decisions, the
-        code map, code and docs). Returns compact rows, best first: id, type, title, score
-        (best = 1), snippet, plus source/path/session when useful. Pinned memories are always
-        appended. Use memory_get with an id for the full record, memory_timeline for what
-        happened around it."""
+        """Search memory: the project's saved memories and your personal ones, session
+        messages and decisions, the code map, code and docs. Returns compact rows, best first:
+        id, type, title, score (best = 1), snippet, plus source/path/session/scope when useful.
+        Pinned memories are always appended. Use memory_get with an id for the full record,
+        memory_timeline for what happened around it."""
         warnings: list[str] = []
         hits = self.memory().search(
             query,
@@ -284,16 +299,25 @@ class MemoryTools:
         format: Annotated[
             Literal["md", "xml", "json"], Field(description="Markdown, XML-style tags, or JSON.")
         ] = "md",
-        files: Annotated[list[str], Field(description="Files the task touches.")] = [],  # noqa: B006
-        tags: Annotated[list[str], Field(description="Topics of the task.")] = [],  # noqa: B006
+        files: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=1000)]],
+            Field(max_length=50, description="Files the task touches (repository paths)."),
+        ] = [],  # noqa: B006
+        tags: Annotated[list[Tag], Field(max_length=20, description="Topics of the task.")] = [],  # noqa: B006
         session_id: Annotated[
-            str | None, Field(description="Session to include (default: the newest open one).")
+            str | None,
+            Field(
+                pattern=r"^ses_[0-9A-Za-z]{1,64}$",
+                description="Session to include (default: the newest open one).",
+            ),
         ] = None,
     ) -> str:
-        """What to know before a task, within a token budget: patterns to follow, mistakes to
-        avoid, relevant files, related memories, the session's recent context and the date.
-        Pinned and high-severity items come first; each item says why it is included. Call it
-        at the start of a task; it returns the context text itself."""
+        """What to know before a task, within a token budget. Always: the rules people taught
+        (trigger phrases, preferences), pinned memories, high-severity mistakes, the
+        preferences, and when the last session ended with its open next steps; then what the
+        task matches: patterns to follow, mistakes to avoid, relevant files, related memories,
+        the session's recent context, and the date. Each item says why it is included. Call
+        it at the start of a task (with no task it gives the always-included part)."""
         request = {"description": task, "files": files, "context": tags}
         pack = self.memory().context(request, budget=budget, fmt=format, session_id=session_id)
         return pack.text or "No memory context: memory is empty or nothing fits the budget."
@@ -338,30 +362,54 @@ class MemoryTools:
         mem = _scoped(self.memory(), id)
         return _outcome(mem, mem.forget(id, hard=hard).summary())
 
+    def session_memory(self, channel: str | None) -> tuple[Memory, str | None]:
+        """The memory on ``channel`` and, with no channel given, the Claude Code hooks'
+        active session to join (None: there is none, the ``mcp`` channel is used)."""
+        mem = self.memory(channel or MCP_CHANNEL)
+        if channel is None:
+            joined = claude_code.live_session(mem)
+            if joined is not None:
+                mem.channel = claude_code.CHANNEL
+                return mem, joined
+        return mem, None
+
     @guard
     def session_start(
         self,
         goal: Annotated[str | None, Field(max_length=5000, description="What it is for.")] = None,
-        name: Annotated[str | None, Field(max_length=200, description="A short name.")] = None,
-        channel: Channel = "mcp",
+        name: Annotated[
+            str | None, Field(max_length=200, description="A short name (new sessions only).")
+        ] = None,
+        channel: Channel = None,
     ) -> str:
-        """Start a working session (short-term memory: messages, decisions, files). Other
-        session tools use the channel's newest active session when no session_id is given.
-        Returns the session id."""
-        found = self.memory(channel).sessions.start(goal=goal, name=name)
-        return compact({k: found[k] for k in ("id", "channel", "status", "goal", "started_at")})
+        """Say what this working session is for. When Claude Code's hooks already keep a
+        session for this project (they log the prompts, replies and files), this joins it
+        and sets its goal ("joined": true); otherwise it starts a session on the channel
+        ('mcp' by default). Returns the session id; session_log and session_end act on it."""
+        mem, joined = self.session_memory(channel)
+        if joined is not None:
+            found = mem.sessions.set_goal(joined, goal) if goal else mem.sessions.get(joined)
+        else:
+            found = mem.sessions.start(goal=goal, name=name)
+        keep = ("id", "channel", "status", "goal", "started_at")
+        return compact({**{k: found[k] for k in keep}, "joined": joined is not None})
 
     @guard
     def session_log(
         self,
         content: Annotated[str, Field(min_length=1, description="The message text.")],
         role: Annotated[Role, Field(description="Who said it.")] = "assistant",
-        session_id: Annotated[str | None, Field(description="Default: the active one.")] = None,
-        channel: Channel = "mcp",
+        session_id: Annotated[
+            str | None, Field(description="Default: the current session (see channel).")
+        ] = None,
+        channel: Channel = None,
     ) -> str:
-        """Record a message in the session (one is started if none is active). In assistant
-        messages, [MEMORIZE: fact] saves the fact as a long-term learning."""
-        done = self.memory(channel).log(content, role=role, session_id=session_id)
+        """Add a note to the current session (the Claude Code hooks' session when one is
+        active, which already records prompts and replies; else the channel's, started if
+        none). In assistant messages, [MEMORIZE: fact] saves the fact as a long-term
+        learning. Returns the message id and how many facts were memorized."""
+        mem, joined = self.session_memory(channel)
+        done = mem.log(content, role=role, session_id=session_id or joined)
         return compact(
             {
                 "id": done.message["id"],
@@ -374,13 +422,22 @@ class MemoryTools:
     @guard
     def session_end(
         self,
-        session_id: Annotated[str | None, Field(description="Default: the active one.")] = None,
-        channel: Channel = "mcp",
+        session_id: Annotated[
+            str | None, Field(description="Default: the current session (see channel).")
+        ] = None,
+        channel: Channel = None,
     ) -> str:
-        """End the session and write its summary (Goal, Instructions, Discoveries,
-        Accomplished, Next Steps, Relevant Files), which the next session sees."""
-        ended = self.memory(channel).sessions.end(session_id)
-        return compact({"id": ended["id"], "status": ended["status"], **ended["end_summary"]})
+        """End the current session (the Claude Code hooks' session when one is active; what
+        Claude Code recorded so far is included) and write its summary: Goal, Instructions,
+        Discoveries, Accomplished, Next Steps, Relevant Files. The next session starts with
+        it. Later work goes to a new session."""
+        mem, joined = self.session_memory(channel)
+        sid = session_id or joined or mem.sessions.current_id(start=False)
+        claude_code.capture_session(mem, sid)
+        ended = mem.sessions.end(sid)
+        return compact(
+            {"id": ended["id"], "status": ended["status"], **(ended["end_summary"] or {})}
+        )
 
     @guard
     def entity_file(

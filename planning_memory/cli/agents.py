@@ -53,12 +53,15 @@ def hook() -> None:
 @click.argument("event")
 @pass_ctx
 def claude_code_hook(ctx: Context, event: str) -> None:
-    """Handle a Claude Code hook EVENT: SessionStart, UserPromptSubmit, PostToolUse,
+    """Handle a Claude Code hook EVENT: SessionStart, UserPromptSubmit, PostToolUse, Stop,
     PreCompact or SessionEnd (or session-start, ...).
 
-    SessionStart prints the memory context as additionalContext; UserPromptSubmit logs the
-    prompt and learns from trigger phrases; PostToolUse records file reads and edits;
-    PreCompact and SessionEnd write summaries. Errors are one line on stderr, exit code 0.
+    SessionStart prints the memory context as additionalContext (and closes sessions that
+    never ended); UserPromptSubmit logs the prompt, learns from trigger phrases and returns
+    the memories relevant to it; PostToolUse records file reads and edits; Stop reads the
+    new part of the transcript (Claude's replies, tool calls, [MEMORIZE: ...] facts);
+    PreCompact and SessionEnd read it too and write summaries. Errors are one line on
+    stderr, exit code 0.
 
     \b
     Example:

@@ -1,7 +1,9 @@
 """The context packer: what an agent should know before a task, within a token budget.
 
-``build_context`` gathers patterns, mistakes, files, related content, the session and the time,
-each with a reason, and renders them as Markdown, the seeds' XML-style tags or JSON.
+``build_context`` gathers what a person taught, pinned memories, patterns, mistakes,
+preferences, files, related content, the last and the current session and the time, each with
+a reason, and renders them as Markdown, the seeds' XML-style tags or JSON; ``recall`` gives the
+few memories relevant to one prompt.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from planning_memory.context.packer import build_context as build_context
     from planning_memory.context.packer import full_context as full_context
     from planning_memory.context.packer import prepare_agent_context as prepare_agent_context
+    from planning_memory.context.prompt import recall as recall
 
     __all__ = [
         "ContextPack",
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
         "full_context",
         "prepare_agent_context",
         "process_agent_result",
+        "recall",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -33,5 +37,6 @@ else:
             "full_context": "packer",
             "prepare_agent_context": "packer",
             "process_agent_result": "agent_result",
+            "recall": "prompt",
         },
     )

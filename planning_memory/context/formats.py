@@ -9,31 +9,48 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from planning_memory.context.items import REVIEW_FLAG
+
 if TYPE_CHECKING:
     from planning_memory.context.items import Item, Task
 
 Renderer = Callable[[Sequence["Item"], "Task", int], str]
 
-SECTION_ORDER = ("patterns", "mistakes", "files", "related", "session", "temporal")
+SECTION_ORDER = (
+    "last",
+    "patterns",
+    "mistakes",
+    "preferences",
+    "files",
+    "related",
+    "session",
+    "temporal",
+)
 MD_TITLES = {
+    "last": "Last session",
     "patterns": "Patterns to follow",
     "mistakes": "Mistakes to avoid",
+    "preferences": "Preferences",
     "files": "Relevant files",
     "related": "Related content",
     "session": "Session context",
     "temporal": "Temporal context",
 }
 AGENT_TITLES = {
+    "last": "Last Session",
     "patterns": "Patterns to Follow",
     "mistakes": "Mistakes to Avoid",
+    "preferences": "Preferences",
     "files": "Relevant Files",
     "related": "Additional Context",
     "session": "Session Context",
     "temporal": "Temporal Context",
 }
 XML_SECTIONS = {
+    "last": ("last_session", "entry"),
     "patterns": ("patterns_to_follow", "pattern"),
     "mistakes": ("mistakes_to_avoid", "mistake"),
+    "preferences": ("preferences", "preference"),
     "files": ("relevant_files", "file"),
     "related": ("related_content", "item"),
     "session": ("conversation_context", "entry"),
@@ -59,7 +76,10 @@ def _session_order(item: Item) -> tuple[int, float]:
 
 
 def _id_tag(item: Item) -> str:
-    return f" [{item.id}]" if item.id.startswith(_RECORD_PREFIXES) else ""
+    scope = item.data.get("scope")
+    if not item.id.startswith(_RECORD_PREFIXES):
+        return f" [{scope}]" if scope else ""
+    return f" [{item.id}, {scope}]" if scope else f" [{item.id}]"
 
 
 def render_md(items: Sequence[Item], task: Task, budget: int) -> str:
@@ -72,9 +92,14 @@ def render_md(items: Sequence[Item], task: Task, budget: int) -> str:
             elif section == "session" and item.data.get("kind") == "summary":
                 lines.append(f"Summary: {item.text}")
             else:
-                mark = "⚠️ " if section == "mistakes" else ""
-                lines.append(f"- {mark}{item.text}{_id_tag(item)} (why: {item.reason})")
+                lines.append(render_line(item))
     return "\n".join(lines) + "\n"
+
+
+def render_line(item: Item) -> str:
+    """One item as a Markdown bullet: its text, id (and scope) and why it is included."""
+    mark = "⚠️ " if item.section == "mistakes" else ""
+    return f"- {mark}{item.text}{_id_tag(item)} (why: {item.reason})"
 
 
 def _esc(text: str) -> str:
@@ -96,6 +121,8 @@ def render_xml(items: Sequence[Item], task: Task, budget: int) -> str:
         for item in group:
             tag = inner
             attrs = f" id={_attr(item.id)} reason={_attr(item.reason)}"
+            if item.data.get("scope"):
+                attrs += f" scope={_attr(str(item.data['scope']))}"
             if section == "session":
                 tag = str(item.data.get("kind") or inner)
                 if item.data.get("role"):
@@ -119,11 +146,14 @@ def render_json(items: Sequence[Item], task: Task, budget: int) -> str:
 
 def _agent_line(item: Item) -> str:
     data = item.data
+    flags = [str(f) for f in (data.get("needs_review") and REVIEW_FLAG, data.get("scope")) if f]
+    tail = f" ({'; '.join(flags)})" if flags else ""
     if item.section == "patterns":
-        return f"- {data.get('name')}: {data.get('description')}"
+        return f"- {data.get('name')}: {data.get('description')}{tail}"
     if item.section == "mistakes":
         correction = data.get("correction")
-        return f"- ⚠️ {data.get('description')}" + (f" → {correction}" if correction else "")
+        text = f"- ⚠️ {data.get('description')}" + (f" → {correction}" if correction else "")
+        return text + tail
     if item.section == "files":
         return f"- {data.get('path') or item.id}: {data.get('purpose') or ''}".rstrip(": ")
     if item.section == "session" and data.get("kind") == "summary":

@@ -14,6 +14,8 @@ from planning_memory.search import Doc, Hit, Row
 
 TEXT_CAP = 300  # characters of one item's text (a message, a description)
 TOP_MESSAGES = 5  # newest session messages in the same tier as the best matches
+REVIEW_FLAG = "code changed since: review"  # an anchored memory whose code changed
+LAST_ITEMS = 5  # next steps (and accomplishments) shown of the last session
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Item:
     order: float = 0.0  # within a tier, lower first
     key: str = ""  # index key, for access counts
     data: Mapping[str, Any] = field(default_factory=dict)
+    standing: bool = False  # the same whatever the task: taught rules, preferences, ...
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "text": self.text, "reason": self.reason, **self.data}
@@ -82,22 +85,34 @@ def cap(text: str, limit: int = TEXT_CAP) -> str:
 
 
 def record_item(row: Row, tier: int, order: float, reason: str) -> Item:
+    """A saved memory: a pattern, a mistake, a preference, or another learning; flagged when
+    its anchored code changed since (``needs_review``) and when it is personal."""
     d, meta = row.doc, row.doc.meta
     if d.type == "pattern":
         name = str(meta.get("name") or d.title)
         desc = str(meta.get("description") or d.body)
+        said = name.lower().rstrip(".") in desc.lower()  # a taught rule: its name is in it
+        section, text = "patterns", cap(desc) if said and desc else f"{name}: {cap(desc)}"
         data = {"name": name, "description": cap(desc), "established": meta.get("established")}
-        return Item("patterns", d.ref_id, f"{name}: {cap(desc)}", reason, tier, order, d.key, data)
-    if d.type == "mistake":
+    elif d.type == "mistake":
         desc = str(meta.get("description") or d.title)
         corr = str(meta.get("correction") or "")
         sev = str(meta.get("severity") or "medium")
+        section = "mistakes"
         text = f"[{sev}] {cap(desc)}" + (f" → {cap(corr)}" if corr else "")
         data = {"description": cap(desc), "correction": cap(corr), "severity": sev}
-        return Item("mistakes", d.ref_id, text, reason, tier, order, d.key, data)
-    body = str(meta.get("learned") or d.body)
-    text = f"{d.type}: {d.title}" + (f" — {cap(body, 200)}" if body and body != d.title else "")
-    return Item("related", d.ref_id, text, reason, tier, order, d.key, {"source": d.type})
+    else:
+        body = str(meta.get("learned") or d.body)
+        section = "preferences" if d.type == "preference" else "related"
+        label = d.title if d.type == "preference" else f"{d.type}: {d.title}"
+        text = label + (f" — {cap(body, 200)}" if body and body != d.title else "")
+        data = {"source": d.type}
+    if meta.get("needs_review"):
+        text += f" ({REVIEW_FLAG})"
+        data["needs_review"] = True
+    if d.scope != "project":
+        data["scope"] = d.scope
+    return Item(section, d.ref_id, text, reason, tier, order, d.key, data)
 
 
 def hit_item(hit: Hit, tier: int, order: float) -> Item | None:
@@ -133,12 +148,19 @@ def hit_doc(hit: Hit) -> Doc:
         path=hit.path,
         ref_id=hit.ref_id,
         severity=hit.severity,
+        scope=hit.scope,
+        tags=hit.tags,
         pinned=hit.pinned,
         meta=hit.meta,
     )
 
 
-def session_items(session: Mapping[str, Any] | None, window: int) -> list[Item]:
+def session_items(
+    session: Mapping[str, Any] | None, window: int, *, stale: bool = False
+) -> list[Item]:
+    """The session's summary and current task, its newest messages and decisions. After a
+    long gap (``stale``: the temporal notice is shown) its messages rank one tier lower: the
+    summary keeps the gist, what the new task matches comes first."""
     if not session:
         return []
     sid = str(session.get("id"))
@@ -164,7 +186,7 @@ def session_items(session: Mapping[str, Any] | None, window: int) -> list[Item]:
         role = str(msg.get("role") or "user")
         text = f"[{role} {msg.get('at', '')}] {cap(str(msg.get('content') or ''))}"
         data = {"kind": "message", "role": role, "at": msg.get("at"), "seq": len(messages) - age}
-        tier = 3 if age < TOP_MESSAGES else 4
+        tier = (3 if age < TOP_MESSAGES else 4) + int(stale)
         items.append(
             Item("session", str(msg.get("id")), text, "session window", tier, age, "", data)
         )
@@ -197,3 +219,53 @@ def temporal_item(now: datetime, tz: tzinfo, session: Mapping[str, Any] | None) 
             last = None
     ctx = temporal.temporal_context(now, tz, last)
     return Item("temporal", "now", ctx.text(), "temporal context", 0, 0, "", ctx.as_dict())
+
+
+def last_session_items(
+    session: Mapping[str, Any] | None, now: datetime, *, fresh: bool
+) -> list[Item]:
+    """The last ended session: when it ended (a notice once a day has passed), its goal, its
+    open next steps and what it accomplished. They rank high when this session has just
+    started (``fresh``: nothing said in it yet), low otherwise."""
+    if not session:
+        return []
+    sid, ended = str(session.get("id")), str(session.get("ended_at") or "")
+    summary = session.get("end_summary") or {}
+    goal = cap(str(summary.get("goal") or session.get("goal") or ""), 200)
+    days = temporal.gap_days(now, _time(ended))
+    data = {"kind": "ended", "ended_at": ended, "days_ago": days, "goal": goal}
+    tiers = (1, 2, 4) if fresh else (4, 4, 5)
+    up = fresh  # ranked high: standing (``packer.within_share``)
+    head = ended_text(ended, days, goal)
+    items = [Item("last", sid, head, "last session", tiers[0], 9, "", data, up)]
+    steps = [cap(str(s), 200) for s in summary.get("next_steps") or [] if str(s).strip()]
+    why = "open next step of the last session"
+    for n, step in enumerate(steps[:LAST_ITEMS]):
+        data = {"kind": "next_step"}
+        items.append(
+            Item("last", f"last:{sid}:{n}", f"Next step: {step}", why, tiers[1], 2, "", data, up)
+        )
+    done = [cap(str(s), 120) for s in summary.get("accomplished") or [] if str(s).strip()]
+    if done:
+        text = "Accomplished: " + "; ".join(done[:LAST_ITEMS])
+        data = {"kind": "accomplished"}
+        items.append(Item("last", f"last:{sid}:done", text, "last session", tiers[2], 9, "", data))
+    return items
+
+
+def ended_text(ended: str, days: int | None, goal: str) -> str:
+    """When the last session ended, as a notice once more than a day has passed."""
+    text = f"The last session ended at {ended}."
+    if days is not None:
+        unit = "day" if days == 1 else "days"
+        text = (
+            f"Notice: the last session ended {days} {unit} ago ({ended}); things may have changed."
+        )
+    return text + (f" Goal: {goal}" if goal else "")
+
+
+def _time(value: str) -> datetime | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        return None

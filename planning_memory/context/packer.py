@@ -4,15 +4,24 @@
 by importance, and keeps whole items while the rendered text stays within the budget:
 
 0. temporal context (date, time, zone, inactivity notice);
-1. pinned records;
-2. critical mistakes, high-severity mistakes that match the task, files named by the task,
-   the session summary and current task;
+1. pinned records, what a person taught (``taught``: trigger-phrase records, preferences),
+   and, at the start of a session, when the last session ended (a notice after a day);
+2. the sections of ``preferences.json``, critical mistakes, high-severity mistakes (those
+   matching the task first, then ``SEVERE_UP_FRONT`` others), files named by the task, the
+   session summary and current task, the last session's open next steps;
 3. the 5 best matching records (patterns, mistakes, learnings), the 5 newest messages of the
    session window and its 3 newest decisions;
 4. further matching records, the 5 best relevant files (entities, code), the rest of the
-   window and decisions;
-5. related content (docs, other sessions), further files, and up to 10 high-severity mistakes
-   that do not match the task.
+   window and decisions, what the last session accomplished;
+5. related content (docs, other sessions), further files, and more high-severity mistakes
+   that do not match the task (up to ``MAX_UNMATCHED_SEVERE``).
+
+The standing items (the same whatever the task: taught rules, preferences, the high-severity
+mistakes that do not match, the last session) keep their rank within ``STANDING_SHARE`` of the
+budget; past it they wait until after the task's best matches (``within_share``). After a long
+gap the session window's messages rank one tier lower. Records of the personal store
+(``--scope personal``) come from its own index, searched with the project's. A record whose
+anchored code changed says so (``code changed since: review``).
 
 Tokens are estimated as ``ceil(characters / 4)`` of the rendered text (``chunks.
 estimate_tokens``). An item is either in the output whole or not at all: when one does not fit,
@@ -25,34 +34,35 @@ was included. Formats: ``md``, ``xml`` (the seeds' tags: ``<memory_context>``,
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from planning_memory.context import formats as context_render
+from planning_memory.context.files import current_session, find_sessions, read_preferences
 from planning_memory.context.items import (
     ContextPack,
     Item,
     Task,
     cap,
     hit_item,
+    last_session_items,
     record_item,
     session_items,
     temporal_item,
 )
+from planning_memory.context.taught import MAX_TAUGHT, TAUGHT_SQL, preference_items
 from planning_memory.core import Layout, effective_config, temporal, timestamp
 from planning_memory.errors import InputError
 from planning_memory.search import (
     CHARS_PER_TOKEN,
     Filters,
+    Hit,
     Index,
     ensure_ready,
     estimate_tokens,
     matched_terms,
     query_terms,
-    read_session,
-    session_files,
 )
 from planning_memory.search import search as search_index
 from planning_memory.store import Store
@@ -63,10 +73,13 @@ MAX_BUDGET = 20_000
 FORMATS = ("md", "xml", "json", "agent")
 SEARCH_LIMIT = 25
 RELATED_THRESHOLD = 0.1
-SESSION_SCAN = 20  # newest session files looked at to find the current one
 TOP_MATCHES = 5  # matching records (and files) that rank with the newest messages
 MAX_SEVERE = 100  # high/critical mistakes considered (the most recently updated)
 MAX_UNMATCHED_SEVERE = 10  # high-severity mistakes shown without matching the task
+SEVERE_UP_FRONT = 3  # ... of which this many rank above search hits
+STANDING_SHARE = 1 / 3  # of the budget: standing items beyond it wait for the best matches
+ITEM_CHARS = 40  # an item's id, reason and markup, roughly
+TAUGHT_WHY = "taught: always included"
 
 
 def check_budget(budget: int) -> int:
@@ -79,27 +92,24 @@ def check_budget(budget: int) -> int:
 
 
 # -- gathering ----------------------------------------------------------------------------------
-def _memory_items(
-    index: Index, task: Task, now: datetime, session_id: str, decay: bool = False
-) -> list[Item]:
-    items: list[Item] = []
+def _always_items(indexes: Sequence[Index]) -> list[Item]:
+    """Pinned records, then what a person taught: in every block, whatever the task."""
     records = Filters(("record",))
-    for n, row in enumerate(index.where("d.pinned = 1", [], records, 200)):
-        items.append(record_item(row, 1, n, "pinned: always included"))
-    query = " ".join([task.description, *task.context])
-    hits = search_index(
-        index,
-        query,
-        now=now,
-        limit=SEARCH_LIMIT,
-        threshold=RELATED_THRESHOLD,
-        include_pinned=False,
-        decay=decay,
-    )
-    matched = {h.key for h in hits}
-    terms = query_terms(query)
-    severe = index.where("d.severity >= 2 AND d.type = 'mistake'", [], records, MAX_SEVERE)
-    unmatched = 0
+    pinned = [r for ix in indexes for r in ix.where("d.pinned = 1", [], records, 200)]
+    taught = [r for ix in indexes for r in ix.where(TAUGHT_SQL, [], records, MAX_TAUGHT)]
+    taught_items = [record_item(r, 1, 100 + n, TAUGHT_WHY) for n, r in enumerate(taught)]
+    return [record_item(r, 1, n, "pinned: always included") for n, r in enumerate(pinned)] + [
+        dataclasses.replace(item, standing=True) for item in taught_items
+    ]
+
+
+def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str]) -> list[Item]:
+    """Critical mistakes and the high-severity ones matching the task, then other
+    high-severity mistakes: the first ``SEVERE_UP_FRONT`` still above search hits."""
+    records = Filters(("record",))
+    condition = "d.severity >= 2 AND d.type = 'mistake'"
+    severe = [r for ix in indexes for r in ix.where(condition, [], records, MAX_SEVERE)]
+    items, unmatched = [], 0
     for row in sorted(severe, key=lambda r: (-r.doc.severity, r.doc.key)):
         critical = row.doc.severity >= 3
         relevant = row.doc.key in matched or bool(matched_terms(row, terms))
@@ -108,8 +118,16 @@ def _memory_items(
             why = f"{sev} mistake" + (" matching the task" if relevant else "")
             items.append(record_item(row, 2, -row.doc.severity, why))
         elif unmatched < MAX_UNMATCHED_SEVERE:
+            up = unmatched < SEVERE_UP_FRONT
+            item = record_item(row, 2 if up else 5, 5 + unmatched, "high-severity mistake")
+            items.append(dataclasses.replace(item, standing=up))
             unmatched += 1
-            items.append(record_item(row, 5, 0, "high-severity mistake"))
+    return items
+
+
+def _hit_items(hits: Sequence[Hit], session_id: str) -> list[Item]:
+    """Search hits: the best records with the newest messages, then files, then the rest."""
+    items = []
     seen = {"record": 0, "files": 0, "other": 0}
     for hit in hits:
         if hit.session_id and hit.session_id == session_id:
@@ -122,6 +140,11 @@ def _memory_items(
         item = hit_item(hit, tier.get(kind, 5), n)
         if item is not None:
             items.append(item)
+    return items
+
+
+def _named_files(index: Index, task: Task) -> list[Item]:
+    items = []
     for n, path in enumerate(task.files):
         entity = index.by_key(f"entity:file:{path}")
         purpose = str(entity.doc.meta.get("purpose") or "") if entity else ""
@@ -132,31 +155,26 @@ def _memory_items(
     return items
 
 
-def current_session(
-    layout: Layout, store: Store, session_id: str | None = None, agent: str | None = None
-) -> dict[str, Any] | None:
-    """Adapter: the session to show (``session_id``, else the newest open one, preferring the
-    agent's channel). Reads session files directly."""
-    if session_id:
-        return read_session(store, layout.session_path(session_id))
-    files = session_files(layout, store)
-    files.sort(key=lambda p: _mtime(p), reverse=True)
-    fallback = None
-    for path in files[:SESSION_SCAN]:
-        session = read_session(store, path)
-        if not session or session.get("status") == "ended":
-            continue
-        if agent is None or session.get("channel") in (agent, f"agent:{agent}"):
-            return session
-        fallback = fallback or session
-    return fallback
-
-
-def _mtime(path: os.PathLike[str]) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0
+def _memory_items(
+    indexes: Sequence[Index], task: Task, now: datetime, session_id: str, decay: bool = False
+) -> list[Item]:
+    query = " ".join([task.description, *task.context])
+    hits = search_index(
+        indexes,
+        query,
+        now=now,
+        limit=SEARCH_LIMIT,
+        threshold=RELATED_THRESHOLD,
+        include_pinned=False,
+        decay=decay,
+    )
+    matched = {h.key for h in hits}
+    return [
+        *_always_items(indexes),
+        *_severe_items(indexes, matched, query_terms(query)),
+        *_hit_items(hits, session_id),
+        *_named_files(indexes[0], task),
+    ]
 
 
 def gather(
@@ -169,15 +187,23 @@ def gather(
     config: Mapping[str, Any],
     session_id: str | None = None,
     agent: str | None = None,
+    personal: Index | None = None,
 ) -> list[Item]:
-    """Every candidate item, most important first, without duplicates."""
-    session = current_session(layout, store, session_id, agent)
+    """Every candidate item, most important first, without duplicates; ``personal`` is the
+    personal store's index, searched with the project's."""
+    session, last = find_sessions(layout, store, session_id, agent)
     window = int(config["memory"]["shortTerm"].get("contextWindow", 15))
+    fresh = not (session or {}).get("messages")
+    indexes = [index] if personal is None else [index, personal]
+    clock = temporal_item(now, temporal.timezone_of(config, now), session)
+    stale = clock.data.get("gap_days") is not None
     items = [
-        temporal_item(now, temporal.timezone_of(config, now), session),
-        *session_items(session, window),
+        clock,
+        *last_session_items(last, now, fresh=fresh),
+        *session_items(session, window, stale=stale),
+        *preference_items(read_preferences(layout, store), 2, -10),
         *_memory_items(
-            index,
+            indexes,
             task,
             now,
             str((session or {}).get("id") or ""),
@@ -196,6 +222,22 @@ def gather(
 
 
 # -- packing ------------------------------------------------------------------------------------
+def within_share(items: Sequence[Item], budget: int) -> list[Item]:
+    """``items`` with the standing ones (the same whatever the task: taught rules,
+    preferences, high-severity mistakes, the last session) kept in their rank while they fit
+    in ``STANDING_SHARE`` of the budget; the rest wait until after the task's best matches,
+    so that a small budget still holds what the task is about."""
+    room, used = budget * CHARS_PER_TOKEN * STANDING_SHARE, 0
+    shared = []
+    for item in items:
+        if item.standing:
+            used += len(item.text) + ITEM_CHARS
+            if used > room:
+                item = dataclasses.replace(item, tier=max(item.tier, 3), order=1000 + item.order)
+        shared.append(item)
+    return sorted(shared, key=lambda i: (i.tier, i.order))
+
+
 def pack(items: Sequence[Item], budget: int, fmt: str, task: Task) -> ContextPack:
     """Keep whole items, most important first, while the rendered text fits ``budget``."""
     render = context_render.RENDERERS[fmt]
@@ -252,12 +294,13 @@ def build_context(
     index: Index | None = None,
     touch: bool = True,
     preamble: str = "",
+    personal: Index | None = None,
 ) -> ContextPack:
     """The context block for ``task`` within ``budget`` tokens (config default 1500).
 
-    ``preamble`` (Markdown lines, such as the last session's summary) goes right under the
-    block's heading, cut at a line boundary to a third of the budget; the items fill the
-    rest."""
+    ``preamble`` (Markdown lines) goes right under the block's heading, cut at a line
+    boundary to a third of the budget; the items fill the rest. ``personal`` is the personal
+    store's index, already synced (``Memory`` opens it), searched with the project's."""
     cfg = effective_config(config)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -268,13 +311,25 @@ def build_context(
         ensure_ready(ix, layout, store, cfg)
         the_task = Task.of(task)
         items = gather(
-            ix, layout, store, the_task, now=now, config=cfg, session_id=session_id, agent=agent
+            ix,
+            layout,
+            store,
+            the_task,
+            now=now,
+            config=cfg,
+            session_id=session_id,
+            agent=agent,
+            personal=personal,
         )
         lead = fit_lines(preamble, budget // 3 * CHARS_PER_TOKEN)
         rest = max(MIN_BUDGET, budget - estimate_tokens(lead) - 1) if lead else budget
-        result = with_lead(pack(items, rest, fmt, the_task), lead)
+        result = with_lead(pack(within_share(items, rest), rest, fmt, the_task), lead)
         if touch:
-            ix.touch([i.key for i in result.items if i.key], timestamp(now))
+            mine = [i for i in result.items if i.key and i.data.get("scope") != "personal"]
+            ix.touch([i.key for i in mine], timestamp(now))
+            if personal is not None:
+                theirs = [i.key for i in result.items if i.data.get("scope") == "personal"]
+                personal.touch(theirs, timestamp(now))
         return result
     finally:
         if own:
@@ -301,8 +356,16 @@ def full_context(
     finally:
         if own:
             ix.close()
-    out: dict[str, Any] = {k: [] for k in ("patterns", "mistakes", "entities", "related_content")}
-    names = {"files": "entities", "related": "related_content"}
+    sections = (
+        "patterns",
+        "mistakes",
+        "preferences",
+        "entities",
+        "related_content",
+        "last_session",
+    )
+    out: dict[str, Any] = {k: [] for k in sections}
+    names = {"files": "entities", "related": "related_content", "last": "last_session"}
     session: list[dict[str, Any]] = []
     for item in items:
         if item.section == "temporal":
@@ -354,6 +417,8 @@ __all__ = [
     "Task",
     "build_context",
     "check_budget",
+    "current_session",
+    "find_sessions",
     "full_context",
     "gather",
     "pack",

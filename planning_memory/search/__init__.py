@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from planning_memory.search.database import index_path as index_path
     from planning_memory.search.documents import Doc as Doc
     from planning_memory.search.documents import read_session as read_session
+    from planning_memory.search.documents import record_doc as record_doc
     from planning_memory.search.documents import session_files as session_files
     from planning_memory.search.ranking import Hit as Hit
     from planning_memory.search.ranking import check_sources as check_sources
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         "query_terms",
         "read_session",
         "rebuild",
+        "record_doc",
         "reindex_codebase",
         "search",
         "semantic_wanted",
@@ -85,6 +87,7 @@ else:
             "query_terms": "ranking",
             "read_session": "documents",
             "rebuild": "upkeep",
+            "record_doc": "documents",
             "reindex_codebase": "upkeep",
             "search": "ranking",
             "semantic_wanted": "semantic",

@@ -2,7 +2,9 @@
 
 Query: the words of the text (lower-cased, stop words and one-letter words dropped, at most
 ``MAX_TERMS``) are quoted and joined with AND; when that finds fewer than ``limit`` documents
-the same terms are joined with OR and the new documents are ranked after the AND ones.
+(match ``auto``, the default) the same terms are joined with OR and the new documents are
+ranked after the AND ones. Several indexes (the project's, the personal store's) are searched
+as one: their matches are ranked and normalised together.
 
 Ranking (documented in docs/search.md)::
 
@@ -50,6 +52,7 @@ SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a
 BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
 COMMON_DF = 1500  # documents; more common terms are left out of the OR step
+MATCH_MODES = ("auto", "all", "any")  # AND widened with OR when too few; AND; OR
 
 _STOPWORDS_TEXT = """
     a an and are as at be but by can do does did for from has have how i if in into is it its
@@ -262,7 +265,7 @@ def check_sources(sources: Sequence[str] | str) -> tuple[str, ...]:
 
 
 def search(
-    index: Index,
+    index: Index | Sequence[Index],
     text: str,
     *,
     now: datetime,
@@ -279,23 +282,15 @@ def search(
     decay: bool = False,
 ) -> list[Hit]:
     """Ranked hits for ``text`` (see the module docstring for the formula and the modes); an
-    ``InputError`` for a source the index does not have (``check_sources``)."""
+    ``InputError`` for a source the index does not have (``check_sources``) or an unknown
+    ``match``. Several indexes (the project's and the personal store's) are searched as one:
+    their matches are ranked and normalised together."""
+    indexes = [index] if isinstance(index, Index) else list(index)
     filters = Filters(check_sources(sources), tuple(types), scope, tuple(tags), session_id)
+    check_match(match)
     terms = query_terms(text)
     limit = max(1, limit)
-    scored: list[tuple[float, Row, str]] = []
-    if terms:
-        pool = max(limit * POOL_FACTOR, MIN_POOL)
-        first = "any" if match == "any" else "all"
-        rows = index.match(match_expression(terms, first), filters, pool)
-        scored = [(s, r, first) for s, r in _ranked(rows, now, decay)]
-        wider = _or_terms(index, terms) if match == "auto" and len(rows) < limit else []
-        if wider:
-            seen = {r.doc.key for r in rows}
-            extra = index.match(match_expression(wider, "any"), filters, pool)
-            scored += [
-                (s, r, "any") for s, r in _ranked(extra, now, decay) if r.doc.key not in seen
-            ]
+    scored = _scored(indexes, terms, filters, limit, match, now, decay) if terms else []
     best = max((s for s, _r, _m in scored), default=1.0)
     hits = []
     cut = max(limit, SEMANTIC_POOL) if ranker is not None else limit
@@ -307,8 +302,43 @@ def search(
     if ranker is not None and hits:
         hits = fuse(hits, ranker, text)[:limit]
     if include_pinned:
-        hits += pinned_hits(index, filters, exclude={h.key for h in hits}, terms=terms)
+        for ix in indexes:
+            hits += pinned_hits(ix, filters, exclude={h.key for h in hits}, terms=terms)
     return hits
+
+
+def check_match(match: str) -> str:
+    """``match`` if it is a mode (``MATCH_MODES``: all, any, auto), else an ``InputError``."""
+    if match not in MATCH_MODES:
+        raise InputError(f"unknown match mode {match!r}; expected one of {', '.join(MATCH_MODES)}")
+    return match
+
+
+def _scored(
+    indexes: Sequence[Index],
+    terms: Sequence[str],
+    filters: Filters,
+    limit: int,
+    match: str,
+    now: datetime,
+    decay: bool,
+) -> list[tuple[float, Row, str]]:
+    """The matches of every index, best first: AND (or OR for ``any``); for ``auto``, when
+    AND found fewer than ``limit``, the OR matches after them."""
+    pool = max(limit * POOL_FACTOR, MIN_POOL)
+    first = "any" if match == "any" else "all"
+    rows = [r for ix in indexes for r in ix.match(match_expression(terms, first), filters, pool)]
+    scored = [(s, r, first) for s, r in _ranked(rows, now, decay)]
+    if match != "auto" or len(rows) >= limit:
+        return scored
+    seen = {r.doc.key for r in rows}
+    extra = []
+    for ix in indexes:
+        wider = _or_terms(ix, terms)
+        if wider:
+            extra += ix.match(match_expression(wider, "any"), filters, pool)
+    wide = [(s, r, "any") for s, r in _ranked(extra, now, decay) if r.doc.key not in seen]
+    return scored + wide
 
 
 def pinned_hits(

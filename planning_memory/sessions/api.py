@@ -15,14 +15,14 @@ from datetime import UTC, datetime, tzinfo
 from functools import cached_property
 from typing import Any
 
-from planning_memory.core import Layout, TemporalContext, effective_config, temporal
+from planning_memory.core import Layout, TemporalContext, effective_config, privacy, temporal
 from planning_memory.errors import NotFoundError
 from planning_memory.sessions import briefing, lifecycle, log, rolling
 from planning_memory.sessions.files import DEFAULT_CHANNEL, Session, SessionFiles, Settings
 from planning_memory.sessions.lifecycle import Deleted
 from planning_memory.sessions.log import Appended
 from planning_memory.sessions.rolling import SummaryOutcome
-from planning_memory.sessions.summarize import Summarizer, from_config
+from planning_memory.sessions.summarize import ExtractiveSummarizer, Summarizer, from_config
 from planning_memory.store import Store
 
 Config = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
@@ -30,6 +30,11 @@ Config = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _same_text(text: str) -> str:
+    """What two texts are compared by: the first 2,000 characters, case and spacing ignored."""
+    return " ".join(text.split())[:2000].lower()
 
 
 class Sessions(SessionFiles):
@@ -69,6 +74,11 @@ class Sessions(SessionFiles):
     def summarizer(self) -> Summarizer:
         """The config's summariser: its command, else the extractive one."""
         return from_config(self.config)
+
+    @cached_property
+    def extractive(self) -> Summarizer:
+        """The built-in summariser (offline, quick), whatever the config names."""
+        return ExtractiveSummarizer()
 
     def now(self) -> datetime:
         return self.clock()
@@ -169,6 +179,10 @@ class Sessions(SessionFiles):
         sid = self._id(session_id, start=False)
         return lifecycle.set_name(self, sid, name, now=self.now())
 
+    def set_goal(self, session_id: str | None, goal: str | None) -> Session:
+        sid = self._id(session_id, start=False)
+        return lifecycle.set_goal(self, sid, goal, now=self.now())
+
     def pause(self, session_id: str | None) -> Session:
         sid = self._id(session_id, start=False)
         return lifecycle.pause(self, self.settings, sid, now=self.now())
@@ -185,9 +199,15 @@ class Sessions(SessionFiles):
         return lifecycle.restore(self, sid, data, now=self.now())
 
     def end(self, session_id: str | None, summarizer: Summarizer | None = None) -> Session:
-        """End with seed 003's summary (by ``summarizer``, default: the config's)."""
+        """End with seed 003's summary (by ``summarizer``, default: the config's; a failing
+        command gives way to the built-in one; nothing recorded keeps the summary it had)."""
         sid = self._id(session_id, start=False)
         return lifecycle.end(self, sid, summarizer or self.summarizer, now=self.now())
+
+    def inherit(self, session_id: str, source_id: str) -> list[str]:
+        """Carry the standing facts of ``source_id`` (an ended session: its decisions, stated
+        facts, preferences, memorized facts) into the key facts of ``session_id``."""
+        return lifecycle.inherit(self, self.settings, session_id, source_id, now=self.now())
 
     def delete(self, session_id: str) -> Deleted:
         return lifecycle.delete(self, session_id)
@@ -248,6 +268,28 @@ class Sessions(SessionFiles):
             if found is not None:
                 return {"session_id": sid, "kind": kind, **found}
         raise NotFoundError(f"no message or decision {item_id}", record_id=item_id)
+
+    def recorded(
+        self, session_id: str, role: str, contents: Sequence[str], *, after: int = 0
+    ) -> list[bool]:
+        """For each of ``contents``, whether a ``role`` message with that text, as recording
+        stores it (redacted; compared on its first 2,000 characters, case and spacing
+        ignored), is among the conversation's messages after its first ``after``; each
+        recorded message answers for one text at most."""
+        session = self.load(session_id).value
+        live: list[dict[str, Any]] = session["messages"]
+        need = len(live) + int(session.get("archived_count", 0)) - after
+        recent = live[-need:] if 0 < need <= len(live) else []
+        if need > len(live):
+            recent = [*self.archived(session, need - len(live)), *live]
+        pool = [_same_text(m["content"]) for m in recent if m.get("role") == role]
+        found = []
+        for content in contents:
+            key = _same_text(privacy.redact(content))
+            found.append(key in pool)
+            if key in pool:
+                pool.remove(key)
+        return found
 
     def overview(self, session_id: str) -> dict[str, Any]:
         """A session in brief: its goal, status, counts and summaries."""

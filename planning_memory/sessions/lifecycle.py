@@ -2,9 +2,12 @@
 
 Pause writes a checkpoint (``persistOnPause``) and resume puts it back, undoing whatever
 happened to the live state meanwhile. End asks the summariser for seed 003's end summary
-(Goal, Instructions, Discoveries, Accomplished, Next Steps, Relevant Files); if it fails the
-session stays as it was. Delete removes the session file, its archive chunks and its queue
-marker under one lock.
+(Goal, Instructions, Discoveries, Accomplished, Next Steps, Relevant Files); a summariser
+command that fails gives way to the built-in one, with a system message saying so, and a
+session with nothing recorded (or an empty summary) keeps the end summary it had. A new
+session can inherit the standing facts of an ended one (``inherit``): they open its key facts,
+marked ``Earlier session: ``, and stay out of its own end summary. Delete removes the session
+file, its archive chunks and its queue marker under one lock.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from planning_memory.core import new_id, privacy, schema, timestamp
-from planning_memory.errors import ConflictError, InputError, NotFoundError
+from planning_memory.errors import ConflictError, ExternalCommandError, InputError, NotFoundError
 from planning_memory.sessions import summarize
 from planning_memory.sessions.files import (
     CHECKPOINT_KEYS,
@@ -29,8 +32,12 @@ from planning_memory.sessions.files import (
     require,
     summarized_live,
 )
-from planning_memory.sessions.log import millis, opt_text, text
+from planning_memory.sessions.log import decision_fact, millis, opt_text, text
 from planning_memory.store import ABSENT
+
+OPEN = ("active", "paused")
+INHERITED = "Earlier session: "  # how an inherited key fact begins
+INHERITED_FACTS = 10  # the newest standing facts a session inherits
 
 
 def check_channel(value: Any) -> str:
@@ -72,6 +79,12 @@ def set_name(files: SessionFiles, session_id: str, name: str | None, *, now: dat
     """Name (or, with None, unname) the session, whatever its status."""
     clean = _name(name)
     return files.mutate(session_id, lambda s: s.update(name=clean), now=now, states=STATUSES)[0]
+
+
+def set_goal(files: SessionFiles, session_id: str, goal: str | None, *, now: datetime) -> Session:
+    """Set (or, with None, clear) the goal of an open session."""
+    clean = opt_text("goal", goal)
+    return files.mutate(session_id, lambda s: s.update(goal=clean), now=now, states=OPEN)[0]
 
 
 # -- pause, resume, checkpoints ----------------------------------------------------------------
@@ -137,35 +150,110 @@ def _restore_into(session: Session, data: Mapping[str, Any]) -> None:
 def end(
     files: SessionFiles, session_id: str, summarizer: summarize.Summarizer, *, now: datetime
 ) -> Session:
-    """End the session with seed 003's summary. If the summariser fails, nothing changes."""
+    """End the session with seed 003's summary. A summariser command that fails gives way to
+    the built-in summariser (a system message records why); a session with nothing recorded,
+    or whose summary comes out empty, keeps the end summary it had (null for a new one)."""
     session = files.load(session_id).value
-    require(session, ("active", "paused"))
-    result = summarizer.end_summary(end_request(session)).as_dict()
+    require(session, OPEN)
+    result, warning = _end_summary(session, summarizer) if has_activity(session) else (None, None)
+    note = _message("system", warning, now) if warning else None
+
+    def apply(s: Session) -> None:
+        if note is not None:
+            s["messages"].append(note)
+        summary = result if result is not None and any(result.values()) else s["end_summary"]
+        s.update(status="ended", ended_at=timestamp(now), end_summary=summary, checkpoint=None)
+
+    return files.mutate(session_id, apply, now=now, states=OPEN)[0]
+
+
+def has_activity(session: Mapping[str, Any]) -> bool:
+    """Whether anything was recorded in the session: messages, decisions, files, steps."""
+    keys = ("messages", "decisions", "files_accessed", "steps")
+    return bool(session.get("archived_count")) or any(session.get(k) for k in keys)
+
+
+def _end_summary(
+    session: Mapping[str, Any], summarizer: summarize.Summarizer
+) -> tuple[dict[str, Any], str | None]:
+    """The redacted, checked end summary and, when the command failed, why."""
+    request = end_request(session)
+    warning = None
+    try:
+        result = summarizer.end_summary(request).as_dict()
+    except ExternalCommandError as exc:
+        if isinstance(summarizer, summarize.ExtractiveSummarizer):
+            raise
+        warning = f"End summary written by the built-in summariser: {exc.message}"
+        result = summarize.ExtractiveSummarizer().end_summary(request).as_dict()
     result["goal"] = privacy.redact(result["goal"])
     for key in ("instructions", "discoveries", "accomplished", "next_steps"):
         result[key] = [privacy.redact(item) for item in result[key]]
     check_part("end_summary", result)
+    return result, warning
 
-    def apply(s: Session) -> None:
-        s.update(status="ended", ended_at=timestamp(now), end_summary=result, checkpoint=None)
 
-    return files.mutate(session_id, apply, now=now, states=("active", "paused"))[0]
+def _message(role: str, content: str, now: datetime) -> dict[str, Any]:
+    return {
+        "id": new_id("msg", millis(now)),
+        "role": role,
+        "content": text("content", privacy.truncate_field(content)),
+        "at": timestamp(now),
+        "tool_results": [],
+    }
 
 
 def end_request(session: Mapping[str, Any]) -> summarize.EndRequest:
-    """What the summariser is given for the end summary: the rolling summary and key facts,
-    the messages not yet in it, the decisions, files, steps and current context."""
+    """What the summariser is given for the end summary: the rolling summary and key facts
+    (not the inherited ones: the summary tells what this session did and learned), the
+    messages not yet in it, the decisions, files, steps and current context."""
     rolling = session["rolling_summary"]
     return summarize.EndRequest(
         goal=session.get("goal"),
         summary=rolling["summary"],
-        key_facts=tuple(rolling["key_facts"]),
+        key_facts=tuple(f for f in rolling["key_facts"] if not f.startswith(INHERITED)),
         messages=tuple(session["messages"][summarized_live(session) :]),
         decisions=tuple(session["decisions"]),
         files_accessed=tuple(session["files_accessed"]),
         steps=tuple(session["steps"]),
         current_context=dict(session["current_context"]),
     )
+
+
+# -- inheriting ------------------------------------------------------------------------------
+def standing_facts(session: Mapping[str, Any]) -> list[str]:
+    """What a session knew when it ended, oldest first: its key facts (inherited ones
+    included), the facts of its messages not yet summarised (decisions, stated facts,
+    preferences, ``[MEMORIZE: ...]``; the extractive rules) and its decisions."""
+    try:
+        fresh = session["messages"][summarized_live(session) :]
+    except ConflictError:
+        fresh = session["messages"]
+    return [
+        *session["rolling_summary"]["key_facts"],
+        *(f for m in fresh for f in summarize.message_facts(m)),
+        *(decision_fact(d) for d in session["decisions"]),
+    ]
+
+
+def inherit(
+    files: SessionFiles, settings: Settings, session_id: str, source_id: str, *, now: datetime
+) -> list[str]:
+    """Open the session's key facts with the newest ``INHERITED_FACTS`` standing facts of
+    ``source_id``, each marked ``Earlier session: ``; returns them."""
+    marked = [
+        f if f.startswith(INHERITED) else INHERITED + f
+        for f in standing_facts(files.load(source_id).value)
+    ]
+    facts = summarize.unique(marked)[-INHERITED_FACTS:]
+
+    def apply(session: Session) -> None:
+        rolling = session["rolling_summary"]
+        rolling["key_facts"] = settings.cap_facts([*facts, *rolling["key_facts"]])
+
+    if facts:
+        files.mutate(session_id, apply, now=now, states=OPEN)
+    return facts
 
 
 @dataclass(frozen=True)

@@ -237,12 +237,14 @@ def render_mistakes(records: list[dict[str, Any]], template: str, *, source_hash
 
 CLAUDE_SECTIONS = {
     "pinned": "Pinned",
+    "taught": "Taught rules",
+    "preferences": "Preferences",
     "mistakes": "Mistakes to avoid",
     "patterns": "Patterns to follow",
-    "preferences": "Preferences",
     "decisions": "Architecture and decisions",
 }
 DECISION_TYPES = ("architecture", "decision")
+TAUGHT_TAG = "learned-from-conversation"  # the tag of records trigger phrases saved
 TITLE_LIMIT = 120
 TEXT_LIMIT = 400
 _TYPE_ORDER = {"mistake": 0, "pattern": 1}
@@ -278,6 +280,12 @@ def _entry(record: Mapping[str, Any]) -> str:
     return f"{head}: {text}" if text else head
 
 
+def is_taught(record: Mapping[str, Any]) -> bool:
+    """A person taught it: a trigger phrase saved it ("always use pnpm", "never commit .env
+    files"), or it is a preference. The context packer's rule (``context/taught.py``)."""
+    return TAUGHT_TAG in (record.get("tags") or []) or record.get("type") == "preference"
+
+
 def _preference_entries(preferences: Mapping[str, Any]) -> list[str]:
     entries = []
     for name, section in sorted(preferences.items()):
@@ -310,7 +318,11 @@ def _claude_entries(
         (r for r in live if r.get("pinned")),
         key=lambda r: (_TYPE_ORDER.get(str(r.get("type")), 2), str(r["id"])),
     )
-    rest = [r for r in live if not r.get("pinned")]
+    taught = sorted(
+        (r for r in live if not r.get("pinned") and is_taught(r)),
+        key=lambda r: (_TYPE_ORDER.get(str(r.get("type")), 2), str(r["id"])),
+    )
+    rest = [r for r in live if not r.get("pinned") and not is_taught(r)]
     mistakes = sorted(
         (
             r
@@ -330,9 +342,10 @@ def _claude_entries(
     )
     return (
         [("pinned", _entry(r)) for r in pinned]
+        + [("taught", _entry(r)) for r in taught]
+        + [("preferences", e) for e in _preference_entries(preferences)]
         + [("mistakes", _entry(r)) for r in mistakes]
         + [("patterns", _entry(r)) for r in patterns]
-        + [("preferences", e) for e in _preference_entries(preferences)]
         + [("decisions", _entry(r)) for r in decisions]
     )
 
@@ -371,9 +384,10 @@ def render_claude_md(
     source_hash: str,
     header: bool = True,
 ) -> str:
-    """What an agent must know, at most ``max_chars`` characters: pinned items, high and
-    critical mistakes with their corrections, established patterns, preferences, architecture
-    and decisions, in that priority. Lower-priority entries are dropped whole (and counted);
+    """What an agent must know, at most ``max_chars`` characters: pinned items, what a person
+    taught (``is_taught``: from the first time, not only once established), preferences, high
+    and critical mistakes with their corrections, established patterns, architecture and
+    decisions, in that priority. Lower-priority entries are dropped whole (and counted);
     every memory text goes through ``make_inert`` on one line. ``header=False`` leaves out the
     hash line (e.g. for a managed block)."""
     entries = _claude_entries(records, preferences)

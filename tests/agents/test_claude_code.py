@@ -161,7 +161,7 @@ def test_private_text_and_secrets_never_reach_disk(repo: Path) -> None:
     [
         ("SessionStart", "{not json", "not JSON"),
         ("SessionStart", "[1, 2]", "JSON object"),
-        ("Stop", "{}", "unknown Claude Code hook event"),
+        ("Notification", "{}", "unknown Claude Code hook event"),
         ("UserPromptSubmit", {"session_id": "x", "prompt": 42}, ""),
     ],
 )
@@ -236,3 +236,67 @@ def test_linked_worktrees_and_subfolders_share_the_main_memory(tmp_path: Path) -
     assert Memory.open(tmp_path / "wt" / "pkg").layout.planning == main.resolve() / ".planning"
     assert Memory.open(tmp_path / "wt").layout.planning == main.resolve() / ".planning"
     assert Memory.open(main / ".planning").layout.planning == main.resolve() / ".planning"
+
+
+# -- what a person taught, at every session start and when a prompt touches it ---------------
+def session_hooks(repo: Path, claude_id: str, prompts: list[str]) -> None:
+    """One whole Claude session: start, the prompts, end."""
+    ok(hook("SessionStart", payload("session_start_startup", repo, session_id=claude_id), repo))
+    for prompt in prompts:
+        data = payload("user_prompt_submit", repo, session_id=claude_id, prompt=prompt)
+        ok(hook("UserPromptSubmit", data, repo))
+    ok(hook("SessionEnd", payload("session_end", repo, session_id=claude_id), repo))
+
+
+def test_what_session_one_taught_is_in_session_three(repo: Path) -> None:
+    session_hooks(repo, "claude-one", ["Always use pnpm, never npm", "never commit .env files"])
+    session_hooks(repo, "claude-two", ["refactor the webhook handler"])
+    start = payload("session_start_startup", repo, session_id="claude-three")
+    text = context_of(ok(hook("SessionStart", start, repo)), "SessionStart")
+    for needle in ("Always use pnpm, never npm", "never commit .env files"):
+        line = next(ln for ln in text.splitlines() if needle in ln)
+        assert line.endswith("(why: taught: always included)"), line
+    assert text.index("pnpm") < text.index("## Temporal context")
+    assert "## Last session" in text and "Goal: refactor the webhook handler" in text
+
+    prompt = payload("user_prompt_submit", repo, session_id="claude-three")
+    prompt["prompt"] = "add lodash as a dependency"
+    said = context_of(ok(hook("UserPromptSubmit", prompt, repo)), "UserPromptSubmit")
+    assert said.startswith("planning-memory: memories relevant to this prompt")
+    assert "Always use pnpm, never npm" in said and ".env" not in said
+    assert len(said.splitlines()) <= 6
+    claude_md = (repo / ".planning" / "CLAUDE.md").read_text("utf-8")
+    assert "pnpm" in claude_md and ".env" in claude_md
+
+
+def test_a_prompt_is_answered_without_building_the_index(repo: Path) -> None:
+    Memory(repo).learn_utterance("Always use pnpm, never npm")
+    index = repo / ".planning" / "memory" / "contextual" / "index.sqlite3"
+    assert not index.exists()
+    prompt = payload("user_prompt_submit", repo, prompt="add lodash as a dependency")
+    said = context_of(ok(hook("UserPromptSubmit", prompt, repo)), "UserPromptSubmit")
+    assert "Always use pnpm, never npm" in said and "taught" in said
+    assert not index.exists()
+    nothing = payload("user_prompt_submit", repo, prompt="what does this function return")
+    assert ok(hook("UserPromptSubmit", nothing, repo)) is None
+
+
+def test_session_start_says_how_long_ago_the_last_session_ended(repo: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    mem = Memory(repo)
+    mem.channel = "claude-code"
+    sid = mem.sessions.start(goal="Retry failed payment webhooks")["id"]
+    mem.log("the retry limit still needs a test", session_id=sid)
+    mem.sessions.end(sid)
+    path = mem.layout.session_path(sid)
+    data = json.loads(path.read_text("utf-8"))
+    ended = datetime.now(UTC) - timedelta(days=9, hours=1)
+    data["ended_at"] = ended.strftime("%Y-%m-%dT%H:%M:%SZ")
+    data["end_summary"]["next_steps"] = ["Add a test for the retry limit"]
+    path.write_text(json.dumps(data), "utf-8")
+    start = payload("session_start_startup", repo, session_id="claude-later")
+    text = context_of(ok(hook("SessionStart", start, repo)), "SessionStart")
+    assert "Notice: the last session ended 9 days ago" in text
+    assert "- Next step: Add a test for the retry limit" in text
+    assert "Goal: Retry failed payment webhooks" in text

@@ -66,7 +66,10 @@ def test_merging_keeps_the_users_settings_and_is_idempotent(tmp_path: Path) -> N
     settings = read(tmp_path / ".claude" / "settings.json")
     assert settings["permissions"] == USER_SETTINGS["permissions"]
     assert settings["model"] == "opus"
-    assert settings["hooks"]["Stop"] == USER_SETTINGS["hooks"]["Stop"]
+    assert settings["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    assert [h["command"] for h in settings["hooks"]["Stop"][1]["hooks"]] == [
+        "pmem hook claude-code Stop"
+    ]  # the user's Stop hook stays first; ours is added after it
     assert settings["hooks"]["PostToolUse"][0] == USER_SETTINGS["hooks"]["PostToolUse"][0]
     assert len(settings["hooks"]["PostToolUse"]) == 2
     servers = read(tmp_path / ".mcp.json")["mcpServers"]

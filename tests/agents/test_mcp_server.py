@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +142,8 @@ def test_every_tool_through_the_real_client(repo: Path) -> None:
         row = found["results"][ids.index(saved["id"])]
         assert set(row) >= {"id", "type", "title", "score", "snippet"}
         assert "body" not in row
-        none = await s.json("memory_search", query="webhooks zzzunknownword")
-        assert saved["id"] not in [r["id"] for r in none["results"]]  # AND by default
+        none = await s.json("memory_search", query="webhooks zzzunknownword", match="all")
+        assert saved["id"] not in [r["id"] for r in none["results"]]  # AND only
         either = await s.json("memory_search", query="webhooks zzzunknownword", match="any")
         assert saved["id"] in [r["id"] for r in either["results"]]
         only = await s.json("memory_search", query="webhook", types=["mistake"])
@@ -255,3 +256,119 @@ def test_a_missing_memory_tree_is_a_tool_error_until_init(tmp_path: Path) -> Non
 
     run_client(params(repo), scenario)
     assert shutil.which("git")
+
+
+def test_search_widens_by_default_and_the_limits_are_in_the_schemas(repo: Path) -> None:
+    mem = Memory(repo)
+    for title, learned in (
+        ("JWT sessions, not database sessions", "stateless JWT sessions for the edge runtime"),
+        ("Session strategy: rotate refresh tokens", "rotate the refresh token on every use"),
+    ):
+        mem.save(title, "decision", learned=learned, topic_key=None)
+
+    async def scenario(s: Session) -> None:
+        question = "what did we decide about the session strategy"
+        strict = await s.json("memory_search", query=question, match="all")
+        assert [r for r in strict["results"] if not r.get("pinned")] == []
+        found = await s.json("memory_search", query=question)
+        titles = [r["title"] for r in found["results"] if not r.get("pinned")]
+        assert "Session strategy: rotate refresh tokens" in titles and len(titles) >= 2
+
+        tools = {t.name: t.input_schema for t in (await s.client.list_tools()).tools}
+        search = tools["memory_search"]["properties"]
+        assert search["match"]["default"] == "auto"
+        assert search["limit"]["maximum"] == 50 and search["limit"]["minimum"] == 1
+        assert search["query"]["maxLength"] == 2000
+        assert search["tags"]["maxItems"] == 20 and search["tags"]["items"]["maxLength"] == 100
+        context = tools["memory_context"]["properties"]
+        assert (
+            context["budget"]["anyOf"][0]["minimum"],
+            context["budget"]["anyOf"][0]["maximum"],
+        ) == (
+            100,
+            20000,
+        )
+        assert context["files"]["maxItems"] == 50 and context["tags"]["maxItems"] == 20
+        assert context["session_id"]["anyOf"][0]["pattern"].startswith("^ses_")
+        assert "session_id" in await s.error("memory_context", session_id="../../etc/passwd")
+        assert "tags" in await s.error("memory_search", query="x", tags=["t"] * 21)
+
+    run_client(params(repo), scenario)
+
+
+def test_context_without_a_task_has_what_always_matters(repo: Path) -> None:
+    mem = Memory(repo)
+    taught = mem.learn_utterance("Always use pnpm, never npm").outcome
+    assert taught is not None
+    mem.channel = "mcp"
+    sid = mem.sessions.start(goal="Retry failed payment webhooks")["id"]
+    mem.log("next we should add a test for the retry limit", session_id=sid)
+    mem.sessions.end(sid)
+
+    async def scenario(s: Session) -> None:
+        text = await s.text("memory_context")
+        for needle in (
+            f"[{taught.record['id']}] (why: taught: always included)",  # taught rule
+            "(why: pinned: always included)",  # the example's pinned memories
+            "## Last session",
+            "Goal: Retry failed payment webhooks",
+            "## Preferences",
+            "code style: indentation: 2",
+            "## Temporal context",
+        ):
+            assert needle in text, needle
+
+    run_client(params(repo), scenario)
+
+
+def test_session_tools_join_the_session_the_claude_code_hooks_keep(
+    repo: Path, tmp_path: Path
+) -> None:
+    """With Claude Code's hooks keeping a live session, the model's session tools act on it
+    (no separate ``mcp`` session nothing would end); session_end logs what the transcript
+    holds first. The example tree's stale, unmapped claude-code session is never joined."""
+    claude_id = "9f1c2a4e-5b6d-4c3e-8a1f-0d2e3c4b5a61"
+    transcript = tmp_path / f"{claude_id}.jsonl"
+    base = {"session_id": claude_id, "transcript_path": str(transcript), "cwd": str(repo)}
+
+    def hook(event: str, **fields: Any) -> None:
+        done = subprocess.run(
+            [*pmem_command(), "hook", "claude-code", event],
+            input=json.dumps({**base, "hook_event_name": event, **fields}),
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+
+    hook("SessionStart", source="startup")
+    hook("UserPromptSubmit", prompt="Fix the webhook retries")
+    [hooked] = Memory(repo).sessions.list(channel="claude-code", status="active")
+
+    async def scenario(s: Session) -> None:
+        started = await s.json("session_start", goal="Fix webhook retries")
+        assert started["id"] == hooked.id and started["joined"] is True
+        assert started["channel"] == "claude-code" and started["goal"] == "Fix webhook retries"
+        logged = await s.json(
+            "session_log", content="[MEMORIZE: retries live in src/lib/http]", role="assistant"
+        )
+        assert logged["session_id"] == hooked.id and logged["memorized"] == 1
+        reply = {
+            "type": "assistant",
+            "timestamp": datetime.now(UTC).isoformat(),
+            "message": {"role": "assistant", "content": "Retries now back off. Next: tests."},
+        }
+        transcript.write_text(json.dumps(reply) + "\n", "utf-8")
+        ended = await s.json("session_end")
+        assert ended["id"] == hooked.id and ended["status"] == "ended"
+        assert ended["goal"] == "Fix webhook retries" and "Next: tests." in ended["next_steps"]
+        alone = await s.json("session_start", goal="something else")  # no live hook session
+        assert alone["channel"] == "mcp" and alone["joined"] is False
+
+    run_client(params(repo), scenario)
+    mem = Memory(repo)
+    ended = mem.sessions.get(hooked.id)
+    assert [m["role"] for m in ended["messages"]] == ["user", "assistant", "assistant"]
+    hook("Stop", stop_hook_active=False)  # the rest of the reply: no session is started for it
+    assert [i.id for i in mem.sessions.list(channel="claude-code", status="active")] == []

@@ -405,3 +405,188 @@ def test_context_over_the_example_tree(example_repo: Path) -> None:
     small = build_context(layout, store, task, now=when, budget=200)
     kept = {i.reason for i in small.items}
     assert "pinned: always included" in kept and small.tokens <= 200
+
+
+# -- what a person taught, the last session, preferences, review flags ------------------------
+TAUGHT = ["learned-from-conversation"]
+
+
+def test_taught_rules_are_in_every_block_above_search_hits(mem: tuple[Layout, Store]) -> None:
+    """A rule learned from a trigger phrase is in the block whatever the task, from the first
+    time (not once established), before what search infers; a small budget keeps it."""
+    layout, store = mem
+    put(
+        layout,
+        store,
+        "pattern",
+        "pat_pnpm",
+        title="Use pnpm, never npm",
+        description="Always use pnpm, never npm",
+        tags=TAUGHT,
+        source="session:ses_1",
+    )
+    put(
+        layout,
+        store,
+        "mistake",
+        "mis_env",
+        title="Never commit .env files",
+        description="never commit .env files",
+        tags=TAUGHT,
+        source="session:ses_1",
+    )
+    for task in ("fix the login fetch error", "database migration", ""):
+        pack_ = build_context(layout, store, task, now=NOW, budget=3000)
+        by_id = {i.id: i for i in pack_.items}
+        for rid in ("pat_pnpm", "mis_env"):
+            assert by_id[rid].reason == "taught: always included"
+            assert by_id[rid].tier == 1
+        text = pack_.text
+        assert text.index("Always use pnpm") < text.index("## Mistakes to avoid")
+        matches = [i for i in pack_.items if i.reason.startswith("matches")]
+        assert all(pack_.items.index(by_id["pat_pnpm"]) < pack_.items.index(m) for m in matches)
+    small = build_context(layout, store, "database migration", now=NOW, budget=200)
+    assert {"pat_pnpm", "mis_env"} <= {i.id for i in small.items} and small.tokens <= 200
+
+
+def test_high_severity_mistakes_rank_above_search_hits(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    pack_ = build_context(layout, store, "database migration schema", now=NOW, budget=3000)
+    by_id = {i.id: i for i in pack_.items}
+    assert by_id["mis_css"].reason == "high-severity mistake" and by_id["mis_css"].tier == 2
+    first_hit = next(n for n, i in enumerate(pack_.items) if i.reason.startswith("matches"))
+    assert pack_.items.index(by_id["mis_css"]) < first_hit
+
+
+def ended_session(layout: Layout, store: Store, sid: str, ended_at: str, **summary: Any) -> None:
+    make_session(layout, store, sid, 2, status="ended", ended_at=ended_at, updated_at=ended_at)
+    value = store.read_json(layout.session_path(sid))
+    value["end_summary"] = {
+        "goal": "Retry failed payment webhooks",
+        "instructions": [],
+        "discoveries": [],
+        "accomplished": ["Added exponential backoff"],
+        "next_steps": ["Add a test for the retry limit", "Log the event id on failure"],
+        "relevant_files": ["src/payments/webhook.py"],
+    } | summary
+    store.write_json(layout.session_path(sid), value)
+
+
+def test_the_last_session_with_open_next_steps_and_a_stale_notice(tmp_path: Path) -> None:
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    ended_session(layout, store, "ses_old", "2025-12-20T10:00:00Z", goal="An older session")
+    ended_session(layout, store, "ses_last", "2026-01-01T10:00:00Z")
+    make_session(layout, store, "ses_now", 0)  # just started: nothing said yet
+    pack_ = build_context(layout, store, "", now=NOW, session_id="ses_now")
+    text = pack_.text
+    assert text.index("## Last session") < text.index("## Temporal context")
+    assert "Notice: the last session ended 9 days ago (2026-01-01T10:00:00Z)" in text
+    assert "Goal: Retry failed payment webhooks" in text and "An older session" not in text
+    assert "- Next step: Add a test for the retry limit" in text
+    assert "- Next step: Log the event id on failure" in text
+    assert "Accomplished: Added exponential backoff" in text
+    reasons = {i.id: (i.reason, i.tier) for i in pack_.items}
+    assert reasons["ses_last"] == ("last session", 1)
+    assert reasons["last:ses_last:0"] == ("open next step of the last session", 2)
+    as_json = json.loads(build_context(layout, store, "", now=NOW, fmt="json").text)
+    assert as_json["memory_context"]["last_session"][0]["days_ago"] == 9
+    same_day = datetime(2026, 1, 1, 18, 0, tzinfo=UTC)
+    today = build_context(layout, store, "", now=same_day, session_id="ses_now").text
+    assert "The last session ended at 2026-01-01T10:00:00Z." in today and "Notice" not in today
+
+
+def test_preferences_json_is_a_compact_section(tmp_path: Path) -> None:
+    """Seed 002's profile sections (imported from memoria/) and the usual ones."""
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    store.write_json(
+        layout.preferences,
+        {
+            "user": {"nombre": "Ana", "rol": "backend"},
+            "user_preferences": {"idioma_codigo": "inglés", "tests": True},
+            "business": {"producto": "pagos"},
+            "code_style": {"quotes": "single", "semicolons": False},
+            "preferences": {"respuestas": "cortas"},
+            "updated_at": "2026-01-01T00:00:00Z",
+        },
+    )
+    pack_ = build_context(layout, store, "anything at all", now=NOW, budget=400)
+    text = pack_.text
+    assert "## Preferences" in text
+    for line in (
+        "- user preferences: idioma_codigo: inglés; tests: yes (why: preferences.json)",
+        "- code style: quotes: single; semicolons: no",
+        "- business: producto: pagos",
+        "- user: nombre: Ana; rol: backend",
+    ):
+        assert line in text
+    assert text.index("user preferences:") < text.index("code style:")
+    reasons = {i.reason for i in pack_.items if i.section == "preferences"}
+    assert reasons == {"preferences.json"}
+    agent = context.prepare_agent_context(layout, store, "coder", "anything", now=NOW)
+    assert "### Preferences" in agent
+
+
+def test_anchored_records_whose_code_changed_are_flagged(tmp_path: Path) -> None:
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    put(
+        layout,
+        store,
+        "mistake",
+        "mis_cmp",
+        title="Compare passwords with ===",
+        description="Compared the password hash with ===",
+        correction="use bcrypt.compare",
+        severity="high",
+        needs_review=True,
+        anchors=[{"path": "src/auth.ts", "symbol": "login", "hash": "0ea4"}],
+    )
+    put(
+        layout,
+        store,
+        "pattern",
+        "pat_ok",
+        title="Hash passwords",
+        description="hash passwords",
+        pinned=True,
+    )
+    for fmt in FORMATS:
+        text = build_context(layout, store, "compare password hash", now=NOW, fmt=fmt).text
+        assert text.count("code changed since: review") == 1, fmt
+    md = build_context(layout, store, "compare password hash", now=NOW).text
+    assert "use bcrypt.compare (code changed since: review) [mis_cmp]" in md
+
+
+def test_standing_items_leave_room_for_what_the_task_matches(tmp_path: Path) -> None:
+    """Taught rules, preferences and unmatched high-severity mistakes take at most a third of
+    the budget up front; past it they wait for the task's best matches."""
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    for n in range(12):
+        put(
+            layout,
+            store,
+            "pattern",
+            f"pat_t{n:02d}",
+            title=f"Rule {n}",
+            description=f"Always follow house rule number {n} about naming things",
+            tags=TAUGHT,
+        )
+    store.write_json(layout.preferences, {"code_style": {"quotes": "single", "indent": 2}})
+    put(
+        layout,
+        store,
+        "learning",
+        "lrn_hook",
+        title="Webhook retries use exponential backoff",
+        learned="stripe webhook retries back off exponentially, at most five attempts",
+    )
+    pack_ = build_context(layout, store, "stripe webhook retries", now=NOW, budget=400)
+    kept = [i.id for i in pack_.items]
+    assert "lrn_hook" in kept and "pat_t00" in kept and pack_.tokens <= 400
+    deferred = [i for i in pack_.items if i.standing and i.tier == 3]
+    assert deferred and all(kept.index(i.id) > kept.index("lrn_hook") for i in deferred)
+    roomy = build_context(layout, store, "stripe webhook retries", now=NOW, budget=3000)
+    assert all(i.tier < 3 for i in roomy.items if i.standing)

@@ -32,11 +32,13 @@ from planning_memory.sessions import (
     CommandSummarizer,
     EndRequest,
     EndSummary,
+    ExtractiveSummarizer,
     Sessions,
     Summary,
     SummaryOutcome,
     SummaryRequest,
 )
+from planning_memory.sessions.lifecycle import end_request
 from planning_memory.store import Store
 
 T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
@@ -671,14 +673,128 @@ def test_end_writes_the_seed_003_summary(ses: Sessions) -> None:
         ses.end(sid)
 
 
-def test_end_with_a_failing_summariser_changes_nothing(ses: Sessions) -> None:
+@pytest.mark.parametrize(
+    ("script", "timeout", "why"),
+    [
+        ("fail.sh", 10, "exited with status 3: error: model not available"),
+        ("hang.sh", 0.5, "timed out"),
+    ],
+)
+def test_a_failing_summariser_command_gives_way_to_the_built_in_one(
+    ses: Sessions, script: str, timeout: float, why: str
+) -> None:
+    sid = busy_session(ses)
+    say(ses, sid, "Next we need to add tests.")
+    failing = CommandSummarizer(shlex.quote(str(FIXTURES / script)), timeout=timeout)
+    ended = ses.end(sid, failing)
+    assert ended["status"] == "ended"
+    assert ended["end_summary"] == ses.extractive.end_summary(end_request(ended)).as_dict()
+    assert "Next we need to add tests." in ended["end_summary"]["next_steps"]
+    warning = ended["messages"][-1]
+    assert warning["role"] == "system" and why in warning["content"]
+    assert warning["content"].startswith("End summary written by the built-in summariser")
+    assert ses.get(sid) == ended
+
+
+def test_the_built_in_summariser_failing_is_not_hidden(ses: Sessions) -> None:
+    class Broken(ExtractiveSummarizer):
+        def end_summary(self, request: EndRequest) -> EndSummary:
+            raise ExternalCommandError("broken")
+
     sid = busy_session(ses)
     before = raw(ses, sid)
-    failing = CommandSummarizer(shlex.quote(str(FIXTURES / "fail.sh")), timeout=10)
     with pytest.raises(ExternalCommandError):
-        ses.end(sid, failing)
+        ses.end(sid, Broken())
     assert raw(ses, sid) == before
-    assert ses.get(sid)["status"] == "active"
+
+
+def test_ending_a_session_with_nothing_recorded_writes_no_summary(ses: Sessions) -> None:
+    """A /clear with no activity: no empty summary to stand in for the last real one, and
+    no summariser call."""
+    sid = start(ses)
+    failing = CommandSummarizer(shlex.quote(str(FIXTURES / "fail.sh")), timeout=10)
+    ended = ses.end(sid, failing)
+    assert ended["status"] == "ended" and ended["end_summary"] is None
+    assert ended["messages"] == []
+
+
+def test_an_empty_end_summary_keeps_the_one_the_session_had(ses: Sessions) -> None:
+    class Empty(Recorder):
+        def end_summary(self, request: EndRequest) -> EndSummary:
+            return EndSummary(goal="")
+
+    sid = start(ses, goal=None)
+    say(ses, sid, "m")
+    kept = {
+        "goal": "imported",
+        "instructions": [],
+        "discoveries": [],
+        "accomplished": ["x"],
+        "next_steps": [],
+        "relevant_files": [],
+    }
+    data = ses.get(sid)
+    data["end_summary"] = kept
+    ses.store.write_json(ses.path(sid), data)
+    assert ses.end(sid, Empty())["end_summary"] == kept
+
+
+def test_a_new_session_inherits_the_standing_facts_of_an_ended_one(tmp_path: Path) -> None:
+    ses = make(tmp_path, contextWindow=2)
+    first = start(ses)
+    say(ses, first, "My name is Ana. I prefer small commits.")
+    say(ses, first, "Done. [MEMORIZE: the API runs on port 8080]", role="assistant")
+    say(ses, first, "We decided to use JWT sessions.", role="assistant")
+    ses.drain()  # the first two become key facts; the third is not summarised yet
+    ses.record_decision(first, "Which ORM?", "Drizzle", reasoning="edge runtime")
+    ses.end(first)
+    second = start(ses, goal="next")
+    facts = ses.inherit(second, first)
+    assert facts == [
+        "Earlier session: My name is Ana.",
+        "Earlier session: I prefer small commits.",
+        "Earlier session: the API runs on port 8080",
+        "Earlier session: We decided to use JWT sessions.",
+        "Earlier session: Decision: Which ORM? -> Drizzle (edge runtime)",
+    ]
+    assert ses.get(second)["rolling_summary"]["key_facts"] == facts
+    say(ses, second, "Next we add the login form.")
+    ended = ses.end(second)  # what it inherited is not what it did
+    assert not any("Earlier session" in str(v) for v in ended["end_summary"].values())
+    third = start(ses)  # a chain: the marker is not doubled, the newest are kept
+    assert ses.inherit(third, second) == facts
+    assert ses.inherit(start(ses), start(ses)) == []
+
+
+def test_set_goal(ses: Sessions) -> None:
+    sid = start(ses, goal=None)
+    assert ses.set_goal(sid, "Ship <private>x</private> rotation")["goal"] == (
+        "Ship [REDACTED] rotation"
+    )
+    assert ses.set_goal(None, None)["goal"] is None
+    ses.end(sid)
+    with pytest.raises(InputError, match="ended"):
+        ses.set_goal(sid, "late")
+
+
+def test_recorded_compares_as_stored_from_a_position(tmp_path: Path) -> None:
+    ses = make(tmp_path, contextWindow=2, maxConversationLength=3)
+    sid = start(ses)
+    say(ses, sid, "token sk-ant-api03-" + "a" * 40 + " please")
+    for i in range(6):
+        say(ses, sid, f"m{i}")
+    ses.drain()  # the first messages move to the archive
+    assert ses.get(sid)["archived_count"] > 0
+    secret = "TOKEN   sk-ant-api03-" + "a" * 40 + " please"
+    assert ses.recorded(sid, "user", [secret, "m5", "M5", "never said"]) == [
+        True,
+        True,
+        False,  # one recorded message answers for one text
+        False,
+    ]
+    assert ses.recorded(sid, "assistant", ["m5"]) == [False]
+    assert ses.recorded(sid, "user", [secret, "m5"], after=6) == [False, True]
+    assert ses.recorded(sid, "user", ["m5"], after=99) == [False]
 
 
 def test_end_only_gets_messages_not_in_the_rolling_summary(tmp_path: Path) -> None:

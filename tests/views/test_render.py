@@ -452,7 +452,7 @@ def test_claude_md_content_and_order() -> None:
     assert header_hashes(text) == (source_hash(records), body_hash(text))
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
     assert headings == [
-        CLAUDE_SECTIONS[k] for k in ("pinned", "mistakes", "patterns", "preferences", "decisions")
+        CLAUDE_SECTIONS[k] for k in ("pinned", "preferences", "mistakes", "patterns", "decisions")
     ]
     assert "- **Mistake mis_4** (low): What went wrong. **Instead:** Do this instead." in text
     assert text.index("Mistake mis_1") < text.index("Mistake mis_2")
@@ -494,3 +494,60 @@ def test_claude_md_without_header_for_managed_blocks() -> None:
         records, PREFS, CLAUDE_T, max_chars=8000, source_hash=source_hash(records), header=False
     )
     assert text.startswith("# Project memory") and header_hashes(text) is None
+
+
+def test_claude_md_has_what_a_person_taught_from_the_first_time() -> None:
+    """Trigger-phrase records (tagged ``learned-from-conversation``) and preferences are in
+    CLAUDE.md at once, not only once a pattern is established, and go last when cutting."""
+    taught = [
+        _pattern(
+            "pat_9",
+            name="Use pnpm, never npm",
+            description="Always use pnpm, never npm",
+            tags=["learned-from-conversation"],
+        ),
+        {
+            "id": "mis_9",
+            "type": "mistake",
+            "title": "Never commit .env files",
+            "severity": "medium",
+            "description": "never commit .env files",
+            "correction": "",
+            "occurrences": 1,
+            "tags": ["learned-from-conversation"],
+            "deleted_at": None,
+            "pinned": False,
+        },
+        {
+            "id": "lrn_9",
+            "type": "preference",
+            "title": "Prefer named exports",
+            "learned": "Use named exports instead of default exports",
+            "body": {"what": "", "why": "", "where": "", "learned": ""},
+            "tags": [],
+            "deleted_at": None,
+            "pinned": False,
+        },
+    ]
+    records = [*_claude_records(), *taught]
+    text = render_claude_md(
+        records, PREFS, CLAUDE_T, max_chars=8000, source_hash=source_hash(records)
+    )
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings[:3] == ["Pinned", "Taught rules", "Preferences"]
+    section = text.split("## Taught rules")[1].split("## ")[0]
+    assert "- **Never commit .env files** (medium): never commit .env files" in section
+    assert "- **Use pnpm, never npm**: Always use pnpm, never npm" in section
+    assert "- **Prefer named exports** (preference): Use named exports" in section
+    assert section.index("Never commit") < section.index("pnpm")  # mistakes first
+    assert text.count("pnpm, never npm**") == 1  # not repeated under "Patterns to follow"
+    # dropping whole entries to fit starts from the bottom: taught rules stay
+    limit = len(text) - 300
+    cut = render_claude_md(
+        records, PREFS, CLAUDE_T, max_chars=limit, source_hash=source_hash(records)
+    )
+    assert len(cut) <= limit and "left out" in cut
+    for needle in ("pnpm", ".env", "named exports", "code style"):
+        assert needle in cut
+    allowed = {*CLAUDE_SECTIONS.values(), "Project memory"}
+    assert active_injections(text, allowed_headings=allowed) == []
