@@ -377,11 +377,10 @@ class Memory(MemoryManagerNames):
         fmt: str = "md",
         session_id: str | None = None,
         agent: str | None = None,
-        preamble: str = "",
     ) -> ContextPack:
         """The context block an agent needs before ``task``, within ``budget`` tokens: what a
         person taught, pinned memories, preferences, the last session, then what the task
-        matches (project and personal records); ``preamble`` leads it, within a third of it."""
+        matches (project and personal records)."""
         with self.indexes() as indexes:
             return _context.build_context(
                 self.layout,
@@ -394,7 +393,6 @@ class Memory(MemoryManagerNames):
                 agent=agent,
                 config=self.config,
                 index=indexes[0],
-                preamble=preamble,
                 personal=indexes[1] if len(indexes) > 1 else None,
             )
 

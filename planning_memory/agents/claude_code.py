@@ -49,7 +49,6 @@ CHANNEL = "claude-code"
 MAP_DIR = "claude-code"  # under memory/short-term/
 MAX_STDIN = 64 * 1024 * 1024
 ITEM_CHARS = 200
-LAST_ITEMS = 5
 FILE_TOOLS = {
     "Read": "read",
     "Edit": "modified",
@@ -286,21 +285,6 @@ def _last_ended(mem: Memory, exclude: str | None = None) -> tuple[Any, dict[str,
         if info.id != exclude and isinstance(summary, dict) and any(summary.values()):
             return info, summary
     return None
-
-
-def render_last(summary: Mapping[str, Any] | None) -> str:
-    """A short Markdown section of the last session's goal, accomplishments and next steps
-    (the context packer cuts it to its share of the budget)."""
-    if not summary:
-        return ""
-    lines = [f"## Last session (ended {summary.get('ended_at')})"]
-    if summary.get("goal"):
-        lines.append(f"Goal: {_line(summary['goal'])}")
-    for key, title in (("accomplished", "Accomplished"), ("next_steps", "Next steps")):
-        items = [i for i in summary.get(key) or [] if str(i).strip()][:LAST_ITEMS]
-        if items:
-            lines += [f"{title}:", *(f"- {_line(i)}" for i in items)]
-    return "\n".join(lines) if len(lines) > 1 else ""
 
 
 def _task_hint(mem: Memory, session_id: str, last: Mapping[str, Any] | None) -> str:

@@ -35,6 +35,9 @@ def find_sessions(
             continue
         mine = agent is None or session.get("channel") in ours
         if session.get("status") == "ended":
+            summary = session.get("end_summary")
+            if not (isinstance(summary, dict) and any(summary.values())):
+                continue  # an ended session with nothing to say (an empty /clear)
             any_ended = any_ended or session
             last = last or (session if mine else None)
         elif session_id is None:

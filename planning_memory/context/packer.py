@@ -260,26 +260,6 @@ def pack(items: Sequence[Item], budget: int, fmt: str, task: Task) -> ContextPac
     return ContextPack(text, fmt, budget, estimate_tokens(text), tuple(kept), dropped)
 
 
-def fit_lines(text: str, max_chars: int) -> str:
-    """``text`` without its last lines until it fits ``max_chars``; empty if only its first
-    line (a heading) would be left."""
-    lines = text.splitlines()
-    while len(lines) > 1 and len("\n".join(lines)) > max_chars:
-        lines.pop()
-    return "\n".join(lines) if len(lines) > 1 else ""
-
-
-def with_lead(result: ContextPack, lead: str) -> ContextPack:
-    """``result`` with ``lead`` under its heading (``# ...`` line), else at its top."""
-    if not lead:
-        return result
-    head, _nl, body = result.text.partition("\n")
-    if not head.startswith("# "):
-        head, body = "", result.text
-    text = "\n".join(t for t in (head, lead, body.strip()) if t)
-    return dataclasses.replace(result, text=text, tokens=estimate_tokens(text))
-
-
 def build_context(
     layout: Layout,
     store: Store,
@@ -293,14 +273,12 @@ def build_context(
     config: Mapping[str, Any] | None = None,
     index: Index | None = None,
     touch: bool = True,
-    preamble: str = "",
     personal: Index | None = None,
 ) -> ContextPack:
     """The context block for ``task`` within ``budget`` tokens (config default 1500).
 
-    ``preamble`` (Markdown lines) goes right under the block's heading, cut at a line
-    boundary to a third of the budget; the items fill the rest. ``personal`` is the personal
-    store's index, already synced (``Memory`` opens it), searched with the project's."""
+    ``personal`` is the personal store's index, already synced (``Memory`` opens it),
+    searched with the project's."""
     cfg = effective_config(config)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -321,9 +299,7 @@ def build_context(
             agent=agent,
             personal=personal,
         )
-        lead = fit_lines(preamble, budget // 3 * CHARS_PER_TOKEN)
-        rest = max(MIN_BUDGET, budget - estimate_tokens(lead) - 1) if lead else budget
-        result = with_lead(pack(within_share(items, rest), rest, fmt, the_task), lead)
+        result = pack(within_share(items, budget), budget, fmt, the_task)
         if touch:
             mine = [i for i in result.items if i.key and i.data.get("scope") != "personal"]
             ix.touch([i.key for i in mine], timestamp(now))

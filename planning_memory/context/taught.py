@@ -16,12 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from planning_memory.context.items import Item, cap
+from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES
+from planning_memory.core import is_taught as taught
 from planning_memory.search import Doc
 
-TAUGHT_TAG = "learned-from-conversation"
-TAUGHT_TYPES = ("preference",)
-# the same rule as a condition on the index's ``docs`` table (tags are stored " a b ")
-TAUGHT_SQL = f"(instr(d.tags, ' {TAUGHT_TAG} ') > 0 OR d.type IN ('preference'))"
+# ``core.is_taught`` as a condition on the index's ``docs`` table (tags are stored " a b ")
+TAUGHT_SQL = (
+    f"(instr(d.tags, ' {TAUGHT_TAG} ') > 0 OR d.type IN "
+    f"({', '.join(repr(t) for t in TAUGHT_TYPES)}))"
+)
 MAX_TAUGHT = 50  # taught records considered (the most recently updated)
 PREFERENCE_CHARS = 300  # one preferences section's text
 PREFERENCE_SECTIONS = 12  # sections of preferences.json shown
@@ -30,8 +33,8 @@ PREFERENCE_ORDER = ("user_preferences", "preferences", "user", "code_style", "bu
 
 
 def is_taught(doc: Doc) -> bool:
-    """A person taught it: a trigger phrase saved it, or it is a preference."""
-    return TAUGHT_TAG in doc.tags or doc.type in TAUGHT_TYPES
+    """A person taught it (``core.is_taught``)."""
+    return taught(doc.tags, doc.type)
 
 
 def preference_items(preferences: Mapping[str, Any], tier: int, start: float = 0) -> list[Item]:

@@ -35,8 +35,11 @@ if TYPE_CHECKING:
     from planning_memory.core.model import LONG_TERM_TYPES as LONG_TERM_TYPES
     from planning_memory.core.model import SCHEMA_FOR_TYPE as SCHEMA_FOR_TYPE
     from planning_memory.core.model import SEVERITIES as SEVERITIES
+    from planning_memory.core.model import TAUGHT_TAG as TAUGHT_TAG
+    from planning_memory.core.model import TAUGHT_TYPES as TAUGHT_TYPES
     from planning_memory.core.model import Record as Record
     from planning_memory.core.model import effective_config as effective_config
+    from planning_memory.core.model import is_taught as is_taught
     from planning_memory.core.model import new_long_term as new_long_term
     from planning_memory.core.model import normalize as normalize
     from planning_memory.core.model import parse_timestamp as parse_timestamp
@@ -58,6 +61,8 @@ if TYPE_CHECKING:
         "PLANNING_DIR",
         "SCHEMA_FOR_TYPE",
         "SEVERITIES",
+        "TAUGHT_TAG",
+        "TAUGHT_TYPES",
         "TREE_GITIGNORE",
         "Exclusion",
         "Layout",
@@ -69,6 +74,7 @@ if TYPE_CHECKING:
         "codec",
         "effective_config",
         "ignored_by_layers",
+        "is_taught",
         "new_id",
         "new_long_term",
         "normalize",
@@ -100,6 +106,8 @@ else:
             "Record": "model",
             "SCHEMA_FOR_TYPE": "model",
             "SEVERITIES": "model",
+            "TAUGHT_TAG": "model",
+            "TAUGHT_TYPES": "model",
             "TREE_GITIGNORE": "layout",
             "TemporalContext": "temporal",
             "check_id": "ids",
@@ -107,6 +115,7 @@ else:
             "codec": ".",
             "effective_config": "model",
             "ignored_by_layers": "ignore",
+            "is_taught": "model",
             "new_id": "ids",
             "new_long_term": "model",
             "normalize": "model",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +14,8 @@ Record = dict[str, Any]
 LONG_TERM_TYPES = tuple(LONG_TERM_DIRS)
 LEARNING_TYPES = tuple(t for t in LONG_TERM_TYPES if t not in ("pattern", "mistake"))
 SEVERITIES = ("low", "medium", "high", "critical")
+TAUGHT_TAG = "learned-from-conversation"  # records a person's trigger phrase saved
+TAUGHT_TYPES = ("preference",)  # and preferences: what a person taught, not what was inferred
 ESTABLISHED_AT = 5  # uses that make a pattern established (seed 000)
 ESCALATE_AT = 3  # occurrences that raise a mistake's severity (seed 000)
 
@@ -156,3 +158,9 @@ def normalize(record: Record) -> Record:
     if out.get("type") == "pattern" and "usage_count" in out:
         out["established"] = bool(out.get("established")) or out["usage_count"] >= ESTABLISHED_AT
     return out
+
+
+def is_taught(tags: Iterable[str], record_type: str) -> bool:
+    """A person taught it: a trigger phrase saved it ("always use pnpm"), or it is a
+    preference. Taught records reach every context block and CLAUDE.md from the first time."""
+    return TAUGHT_TAG in tags or record_type in TAUGHT_TYPES

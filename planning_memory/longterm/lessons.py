@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planning_memory import longterm
-from planning_memory.core import Layout, Record, check_id, timestamp
+from planning_memory.core import TAUGHT_TAG, Layout, Record, check_id, timestamp
 from planning_memory.errors import NotFoundError
 from planning_memory.longterm import rules as learn
 
@@ -89,7 +89,7 @@ def _correction(found: Trigger) -> str:
 
 def record_for(found: Trigger, now: datetime, source: str) -> Record:
     """The record a trigger describes (not yet saved), written from the rule as it was said."""
-    tags = ["learned-from-conversation"]
+    tags = [TAUGHT_TAG]
     said = found.rule or found.phrase
     if found.kind == "pattern":
         name = _title(found.subject or said)

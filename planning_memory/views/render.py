@@ -14,6 +14,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from planning_memory.core import is_taught as taught
 from planning_memory.errors import ConfigError
 from planning_memory.views.diff import display_text, editable_fields
 from planning_memory.views.fileformat import (
@@ -244,7 +245,6 @@ CLAUDE_SECTIONS = {
     "decisions": "Architecture and decisions",
 }
 DECISION_TYPES = ("architecture", "decision")
-TAUGHT_TAG = "learned-from-conversation"  # the tag of records trigger phrases saved
 TITLE_LIMIT = 120
 TEXT_LIMIT = 400
 _TYPE_ORDER = {"mistake": 0, "pattern": 1}
@@ -281,9 +281,8 @@ def _entry(record: Mapping[str, Any]) -> str:
 
 
 def is_taught(record: Mapping[str, Any]) -> bool:
-    """A person taught it: a trigger phrase saved it ("always use pnpm", "never commit .env
-    files"), or it is a preference. The context packer's rule (``context/taught.py``)."""
-    return TAUGHT_TAG in (record.get("tags") or []) or record.get("type") == "preference"
+    """A person taught it (``core.is_taught``, the context packer's rule too)."""
+    return taught(record.get("tags") or [], str(record.get("type")))
 
 
 def _preference_entries(preferences: Mapping[str, Any]) -> list[str]:

@@ -496,6 +496,24 @@ def test_the_last_session_with_open_next_steps_and_a_stale_notice(tmp_path: Path
     assert "The last session ended at 2026-01-01T10:00:00Z." in today and "Notice" not in today
 
 
+def test_an_ended_session_with_nothing_to_say_does_not_hide_the_last_real_one(
+    tmp_path: Path,
+) -> None:
+    """An empty `/clear` ends a session with no summary: the block still shows the last
+    session that had one, with its next steps."""
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    ended_session(layout, store, "ses_real", "2025-12-30T10:00:00Z")
+    make_session(
+        layout, store, "ses_clear", 0, status="ended", ended_at="2026-01-01T10:00:00Z",
+        updated_at="2026-01-01T10:00:00Z",
+    )  # fmt: skip
+    make_session(layout, store, "ses_now", 0)
+    text = build_context(layout, store, "", now=NOW, session_id="ses_now").text
+    assert "- Next step: Add a test for the retry limit" in text
+    assert "2025-12-30T10:00:00Z" in text
+
+
 def test_preferences_json_is_a_compact_section(tmp_path: Path) -> None:
     """Seed 002's profile sections (imported from memoria/) and the usual ones."""
     layout = Layout.for_repo(tmp_path)
