@@ -13,16 +13,18 @@ from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
     from planning_memory.agents.claude_code import MAX_STDIN as MAX_HOOK_INPUT
+    from planning_memory.agents.claude_code import main as hook_main
     from planning_memory.agents.claude_code import run as run_hook
     from planning_memory.agents.install import install_claude_code as install_claude_code
     from planning_memory.agents.mcp_server import run as serve_mcp
 
-    __all__ = ["MAX_HOOK_INPUT", "install_claude_code", "run_hook", "serve_mcp"]
+    __all__ = ["MAX_HOOK_INPUT", "hook_main", "install_claude_code", "run_hook", "serve_mcp"]
 else:
     __getattr__, __dir__, __all__ = exports(
         __name__,
         {
             "MAX_HOOK_INPUT": "claude_code:MAX_STDIN",
+            "hook_main": "claude_code:main",
             "install_claude_code": "install",
             "run_hook": "claude_code:run",
             "serve_mcp": "mcp_server:run",

@@ -35,6 +35,7 @@ import contextlib
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -468,3 +469,12 @@ def run(event: str, stdin_text: str, root: Path | None = None) -> HookRun:
     if output is not None:
         result.stdout = json.dumps(output, ensure_ascii=False) + "\n"
     return result
+
+
+def main(event: str, root: Path | None = None) -> int:
+    """``pmem hook claude-code EVENT`` as a process: the payload from stdin, the hook's answer
+    on stdout, errors on stderr, and always exit code 0 (a hook never blocks the agent)."""
+    done = run(event, sys.stdin.read(MAX_STDIN + 1), root)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return 0

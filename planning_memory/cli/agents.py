@@ -68,11 +68,7 @@ def claude_code_hook(ctx: Context, event: str) -> None:
       echo '{"session_id": "abc", "cwd": "'$PWD'", "source": "startup"}' \\
         | pmem hook claude-code SessionStart
     """
-    done = agents.run_hook(event, sys.stdin.read(agents.MAX_HOOK_INPUT + 1), ctx.root)
-    if done.stdout:
-        click.echo(done.stdout, nl=False)
-    if done.errors:
-        click.echo(done.stderr, nl=False, err=True)
+    sys.exit(agents.hook_main(event, ctx.root))
 
 
 @cli.group()
