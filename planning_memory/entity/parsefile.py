@@ -5,6 +5,7 @@ symbolic links; one larger than ``max_bytes`` is not read (``large``), one with 
 its first 8 KB is not parsed (``binary``). The content hash is git's blob id (SHA-1 of
 ``blob <size>\\0<content>``), so a hash from ``git ls-files -s`` and one computed here agree.
 When the hash equals ``known`` the file is reported ``same`` and not parsed.
+A Python file whose PEP 263 coding cookie names another encoding is parsed as decoded with it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, NotRequired, TypedDict
 from planning_memory.core import privacy
 from planning_memory.entity import entities, resolve, sideeffects
 from planning_memory.entity.facts import FileFacts
-from planning_memory.entity.languages import EXTRACTORS
+from planning_memory.entity.languages import EXTRACTORS, python
 
 BINARY_PROBE = 8192
 CONFIG_FILE_LIMIT = 1_000_000
@@ -117,6 +118,8 @@ def run(job: Job) -> Parsed:
     if digest == job["known"]:
         return {"path": path, "status": "same", "hash": digest}
     language = job["language"]
+    if language == "python":  # a PEP 263 coding cookie says how to decode it
+        data = python.utf8_source(data)
     try:
         facts = _redacted(EXTRACTORS[language](data), data)
     except Exception as exc:  # a grammar bug must not stop a scan of 100k files

@@ -1,7 +1,19 @@
-"""Python extractor: functions, methods, classes, imports, calls and docstrings. Pure."""
+"""Python extractor: functions, methods, classes, imports, calls and docstrings. Pure.
+
+A call through a name an import binds is recorded by what it imports, so that the call graph
+can tell an imported function from a local one: ``loads()`` after ``from json import loads``
+is ``json.loads``, ``h()`` after ``from .tax import rate as h`` is ``.tax.rate``, and
+``m.get()`` after ``import pkg.mod as m`` is ``pkg.mod.get``. A name imported as itself
+keeps its text when something is looked up on it (``mod.f()``, ``Klass.m()``,
+``logger.debug()``): the call graph finds a module and a class by that name, and the
+side-effect patterns read receivers such as ``logger`` as written. A name the module
+defines itself (a ``def`` or ``class`` outside a class body) shadows an import of it.
+"""
 
 from __future__ import annotations
 
+import codecs
+import re
 from functools import cache
 
 import tree_sitter_python
@@ -9,6 +21,7 @@ from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
 from planning_memory.entity.syntax import (
+    MAX_CALL,
     Grammar,
     Scope,
     assign_calls,
@@ -39,6 +52,9 @@ QUERY = """
 _COMMENT = frozenset({"comment"})
 _DOCUMENTED = frozenset({"function_definition", "class_definition", "decorated_definition"})
 _MODEL_BASES = frozenset({"Model", "Base", "DeclarativeBase", "Document"})
+_HEAD = re.compile(r"\w+(?=$|[.(\[])")  # a call's first name
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
+_BLANK = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
 
 
 @cache
@@ -55,13 +71,18 @@ def extract(source: bytes) -> FileFacts:
     for scope in every:
         if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
             scope.kind = "constructor" if scope.name == "__init__" else "method"
-    assign_calls(every, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    imports = ordered(caps.get("import", []))
+    calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
+    bindings = _bindings(imports, every)
+    if bindings:
+        calls = [(position, _through(call, bindings)) for position, call in calls]
+    assign_calls(every, calls)
     branches = count_branches(every, caps.get("branch", []))
     exports = _exports(root, every)
     public = set(exports)
     return {
         "purpose": summary(_module_docstring(root)),
-        "imports": _imports(ordered(caps.get("import", []))),
+        "imports": _imports(imports),
         "exports": exports,
         "classes": [s.qualified for s in every if s.kind == "class"],
         "functions": [_function(s, source, public) for s in every if s.is_function],
@@ -158,6 +179,77 @@ def _imports(nodes: list[Node]) -> list[ImportFact]:
     for item in found:
         seen.setdefault(item["module"], item)
     return list(seen.values())
+
+
+def _bindings(nodes: list[Node], scopes: list[Scope]) -> dict[str, tuple[str, bool]]:
+    """What the names bound by imports stand for, where that differs from the name, and
+    whether the name is an alias: ``import a.b as m`` binds ``m`` to ``(a.b, True)``,
+    ``from M import n as x`` binds ``x`` to ``(M.n, True)`` and ``from M import n`` binds
+    ``n`` to ``(M.n, False)``. Names the module defines itself, or also imports as
+    themselves (``import json`` beside a fallback ``import simplejson as json``), are left
+    out."""
+    found: dict[str, tuple[str, bool]] = {}
+    itself: list[str] = []
+    for node in nodes:
+        if node.type == "import_statement":
+            for child in node.named_children:
+                if child.type == "aliased_import":
+                    found[field_text(child, "alias")] = (field_text(child, "name"), True)
+                else:
+                    itself.append(text(child).split(".", 1)[0])
+            continue
+        module = field_text(node, "module_name")
+        prefix = module if not module.strip(".") else module + "."
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                found[field_text(child, "alias")] = (prefix + field_text(child, "name"), True)
+            else:
+                found[text(child)] = (prefix + text(child), False)
+    for scope in scopes:
+        if scope.parent is None or scope.parent.kind != "class":
+            found.pop(scope.name, None)
+    for name in itself:
+        found.pop(name, None)
+    return found
+
+
+def _through(call: str, bindings: dict[str, tuple[str, bool]]) -> str:
+    """``call`` with its first name replaced by what an import binds it to: always for an
+    alias, only when it is called itself (``n()``) for a name imported as itself."""
+    head = call.partition(".")[0]
+    if head not in bindings:
+        if "(" not in head and "[" not in head:
+            return call  # the common case, without the regular expression
+        match = _HEAD.match(call)
+        if match is None or match.group() not in bindings:
+            return call
+        head = match.group()
+    target, alias = bindings[head]
+    rest = call[len(head) :]
+    if not alias and rest.startswith("."):
+        return call
+    value = target + rest
+    return value if len(value) <= MAX_CALL else value[: MAX_CALL - 1] + "…"
+
+
+def utf8_source(source: bytes) -> bytes:
+    """``source`` as UTF-8: a module whose PEP 263 coding cookie (on its first line, or on
+    its second after a comment or blank first line) names another encoding is decoded with
+    it; any other source, or one that does not decode, is returned as it is."""
+    if source.isascii() or source.startswith(codecs.BOM_UTF8):
+        return source
+    lines = source.split(b"\n", 2)[:2]
+    for line in lines:
+        match = _CODING.match(line)
+        if match is not None:
+            try:
+                encoding = codecs.lookup(match.group(1).decode("ascii")).name
+                return source if encoding == "utf-8" else source.decode(encoding).encode()
+            except (LookupError, UnicodeError):
+                return source
+        if not _BLANK.match(line):
+            break
+    return source
 
 
 def _models(scopes: list[Scope]) -> list[str]:

@@ -204,3 +204,41 @@ def test_every_function_ast_finds_in_our_own_source(tmp_path: Path) -> None:
         for name, line in _ast_functions(path.read_text("utf-8"))
     }
     assert found == expected
+
+
+def test_a_coding_cookie_decodes_the_module_and_keeps_names_exact(tmp_path: Path) -> None:
+    source = "# -*- coding: latin-1 -*-\ndef café_name(x):\n    return 'é'\n"
+    assert python.utf8_source(source.encode("latin-1")) == source.encode("utf-8")
+    second = "#!/usr/bin/env python\n# vim: set fileencoding=iso-8859-15 :\nA = '€'\n"
+    assert python.utf8_source(second.encode("iso-8859-15")) == second.encode("utf-8")
+    late = "x = 1\n# coding: latin-1\nA = 'é'\n".encode("latin-1")  # not on a first line
+    assert python.utf8_source(late) == late
+    (tmp_path / "legacy.py").write_bytes(source.encode("latin-1"))
+    layout = Layout.for_repo(tmp_path)
+    assert scan(layout, Store(layout), {}).errors == 0
+    [shard] = (layout.entity / "files").rglob("_shard*.json")
+    stored = json.loads(shard.read_text())
+    assert list(stored["functions"]) == ["legacy.py::café_name"]
+    assert "encoding_errors" not in stored["files"]["legacy.py"]
+
+
+def test_calls_through_imports_are_recorded_by_the_name_they_import() -> None:
+    facts = python.extract(
+        b"import os.path\nimport pkg.mod as m\nfrom . import sibling\n"
+        b"try:\n    import json\nexcept ImportError:\n    import simplejson as json\n"
+        b"from .tax import rate_for as tax_rate, total\nfrom json import loads\n\n\n"
+        b"def loads(text):\n    return text\n\n\n"
+        b"def run():\n    m.helper()\n    os.path.join('a')\n    tax_rate(1)\n    total()\n"
+        b"    sibling.go()\n    loads('x')\n    m.Klass().make()\n    json.dumps(1)\n"
+    )
+    assert _fn(dict(facts), "run")["calls"] == [
+        "pkg.mod.helper",
+        "os.path.join",
+        ".tax.rate_for",
+        ".tax.total",
+        "sibling.go",  # a name imported as itself keeps its text when looked up on
+        "loads",  # the module's own loads shadows the import
+        "pkg.mod.Klass().make",
+        "pkg.mod.Klass",
+        "json.dumps",  # imported as itself too: not simplejson.dumps
+    ]
