@@ -21,6 +21,7 @@ PURE = (
     "core.privacy",
     "longterm.similarity",
     "longterm.triggers",
+    "longterm.speech",
     "views.render",
     "views.parse",
     "views.inert",
