@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from planning_memory.longterm import speech
+import planning_memory.longterm.speech as speech
 
 TriggerKind = Literal["pattern", "mistake", "preference", "praise"]
 Language = Literal["en", "es"]
