@@ -103,6 +103,7 @@ def file_entity(
             "classes": sorted(set(facts["classes"])),
             "components": sorted({c["name"] for c in facts["components"]}),
             "models": sorted(set(facts["models"])),
+            "types": facts.get("types"),
             "lines": lines,
             "complexity": complexity_label(facts),
             "cyclomatic": facts["complexity"],
@@ -159,6 +160,7 @@ def _component_entity(key: str, fact: ComponentFact) -> Entity:
             "hooks": fact["hooks"],
             "children": fact["children"],
             "exported": fact["exported"],
+            "props_type": fact.get("props_type"),
         }
     )
     if name_of(key, {}) != fact["name"]:

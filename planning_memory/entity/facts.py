@@ -34,6 +34,7 @@ class ComponentFact(TypedDict):
     hooks: list[str]
     children: list[str]
     exported: bool
+    props_type: NotRequired[str]  # ``import('../types').Props`` (``&``-joined): from elsewhere
 
 
 class FileFacts(TypedDict):
@@ -46,3 +47,4 @@ class FileFacts(TypedDict):
     complexity: int  # 1 + branch points in the whole file
     parse_errors: bool
     models: list[str]  # database models defined or queried (ORM classes, prisma.<model>)
+    types: NotRequired[dict[str, list[str]]]  # exported interfaces/type aliases -> members

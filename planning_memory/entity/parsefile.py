@@ -121,7 +121,7 @@ def run(job: Job) -> Parsed:
     if language == "python":  # a PEP 263 coding cookie says how to decode it
         data = python.utf8_source(data)
     try:
-        facts = _redacted(EXTRACTORS[language](data), data)
+        facts = _redacted(EXTRACTORS[language](data, path), data)
     except Exception as exc:  # a grammar bug must not stop a scan of 100k files
         return {"path": path, "status": "error", "hash": digest, "error": repr(exc)[:200]}
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

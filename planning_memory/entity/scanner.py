@@ -5,8 +5,10 @@
 2. Compare with the stored hashes (``shards.HashIndex``: a derived cache in ``contextual/``,
    rebuilt from the shards when absent or stale). Nothing changed: done, no shard read.
 3. Parse the rest (``pool``), resolving imports in the workers; resolve again only when files
-   came or went; apply coverage when a report exists; update ``called_by`` where it can have
-   changed (``callgraph``); recompute feature areas when their inputs changed (``areas``).
+   came or went; merge props types imported from another file into components (``proptypes``:
+   a file whose imported props types changed is parsed again); apply coverage when a report
+   exists; update ``called_by`` where it can have changed (``callgraph``); recompute feature
+   areas when their inputs changed (``areas``).
 4. Write only the shards whose content changed (equal bytes are left alone), all under the
    memory lock.
 """
@@ -30,6 +32,7 @@ from planning_memory.entity import (
     entities,
     parsefile,
     pool,
+    proptypes,
     resolve,
     walk,
 )
@@ -217,6 +220,7 @@ def _stat(path: Path) -> list[int]:
 
 def _update(run: _Run, clock: _Clock) -> int:
     _resolve_imports(run)
+    _imported_props(run)
     _apply_coverage(run)
     clock.lap("resolve")
     before, after = run.table.graph_views()
@@ -399,6 +403,31 @@ def _resolve_imports(run: _Run) -> None:
     for path in sorted(targets):
         entity = run.table[path]
         run.set_file(path, parsefile.resolved(entity, path, context))
+
+
+def _imported_props(run: _Run) -> None:
+    """Parse again the files whose components' imported props types changed (``proptypes``),
+    against the final source set, then merge those types into every parsed file's
+    components."""
+    again = proptypes.dependents(run.table, run.symbols, run.parsed)
+    if again:
+        base = str(run.layout.repo_root) + os.sep
+        jobs: list[parsefile.Job] = [
+            {
+                "path": path,
+                "location": base + path,
+                "language": str(run.table[path].get("language")),
+                "git_hash": None,
+                "known": None,
+                "max_bytes": run.settings.max_file_bytes,
+            }
+            for path in again
+        ]
+        setup = (str(run.layout.repo_root), run.table.sources())
+        run.count("unchanged", -len(jobs))  # counted when planned: parsed now
+        for result in pool.parse(jobs, run.settings, setup, None):
+            _apply(run, result)
+    proptypes.merge(sorted(run.parsed), run.table, run.symbols)
 
 
 def _apply_coverage(run: _Run) -> None:

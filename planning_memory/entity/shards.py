@@ -59,7 +59,16 @@ FILE_BUDGET = 400_000  # bytes of compact JSON for its functions (or components)
 FUNCTION_BUDGET = 32_000  # a function larger than this keeps its first MAX_CALLS calls
 MAX_CALLS = 200
 MAX_NAMES = 1000  # entries of each list (and of the imports) of its file entity
-_FILE_LISTS = ("imports", "packages", "reexports", "exports", "classes", "components", "models")
+_FILE_LISTS = (
+    "imports",
+    "packages",
+    "reexports",
+    "exports",
+    "classes",
+    "components",
+    "models",
+    "types",
+)
 
 
 def folder_of(path: str) -> str:

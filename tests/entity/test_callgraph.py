@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from planning_memory.core.layout import Layout
 from planning_memory.entity import scan
 from planning_memory.store import Store
@@ -149,9 +147,6 @@ def test_typescript_calls_through_default_and_namespace_imports_link(tmp_path: P
     assert links["src/api.ts::get"] == ["src/app.ts::load"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="javascript.py does not record import aliases (``h`` for ``helper``)"
-)
 def test_typescript_calls_through_an_aliased_or_renamed_default_import_link(
     tmp_path: Path,
 ) -> None:
@@ -228,6 +223,55 @@ def test_method_calls_on_unknown_values_do_not_link(tmp_path: Path) -> None:
     assert links["shapes.py::Router.get"] == ["app.py::build"]  # the class is known
 
 
+def test_typescript_calls_through_a_namespace_under_another_name_link(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/http-client.ts": "export function getJson(url: string) { return url }\n",
+            "src/user_repository.ts": "export function findUser(id: string) { return id }\n",
+            "src/app.ts": (
+                "import * as http from './http-client'\n"
+                "import * as users from './user_repository'\n\n"
+                "export function load() {\n  return http.getJson(users.findUser('1'))\n}\n"
+            ),
+        },
+    )
+    assert links["src/http-client.ts::getJson"] == ["src/app.ts::load"]
+    assert links["src/user_repository.ts::findUser"] == ["src/app.ts::load"]
+
+
+def test_an_aliased_import_links_the_imported_function_not_a_local_one(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/x.ts": "export function helper() { return 1 }\n",
+            "src/app.ts": (
+                "import { helper as h } from './x'\n\n"
+                "function helper() { return 2 }\n\n"
+                "export function load() {\n  return h() + helper()\n}\n"
+            ),
+        },
+    )
+    assert links["src/x.ts::helper"] == ["src/app.ts::load"]
+    assert links["src/app.ts::helper"] == ["src/app.ts::load"]
+
+
+def test_a_namespace_call_to_a_name_the_module_lacks_links_nothing(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/http.ts": (
+                "export const cache = new Map()\nexport default (url: string) => url\n"
+            ),
+            "src/app.ts": (
+                "import * as http from './http'\n\n"
+                "export function load() {\n  return http.cache.get('/x')\n}\n"
+            ),
+        },
+    )
+    assert links["src/http.ts::default"] == []
+
+
 def test_typescript_method_calls_on_unknown_values_do_not_link(tmp_path: Path) -> None:
     links = called_by(
         tmp_path,
@@ -262,6 +306,24 @@ def test_a_function_returned_by_a_hook_the_caller_calls_links(tmp_path: Path) ->
     )
     assert links["src/useAuth.ts::useAuth.login"] == ["src/page.ts::Page"]
     assert links["src/useAuth.ts::useAuth.logout"] == []  # Other never calls useAuth
+
+
+def test_a_function_returned_by_a_default_imported_hook_links(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/hooks/useAuth.ts": (
+                "export default function useAuth() {\n  const login = () => 1\n"
+                "  return { login }\n}\n"
+            ),
+            "src/page.ts": (
+                "import useAuth from './hooks/useAuth'\n\n"
+                "export function Page() {\n  const { login } = useAuth()\n  return login()\n}\n"
+            ),
+        },
+    )
+    assert links["src/hooks/useAuth.ts::useAuth"] == ["src/page.ts::Page"]
+    assert links["src/hooks/useAuth.ts::useAuth.login"] == ["src/page.ts::Page"]
 
 
 def test_a_module_call_prefers_the_module_over_the_files_it_re_exports(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """The language registry: file extensions to language names, and language names to extractors.
 
-Adding a language is one module with an ``extract(source: bytes) -> FileFacts`` function and
-two lines here. Registries are plain dicts behind the ``Extractor`` protocol.
+Adding a language is one module with an ``extract(source: bytes, path: str | None = None) ->
+FileFacts`` function and two lines here. Registries are plain dicts behind the ``Extractor``
+protocol. ``path`` is the file's repository path (``src/Header.tsx``); an extractor may ignore
+it (JavaScript names an anonymous default-exported component after its file).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from planning_memory.entity.languages import go, java, javascript, python, rust
 
 
 class Extractor(Protocol):
-    def __call__(self, source: bytes, /) -> FileFacts: ...
+    def __call__(self, source: bytes, path: str, /) -> FileFacts: ...
 
 
 EXTRACTORS: dict[str, Extractor] = {

@@ -49,8 +49,8 @@ def grammar() -> Grammar:
     return Grammar(tree_sitter_go.language(), QUERY)
 
 
-def extract(source: bytes) -> FileFacts:
-    """The facts of one Go file."""
+def extract(source: bytes, path: str | None = None) -> FileFacts:
+    """The facts of one Go file (``path`` is not used)."""
     root, caps = grammar().captures(source)
     scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
     for node in caps.get("method", []):

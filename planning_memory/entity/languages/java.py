@@ -53,8 +53,8 @@ def grammar() -> Grammar:
     return Grammar(tree_sitter_java.language(), QUERY)
 
 
-def extract(source: bytes) -> FileFacts:
-    """The facts of one Java file."""
+def extract(source: bytes, path: str | None = None) -> FileFacts:
+    """The facts of one Java file (``path`` is not used)."""
     root, caps = grammar().captures(source)
     scopes = [Scope(n, field_text(n, "name"), "method") for n in caps.get("function", [])]
     scopes += [Scope(n, field_text(n, "name"), "constructor") for n in caps.get("constructor", [])]

@@ -4,8 +4,9 @@ A function is an entity when it has a name: a declaration, a method, or a functi
 expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper.
 An object literal bound to a variable names the functions inside it (``authOptions.authorize``).
 Anonymous callbacks are transparent: their calls belong to the named function around them.
-Names are exactly as written (a string key loses only its quotes). Components are found by
-``react``. Pure.
+Names are exactly as written (a string key loses only its quotes). Imports, exports and
+what calls through import bindings are recorded as come from ``jsimports``, components from
+``react``, declared types' members from ``tstypes``. Pure.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Node
 
-from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
-from planning_memory.entity.languages import react
-from planning_memory.entity.languages.react import TRANSPARENT, key_name, object_keys
+from planning_memory.entity.facts import FileFacts, FunctionFact
+from planning_memory.entity.languages import jsimports, react
+from planning_memory.entity.languages.react import TRANSPARENT
+from planning_memory.entity.languages.tstypes import Types, key_name
 from planning_memory.entity.syntax import (
     Grammar,
     Scope,
@@ -37,7 +39,6 @@ from planning_memory.entity.syntax import (
     summary,
     text,
     unique,
-    unquote,
 )
 
 _BASE = """
@@ -136,7 +137,8 @@ class _File:
         self.reads_pos = [n.start_byte for n in self.reads]
         self.state_objects = ordered(caps.get("state", []))
         self.state_pos = [n.start_byte for n in self.state_objects]
-        self.types = react.Types(caps.get("type", []))
+        self.bound = jsimports.bindings(caps.get("import", []))
+        self.types = Types(caps.get("type", []), self.bound)
 
 
 def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
@@ -144,15 +146,15 @@ def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
     anonymous default-exported component after its file."""
     f = _File(source, dialect)
     scopes = _scopes(f.caps)
-    calls = list(zip(f.call_pos, f.call_text, strict=True))
+    calls = _calls(f, scopes, path)
     calls += [(n.start_byte, "new " + callee(text(n))) for n in f.caps.get("new", [])]
     assign_calls(scopes, calls)
     branches = count_branches(scopes, f.caps.get("branch", []))
-    imports, exports = _imports_exports(f)
+    imports, exports = jsimports.imports_exports(f)
     exported = set(exports)
     functions = [_function(s, f, exported) for s in scopes if s.is_function]
     components = react.components(scopes, f, lambda scope: _is_exported(scope, exported), path)
-    return {
+    facts: FileFacts = {
         "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _DOCUMENTED)),
         "imports": imports,
         "exports": exports,
@@ -163,6 +165,22 @@ def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
         "parse_errors": f.root.has_error,
         "models": _models(f, scopes),
     }
+    types = f.types.exported(exports)
+    if types:
+        facts["types"] = types
+    return facts
+
+
+def _calls(f: _File, scopes: list[Scope], path: str | None) -> list[tuple[int, str]]:
+    """Each call's position and text, a call through an import binding recorded by what it
+    imports (``jsimports.call_names``)."""
+    calls = list(zip(f.call_pos, f.call_text, strict=True))
+    if f.bound:
+        defined = {s.name for s in scopes if s.parent is None or s.parent.kind == "function"}
+        names = jsimports.call_names(f.bound, path, defined)
+        if names:
+            calls = [(position, jsimports.through(call, names)) for position, call in calls]
+    return calls
 
 
 # -- scopes --------------------------------------------------------------------------------
@@ -282,126 +300,6 @@ def _is_exported(scope: Scope, exported: set[str]) -> bool:
     private = first is not None and first.type == "accessibility_modifier"
     private = private and text(first) in ("private", "protected")
     return not private and not scope.name.startswith("#")
-
-
-# -- imports and exports -------------------------------------------------------------------
-def _imports_exports(f: _File) -> tuple[list[ImportFact], list[str]]:
-    imports: list[ImportFact] = []
-    for node in ordered(f.caps.get("import", [])):
-        source = node.child_by_field_name("source")
-        if source is not None:
-            imports.append({"module": unquote(text(source))})
-    for position, name in enumerate(f.call_text):
-        if name in ("require", "import"):
-            module = _first_string_argument(f.call_nodes[position])
-            if module:
-                imports.append({"module": module})
-    exports: list[str] = []
-    for node in ordered(f.caps.get("export", [])):
-        exports.extend(_exported_names(node))
-        source = node.child_by_field_name("source")
-        if source is not None:
-            imports.append({"module": unquote(text(source)), "reexport": True})
-    exports.extend(_commonjs_exports(f.root))
-    return imports, unique(exports)
-
-
-def _first_string_argument(callee_node: Node) -> str | None:
-    call = callee_node.parent
-    args = call.child_by_field_name("arguments") if call is not None else None
-    if args is None or args.named_child_count == 0:
-        return None
-    first = args.named_children[0]
-    if first.type not in ("string", "template_string"):
-        return None
-    value = unquote(text(first))
-    return value if "${" not in value else None
-
-
-def _exported_names(node: Node) -> list[str]:
-    declaration = node.child_by_field_name("declaration")
-    if declaration is not None:
-        return _declared_names(declaration)
-    names: list[str] = []
-    for child in node.named_children:
-        if child.type == "export_clause":
-            for spec in child.named_children:
-                alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
-                names.append(text(alias))
-        elif child.type == "namespace_export":
-            names.extend(text(c) for c in child.named_children)
-    value = node.child_by_field_name("value")
-    if value is not None:
-        names.append(_default_export_name(value))
-    return names
-
-
-def _default_export_name(value: Node) -> str:
-    """The name ``export default`` (or ``module.exports =``) gives its value: an identifier,
-    a named function or class, the component inside HOC calls (``withStyles(s)(Button)``,
-    ``connect(a, b)(Comp)``, ``memo(Row)``), else ``default``."""
-    while value.type in TRANSPARENT and value.named_child_count:
-        value = value.named_children[0]
-    if value.type == "identifier":
-        return text(value)
-    if value.type != "call_expression":
-        return field_text(value, "name") or "default"
-    arguments = value.child_by_field_name("arguments")
-    if arguments is None or arguments.type != "arguments":  # a tagged template
-        return "default"
-    first = next((a for a in arguments.named_children if a.type != "comment"), None)
-    if first is None:
-        return "default"
-    if first.type == "identifier" and not text(first)[:1].isupper():
-        return "default"  # `createStore(reducer)` exports a store, not `reducer`
-    return _default_export_name(first)
-
-
-def _declared_names(declaration: Node) -> list[str]:
-    if declaration.type in ("lexical_declaration", "variable_declaration"):
-        names: list[str] = []
-        for declarator in declaration.named_children:
-            target = declarator.child_by_field_name("name")
-            if target is not None:
-                names.extend(_pattern_names(target))
-        return names
-    name = field_text(declaration, "name")
-    return [name] if name else []
-
-
-def _pattern_names(pattern: Node) -> list[str]:
-    """The variables a declaration pattern binds: ``{ a, b: c, d = 1, ...e }`` binds a, c, d
-    and e."""
-    kind = pattern.type
-    if kind in ("identifier", "shorthand_property_identifier_pattern"):
-        return [text(pattern)]
-    if kind == "pair_pattern":
-        value = pattern.child_by_field_name("value")
-        return _pattern_names(value) if value is not None else []
-    if kind in ("object_assignment_pattern", "assignment_pattern"):
-        left = pattern.child_by_field_name("left")
-        return _pattern_names(left) if left is not None else []
-    if kind in ("object_pattern", "array_pattern", "rest_pattern"):
-        return [name for child in pattern.named_children for name in _pattern_names(child)]
-    return []
-
-
-def _commonjs_exports(root: Node) -> list[str]:
-    names: list[str] = []
-    for stmt in root.named_children:
-        if stmt.type != "expression_statement" or stmt.named_child_count != 1:
-            continue
-        assign = stmt.named_children[0]
-        if assign.type != "assignment_expression":
-            continue
-        left = field_text(assign, "left")
-        right = assign.child_by_field_name("right")
-        if left.startswith("exports.") or left.startswith("module.exports."):
-            names.append(last_segment(left))
-        elif left == "module.exports" and right is not None:
-            is_object = right.type == "object"
-            names.extend(object_keys(right) if is_object else [_default_export_name(right)])
-    return names
 
 
 def _models(f: _File, scopes: list[Scope]) -> list[str]:

@@ -62,8 +62,8 @@ def grammar() -> Grammar:
     return Grammar(tree_sitter_python.language(), QUERY)
 
 
-def extract(source: bytes) -> FileFacts:
-    """The facts of one Python module."""
+def extract(source: bytes, path: str | None = None) -> FileFacts:
+    """The facts of one Python module (``path`` is not used)."""
     root, caps = grammar().captures(source)
     scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]

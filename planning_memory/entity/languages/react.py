@@ -16,12 +16,13 @@ captured, and every name is exactly as written.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Protocol
 
 from tree_sitter import Node
 
 from planning_memory.entity.facts import ComponentFact
+from planning_memory.entity.languages.tstypes import Types, object_keys, pattern_keys
 from planning_memory.entity.syntax import (
     Scope,
     field_text,
@@ -29,7 +30,6 @@ from planning_memory.entity.syntax import (
     lines,
     text,
     unique,
-    unquote,
     within,
 )
 
@@ -43,7 +43,6 @@ _FC_TYPES = frozenset(
     {"FC", "FunctionComponent", "VFC", "VoidFunctionComponent", "SFC", "ComponentType"}
 )
 _PROPS_ARGUMENT = {"forwardRef": 1, "memo": 0}  # which type argument is the props type
-_SAME_KEYS = frozenset({"Readonly", "Partial", "Required"})
 _NOT_CHILDREN = frozenset({"Fragment", "React.Fragment"})
 _CONTEXT_TAGS = (".Provider", ".Consumer")
 Exported = Callable[[Scope], bool]
@@ -165,16 +164,26 @@ def _function_component(scope: Scope, name: str, f: JsxFile, exported: Exported)
             state.extend(_state_names(f.call_nodes[index]))
         else:
             hooks.append(hook)
-    return {
+    refs: list[str] = []
+    fact: ComponentFact = {
         "name": name,
         "kind": "function",
         "lines": lines(scope.node),
-        "props": _function_props(scope, f),
+        "props": _function_props(scope, f, refs),
         "state": unique(state),
         "hooks": unique(hooks),
         "children": _children(scope, f),
         "exported": exported(scope),
     }
+    return _with_props_type(fact, refs)
+
+
+def _with_props_type(fact: ComponentFact, refs: list[str]) -> ComponentFact:
+    """``fact`` with the imported types its props type is built from (``Types.members``'s
+    ``refs``), ``&``-joined, as ``props_type``."""
+    if refs:
+        fact["props_type"] = " & ".join(unique(refs))
+    return fact
 
 
 def _state_names(callee_node: Node) -> list[str]:
@@ -203,11 +212,11 @@ def _first_element(array_pattern: Node) -> Node | None:
     return None
 
 
-def _function_props(scope: Scope, f: JsxFile) -> list[str]:
+def _function_props(scope: Scope, f: JsxFile, refs: list[str]) -> list[str]:
     pattern, annotation = _first_parameter(scope.node)
     props: list[str] = []
     for type_node in _props_types(scope.node, annotation):
-        props.extend(f.types.members(type_node))
+        props.extend(f.types.members(type_node, refs=refs))
     if pattern is not None and pattern.type == "object_pattern":
         props.extend(pattern_keys(pattern))
     elif pattern is not None and pattern.type == "identifier":
@@ -275,10 +284,11 @@ def _reads(f: JsxFile, holder: str, scope: Scope) -> list[str]:
 def _class_component(scope: Scope, name: str, f: JsxFile, exported: Exported) -> ComponentFact:
     arguments = _heritage(scope.node)[1]
     props = []
+    refs: list[str] = []
     if arguments is not None and arguments.named_child_count:
-        props.extend(f.types.members(arguments.named_children[0]))
+        props.extend(f.types.members(arguments.named_children[0], refs=refs))
     props.extend(_reads(f, "this.props", scope))
-    return {
+    fact: ComponentFact = {
         "name": name,
         "kind": "class",
         "lines": lines(scope.node),
@@ -288,6 +298,7 @@ def _class_component(scope: Scope, name: str, f: JsxFile, exported: Exported) ->
         "children": _children(scope, f),
         "exported": exported(scope),
     }
+    return _with_props_type(fact, refs)
 
 
 def _class_state(scope: Scope, f: JsxFile) -> list[str]:
@@ -327,109 +338,3 @@ def _updated_keys(node: Node | None) -> list[str]:
     return [
         k for r in returns for k in _updated_keys(r.named_children[0] if r.named_children else None)
     ]
-
-
-# -- keys and types ------------------------------------------------------------------------
-def key_name(node: Node | None) -> str:
-    """A property key exactly as written (a string key without its quotes); "" for a
-    computed ``[key]``."""
-    if node is None or node.type == "computed_property_name":
-        return ""
-    return unquote(text(node)) if node.type == "string" else text(node)
-
-
-def object_keys(node: Node) -> list[str]:
-    """The keys an object literal spells out (spreads and computed keys left out)."""
-    keys = []
-    for child in node.named_children:
-        if child.type == "shorthand_property_identifier":
-            keys.append(text(child))
-        elif child.type == "pair":
-            keys.append(key_name(child.child_by_field_name("key")))
-        elif child.type == "method_definition":
-            keys.append(key_name(child.child_by_field_name("name")))
-    return [k for k in keys if k]
-
-
-def pattern_keys(pattern: Node) -> list[str]:
-    """The keys an object pattern takes (``{ a, b = 1, c: d, ...rest }`` -> a, b, c)."""
-    keys = []
-    for child in pattern.named_children:
-        if child.type == "shorthand_property_identifier_pattern":
-            keys.append(text(child))
-        elif child.type == "object_assignment_pattern":
-            keys.append(field_text(child, "left"))
-        elif child.type == "pair_pattern":
-            keys.append(key_name(child.child_by_field_name("key")))
-    return [k for k in keys if k]
-
-
-class Types:
-    """The interfaces and type aliases one file declares, and the member names of a type
-    built from them: ``A & B``, ``A | B``, ``extends``, ``Readonly<A>``, ``Omit<A, 'x'>``,
-    ``PropsWithChildren<A>``, inline ``{ ... }``. Types from elsewhere give nothing."""
-
-    def __init__(self, declarations: Iterable[Node]) -> None:
-        self.declared = {field_text(node, "name"): node for node in declarations}
-
-    def members(self, node: Node, seen: frozenset[str] = frozenset()) -> list[str]:
-        kind = node.type
-        if kind in ("type_annotation", "parenthesized_type", "intersection_type", "union_type"):
-            return [m for child in node.named_children for m in self.members(child, seen)]
-        if kind in ("object_type", "interface_body"):
-            return _signatures(node)
-        if kind == "type_identifier":
-            return self._declared(text(node), seen)
-        if kind == "generic_type":
-            return self._generic(node, seen)
-        return []
-
-    def _generic(self, node: Node, seen: frozenset[str]) -> list[str]:
-        name = field_text(node, "name")
-        arguments = node.child_by_field_name("type_arguments")
-        args = arguments.named_children if arguments is not None else []
-        wrapper = last_segment(name)
-        if wrapper in _SAME_KEYS and args:
-            return self.members(args[0], seen)
-        if wrapper == "PropsWithChildren" and args:
-            return [*self.members(args[0], seen), "children"]
-        if wrapper in ("Omit", "Pick") and len(args) == 2:
-            listed = _literal_keys(args[1])
-            if wrapper == "Pick":
-                return listed
-            return [m for m in self.members(args[0], seen) if m not in listed]
-        return self._declared(name, seen)
-
-    def _declared(self, name: str, seen: frozenset[str]) -> list[str]:
-        declaration = self.declared.get(name)
-        if declaration is None or name in seen:
-            return []
-        seen = seen | {name}
-        if declaration.type != "interface_declaration":
-            value = declaration.child_by_field_name("value")
-            return self.members(value, seen) if value is not None else []
-        body = declaration.child_by_field_name("body")
-        own = _signatures(body) if body is not None else []
-        for clause in declaration.children:
-            if clause.type == "extends_type_clause":
-                own += [m for base in clause.named_children for m in self.members(base, seen)]
-        return own
-
-
-def _signatures(body: Node) -> list[str]:
-    names = [
-        key_name(child.child_by_field_name("name"))
-        for child in body.named_children
-        if child.type in ("property_signature", "method_signature")
-    ]
-    return [n for n in names if n]
-
-
-def _literal_keys(node: Node) -> list[str]:
-    """The string literals of ``'a' | 'b'`` (the keys of ``Omit``/``Pick``)."""
-    if node.type == "union_type":
-        return [k for child in node.named_children for k in _literal_keys(child)]
-    if node.type == "literal_type" and node.named_child_count:
-        literal = node.named_children[0]
-        return [unquote(text(literal))] if literal.type == "string" else []
-    return []

@@ -54,8 +54,8 @@ def grammar() -> Grammar:
     return Grammar(tree_sitter_rust.language(), QUERY)
 
 
-def extract(source: bytes) -> FileFacts:
-    """The facts of one Rust file."""
+def extract(source: bytes, path: str | None = None) -> FileFacts:
+    """The facts of one Rust file (``path`` is not used)."""
     root, caps = grammar().captures(source)
     scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
     scopes += [Scope(n, _impl_name(n), "impl") for n in caps.get("impl", [])]

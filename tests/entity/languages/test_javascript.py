@@ -310,3 +310,72 @@ def test_keys_and_members_are_reported_as_written(keys: list[str]) -> None:
     assert facts["components"][0]["props"] == keys
     assert [f["name"] for f in facts["functions"][1:]] == keys
     assert facts["exports"] == ["View", "handlers", *keys]
+
+
+# -- calls through import bindings ---------------------------------------------------------
+BINDINGS = b"""import fetchJson from './http'
+import * as client from '../lib/http-client'
+import { helper as h, other } from './x'
+import axios from 'axios'
+import * as fs from 'fs'
+import { readFile as rf } from 'node:fs/promises'
+import util, { default as tool } from '.'
+import { useQuery as useQ } from 'react-query'
+
+export async function load() {
+  h()
+  h.cache.clear()
+  other()
+  client.getJson('/u')
+  client()
+  fetchJson('/x')
+  fetchJson.cache()
+  axios('/y')
+  fs.readFileSync('a')
+  rf('b')
+  util()
+  tool()
+}
+
+export function Panel() {
+  const data = useQ('k')
+  return <p>{data}</p>
+}
+"""
+
+
+def test_calls_through_import_bindings_are_recorded_by_what_they_import() -> None:
+    facts = javascript.extract(BINDINGS, "tsx", "src/lib/app.tsx")
+    assert _fn(facts, "load")["calls"] == [
+        "helper",  # an aliased name: the name it imports
+        "helper.cache.clear",
+        "other",  # a name imported as itself keeps its text
+        "httpClient.getJson",  # a namespace: the module's name, as the call graph knows it
+        "client",
+        "http.fetchJson",  # a default import of a project module: module.name
+        "fetchJson.cache",  # something looked up on it: as written
+        "axios",  # packages: only aliases are followed
+        "fs.readFileSync",
+        "readFile",
+        "lib.util",  # '.' is the importer's folder
+        "lib.tool",
+    ]
+    panel = _fn(facts, "Panel")
+    assert panel["calls"] == ["useQuery"]
+    assert facts["components"][0]["hooks"] == ["useQ"]  # component facts stay as written
+
+
+def test_a_binding_the_module_shadows_is_not_followed() -> None:
+    source = (
+        b"import { helper as h } from './x'\nimport { a as b } from './y'\n\n"
+        b"function helper() { return 1 }\n"
+        b"export function go() {\n  function b() { return 2 }\n  h()\n  b()\n}\n"
+    )
+    facts = javascript.extract(source, "typescript", "src/go.ts")
+    # ``helper`` alone would be this file's own helper: the module names the imported one
+    assert _fn(facts, "go")["calls"] == ["x.helper", "b"]
+
+
+def test_import_bindings_without_a_path() -> None:
+    source = b"import a from '.'\nimport b from './b/index'\nexport function f() { a(); b() }\n"
+    assert _fn(javascript.extract(source, "typescript"), "f")["calls"] == ["a", "b.b"]

@@ -179,3 +179,78 @@ def test_fragments_providers_and_consumers_are_not_children() -> None:
 }
 """
     assert _components(source)["App"]["children"] == ["Header", "Main", "Footer"]
+
+
+# -- props types imported from another file ------------------------------------------------
+IMPORTED_PROPS = b"""import type { InputLabelProps } from '../types'
+import { Props as RippleProps } from '../TouchableRipple/TouchableRipple'
+import type { PressableProps } from './Pressable'
+import type * as T from './types'
+import type { Base } from './base'
+
+type Props = PressableProps & { borderless?: boolean }
+interface CardProps extends Base { title: string }
+
+export const InputLabel = (props: InputLabelProps) => <p>{props.label}</p>
+export function Tab({ route }: RippleProps) { return <i>{route}</i> }
+export function Ripple({ onPress }: Props) { return <b onClick={onPress} /> }
+export const Named: React.FC<T.Props> = ({ size }) => <s>{size}</s>
+export function Card({ title }: CardProps) { return <h1>{title}</h1> }
+export function Local({ a }: { a: string }) { return <u>{a}</u> }
+export function Narrowed({ x }: Omit<InputLabelProps, 'y'>) { return <q>{x}</q> }
+export class Old extends React.Component<InputLabelProps & Props> { render() { return <p /> } }
+"""
+
+
+def test_an_imported_props_type_is_recorded_by_module_and_name() -> None:
+    components = _components(IMPORTED_PROPS)
+    types = {name: c.get("props_type") for name, c in components.items()}
+    assert types == {
+        "InputLabel": "import('../types').InputLabelProps",
+        "Tab": "import('../TouchableRipple/TouchableRipple').Props",  # the name it imports
+        "Ripple": "import('./Pressable').PressableProps",  # through the file's own alias
+        "Named": "import('./types').Props",  # a namespace
+        "Card": "import('./base').Base",  # an interface's imported base
+        "Local": None,
+        "Narrowed": None,  # Omit<...>: its members cannot be taken whole
+        "Old": "import('../types').InputLabelProps & import('./Pressable').PressableProps",
+    }
+    assert components["InputLabel"]["props"] == ["label"]
+    assert components["Ripple"]["props"] == ["borderless", "onPress"]
+    assert components["Card"]["props"] == ["title"]
+
+
+def test_exported_types_record_their_members() -> None:
+    source = b"""import type { Theme } from './theme'
+export interface A { a: string; b?: () => void }
+export type B = A & { c: number }
+interface Hidden { h: string }
+type Local = { l: string }
+export type { Local }
+export type Mode = 'x' | 'y'
+export type Themed = Theme & { t: string }
+export default interface D { d: string }
+"""
+    facts = javascript.extract(source, "typescript")
+    assert facts.get("types") == {
+        "A": ["a", "b"],
+        "B": ["a", "b", "c"],
+        "Local": ["l"],
+        "Themed": ["t"],
+        "D": ["d"],
+    }
+    assert "types" not in javascript.extract(b"interface P { p: string }\n", "typescript")
+
+
+def test_an_imported_generic_type_is_no_props_type() -> None:
+    source = b"""import * as React from 'react'
+import type { ListProps } from './list'
+import type { $Omit } from './types'
+type Props = React.ComponentPropsWithRef<typeof View> & { size?: number }
+export function Spinner({ size }: Props) { return <i>{size}</i> }
+export function Rows({ rows }: $Omit<ListProps<Row>, 'x'> & { rows: Row[] }) { return <ul /> }
+"""
+    components = _components(source)
+    assert "props_type" not in components["Spinner"]
+    assert "props_type" not in components["Rows"]
+    assert components["Spinner"]["props"] == ["size"]

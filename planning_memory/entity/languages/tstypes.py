@@ -1,0 +1,157 @@
+"""TypeScript type members and object keys: what interfaces, aliases and literals name. Pure.
+
+The member names of the interfaces and type aliases a file declares (and the imported types
+they are built from), and the keys of object literals and patterns, exactly as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from tree_sitter import Node
+
+from planning_memory.entity.syntax import field_text, last_segment, text, unique, unquote
+
+_SAME_KEYS = frozenset({"Readonly", "Partial", "Required"})
+
+
+def key_name(node: Node | None) -> str:
+    """A property key exactly as written (a string key without its quotes); "" for a
+    computed ``[key]``."""
+    if node is None or node.type == "computed_property_name":
+        return ""
+    return unquote(text(node)) if node.type == "string" else text(node)
+
+
+def object_keys(node: Node) -> list[str]:
+    """The keys an object literal spells out (spreads and computed keys left out)."""
+    keys = []
+    for child in node.named_children:
+        if child.type == "shorthand_property_identifier":
+            keys.append(text(child))
+        elif child.type == "pair":
+            keys.append(key_name(child.child_by_field_name("key")))
+        elif child.type == "method_definition":
+            keys.append(key_name(child.child_by_field_name("name")))
+    return [k for k in keys if k]
+
+
+def pattern_keys(pattern: Node) -> list[str]:
+    """The keys an object pattern takes (``{ a, b = 1, c: d, ...rest }`` -> a, b, c)."""
+    keys = []
+    for child in pattern.named_children:
+        if child.type == "shorthand_property_identifier_pattern":
+            keys.append(text(child))
+        elif child.type == "object_assignment_pattern":
+            keys.append(field_text(child, "left"))
+        elif child.type == "pair_pattern":
+            keys.append(key_name(child.child_by_field_name("key")))
+    return [k for k in keys if k]
+
+
+class Types:
+    """The interfaces and type aliases one file declares, and the member names of a type
+    built from them: ``A & B``, ``A | B``, ``extends``, ``Readonly<A>``, ``Omit<A, 'x'>``,
+    ``PropsWithChildren<A>``, inline ``{ ... }``. A type from elsewhere gives no members; one
+    the file imports (``imports``: local name -> ``(module, imported name)``, ``*`` for a
+    namespace) is reported in ``refs``, when asked, as ``import('module').Name`` wherever
+    all its members would count: not inside ``Omit``/``Pick``, nor when it takes type
+    arguments (``ComponentProps<typeof View>``: its members depend on them)."""
+
+    def __init__(
+        self, declarations: Iterable[Node], imports: Mapping[str, tuple[str, str]] | None = None
+    ) -> None:
+        self.declared = {field_text(node, "name"): node for node in declarations}
+        self.imports = imports or {}
+
+    def members(
+        self, node: Node, seen: frozenset[str] = frozenset(), refs: list[str] | None = None
+    ) -> list[str]:
+        kind = node.type
+        if kind in ("type_annotation", "parenthesized_type", "intersection_type", "union_type"):
+            return [m for child in node.named_children for m in self.members(child, seen, refs)]
+        if kind in ("object_type", "interface_body"):
+            return _signatures(node)
+        if kind in ("type_identifier", "nested_type_identifier"):
+            return self._declared(text(node), seen, refs)
+        if kind == "generic_type":
+            return self._generic(node, seen, refs)
+        return []
+
+    def exported(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """The members of each type among ``names`` the file declares (those with any)."""
+        found: dict[str, list[str]] = {}
+        for name in names:
+            if name in self.declared:
+                members = unique(self._declared(name, frozenset(), None))
+                if members:
+                    found[name] = members
+        return found
+
+    def _generic(self, node: Node, seen: frozenset[str], refs: list[str] | None) -> list[str]:
+        name = field_text(node, "name")
+        arguments = node.child_by_field_name("type_arguments")
+        args = arguments.named_children if arguments is not None else []
+        wrapper = last_segment(name)
+        if wrapper in _SAME_KEYS and args:
+            return self.members(args[0], seen, refs)
+        if wrapper == "PropsWithChildren" and args:
+            return [*self.members(args[0], seen, refs), "children"]
+        if wrapper in ("Omit", "Pick") and len(args) == 2:
+            listed = _literal_keys(args[1])
+            if wrapper == "Pick":
+                return listed
+            return [m for m in self.members(args[0], seen) if m not in listed]
+        if name not in self.declared:
+            return []  # its members depend on its arguments (``ComponentProps<typeof X>``)
+        return self._declared(name, seen, refs)
+
+    def _declared(self, name: str, seen: frozenset[str], refs: list[str] | None) -> list[str]:
+        declaration = self.declared.get(name)
+        if declaration is None and refs is not None:
+            ref = self._imported(name)
+            if ref is not None:
+                refs.append(ref)
+        if declaration is None or name in seen:
+            return []
+        seen = seen | {name}
+        if declaration.type != "interface_declaration":
+            value = declaration.child_by_field_name("value")
+            return self.members(value, seen, refs) if value is not None else []
+        body = declaration.child_by_field_name("body")
+        own = _signatures(body) if body is not None else []
+        for clause in declaration.children:
+            if clause.type == "extends_type_clause":
+                own += [m for base in clause.named_children for m in self.members(base, seen, refs)]
+        return own
+
+    def _imported(self, name: str) -> str | None:
+        """``import('module').Name`` for a type name the file imports (``Props``, ``T.Props``
+        through a namespace), else None."""
+        head, _, rest = name.partition(".")
+        binding = self.imports.get(head)
+        if binding is None:
+            return None
+        module, imported = binding
+        if imported == "*":
+            return f"import('{module}').{rest}" if rest else None
+        return None if rest else f"import('{module}').{imported}"
+
+
+def _signatures(body: Node) -> list[str]:
+    names = [
+        key_name(child.child_by_field_name("name"))
+        for child in body.named_children
+        if child.type in ("property_signature", "method_signature")
+    ]
+    return [n for n in names if n]
+
+
+def _literal_keys(node: Node) -> list[str]:
+    """The string literals of ``'a' | 'b'`` (the keys of ``Omit``/``Pick``)."""
+    if node.type == "union_type":
+        return [k for child in node.named_children for k in _literal_keys(child)]
+    if node.type == "literal_type" and node.named_child_count:
+        literal = node.named_children[0]
+        return [unquote(text(literal))] if literal.type == "string" else []
+    return []

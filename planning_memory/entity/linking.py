@@ -1,0 +1,392 @@
+"""Call linking: which definitions in view one call's text reaches, by the shape of the call.
+
+A call made in file X reaches only functions of the files X sees (``callgraph.Graph``); among
+them:
+
+- A bare call (``name()``) reaches the definition in scope in X: the innermost enclosing
+  function that defines ``name``, else X's module level (Java: the methods of the enclosing
+  classes). Only when X defines none does it reach a top-level function of a file X sees,
+  or one nested in a top-level function the caller also calls (the React hook pattern
+  ``const { login } = useAuth(); login()``); never in Python, whose extractor records an
+  imported name by what it imports (``from m import f; f()`` is ``m.f``).
+- ``self.name()``/``this.name()``/``cls.name()`` (one attribute deep) reaches the method
+  ``name`` of the caller's own class only; ``self.a.name()`` reaches nothing.
+- ``module.name()`` and ``module.Class.name()`` reach the definitions of a module X sees
+  that ``module`` names (a Python module path or its tail, relative ones resolved; a JS/TS
+  file's stem; a Go package folder; a Rust module), the module itself before the files it
+  re-exports; ``Class.name()`` reaches ``Class.name`` in X, else in the files X sees.
+- A call on any other value (``"s".join()``, ``items.pop()``, ``router.get()``) reaches
+  nothing: without types we cannot tell which ``pop``. Go, Java and Rust, whose extractors
+  record no receiver types, still guess: such a call reaches the definitions of ``name`` in
+  view unless more than ``AMBIGUOUS`` match.
+- ``new X`` calls and macros are not linked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from planning_memory.entity.entities import qualified_of
+
+if TYPE_CHECKING:
+    from planning_memory.entity.callgraph import Functions, Graph
+
+AMBIGUOUS = 4  # a Go/Java/Rust guess (``x.name()``) matching more definitions: not linked
+Definition = tuple[str, str | None, str]  # key, kind, qualified name
+_OWN = ("self.", "this.", "cls.", "Self.")
+_METHODS = frozenset({"method", "constructor"})
+_BARE_LOCAL = frozenset({"python", "java"})  # bare calls that reach their own file only
+_GUESSING = frozenset({"go", "java", "rust"})
+_NAME = re.compile(r"\.+|\.*[\w$]+(?:\.[\w$]+)*")  # a (relative) dotted name, not ``x()``
+_PY_TAILS = (".py", ".pyi", "/__init__.py", "/__init__.pyi")
+_FOLDER_STEMS = {"js": ("index",), "rust": ("mod", "lib", "main")}
+
+
+class _Call(NamedTuple):
+    """A call's text as the linker reads it: ``name`` is its last segment, ``form`` one of
+    ``bare`` (``name()``), ``own`` (``self.name()``), ``dotted`` (``a.b.name()``) or
+    ``opaque`` (``self.a.name()``, ``f().name()``, ``"s".name()``: no class or module
+    named); ``text`` has ``::`` as ``.``."""
+
+    name: str
+    form: str
+    text: str
+    splits: tuple[tuple[str, str], ...] = ()  # dotted: (receiver, qualified name) pairs
+
+
+def _read(call: str) -> _Call | None:
+    """The shape of a call's text, or None for ``new X`` and a macro (``name!``)."""
+    if call.startswith("new ") or call.endswith("!"):
+        return None
+    text = call.replace("::", ".")
+    if call.startswith("self::"):  # Rust: an item of this module
+        text = text[5:]
+    name = text.rsplit(".", 1)[-1]
+    if text == name:
+        return _Call(name, "bare", text)
+    if text.startswith(_OWN):
+        return _Call(name, "own" if text.count(".") == 1 else "opaque", text)
+    if not _NAME.fullmatch(text):
+        return _Call(name, "opaque", text)
+    return _Call(name, "dotted", text, _splits(text))
+
+
+def _splits(text: str) -> tuple[tuple[str, str], ...]:
+    """Each way to read ``text`` as a receiver and a qualified name, longest receiver first:
+    ``a.B.m`` is ``(a.B, m)`` or ``(a, B.m)``; ``.m`` is ``(., m)``."""
+    rest = text.lstrip(".")
+    lead, parts = text[: len(text) - len(rest)], rest.split(".")
+    found = [
+        (lead + ".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)
+    ]
+    if lead:
+        found.append((lead, rest))
+    return tuple(found)
+
+
+class Linker:
+    """Matches calls to definitions through an index of functions by name and file."""
+
+    def __init__(self, graph: Graph, functions: Functions) -> None:
+        self.graph = graph
+        self.functions = functions
+        self.result: dict[str, set[str]] = {}
+        self._indexed: set[str] = set()
+        self.by_name: dict[str, dict[str, list[Definition]]] = {}
+        self._calls: dict[str, _Call | None] = {}  # call text -> its shape
+        self._modules: dict[str, dict[str, list[str]]] = {}  # family -> module name -> files
+
+    def _index(self, paths: set[str]) -> None:
+        by_name = self.by_name
+        for path in paths - self._indexed:
+            self._indexed.add(path)
+            for key, entity in self.functions.of(path).items():
+                qualified = _qualified(key, path)
+                name = entity.get("name")  # stored when the key cannot give it (``name_of``)
+                if not isinstance(name, str):
+                    name = qualified.rpartition(".")[2]
+                by_file = by_name.setdefault(name, {})
+                by_file.setdefault(path, []).append((key, entity.get("kind"), qualified))
+
+    def contribute_all(self, callers: list[str], only: dict[str, set[str]] | None) -> None:
+        """Add the calls of every file in ``callers`` (restricted to ``only``'s names)."""
+        seen: set[str] = set()
+        for caller in callers:
+            seen |= self.graph.visible(caller)
+        self._index(seen)
+        for caller in callers:
+            self._contribute(_Site(self, caller), only)
+
+    def _contribute(self, site: _Site, only: dict[str, set[str]] | None) -> None:
+        by_name, shapes, result = self.by_name, self._calls, self.result
+        opaque = "" if site.family in _GUESSING else "opaque"  # calls that link to nothing
+        for caller_key, entity in self.functions.of(site.path).items():
+            calls = entity.get("calls")
+            if not calls:
+                continue
+            qualified = _qualified(caller_key, site.path)
+            for call in calls:
+                shape = shapes[call] if call in shapes else shapes.setdefault(call, _read(call))
+                if shape is None or shape[1] == opaque:
+                    continue
+                name, form = shape[0], shape[1]
+                candidates = by_name.get(name)
+                if form == "dotted" and site.family == "js":
+                    found = site.dotted(shape, candidates) if candidates else []
+                    if not found:
+                        found, name = site.default_export(shape), "default"
+                elif not candidates:
+                    continue
+                elif form == "own":
+                    found = site.own(qualified, name)
+                elif form == "bare":
+                    found = site.bare(qualified, name, candidates, calls)
+                else:
+                    found = site.dotted(shape, candidates)
+                for target, key in found:
+                    if only is None or name in only.get(target, ()):
+                        callers = result.get(key)
+                        if callers is None:
+                            result[key] = {caller_key}
+                        else:
+                            callers.add(caller_key)
+
+    def modules(self, family: str) -> dict[str, list[str]]:
+        """The files of ``family`` by every name a qualified call can give their module: a
+        Python module's dotted path and each of its tails (``src.pkg.mod``, ``pkg.mod``,
+        ``mod``), a JS/TS file's stem (its folder's name for ``index.*``), a Go package's
+        folder name, a Rust module's name."""
+        index = self._modules.get(family)
+        if index is None:
+            index = {}
+            for path in self.graph.files:
+                if self.graph.family(path) == family:
+                    for name in _module_names(path, family):
+                        index.setdefault(name, []).append(path)
+            self._modules[family] = index
+        return index
+
+
+class _Site:
+    """The file whose calls are being linked: which definitions each call can reach."""
+
+    def __init__(self, linker: Linker, path: str) -> None:
+        self.linker = linker
+        self.path = path
+        self.family = linker.graph.family(path)
+        self.visible = linker.graph.visible(path)
+        self._local: dict[str, list[tuple[str, str | None]]] | None = None  # see ``local``
+        self._methods: dict[str, list[tuple[str, str]]] = {}  # dotted call -> targets
+        self._owners: dict[str, str] = {}  # a function's qualified name -> ``Class.`` or ""
+        self._named: dict[str, dict[str, int]] = {}  # receiver -> module files it names
+
+    def own(self, qualified: str, name: str) -> list[tuple[str, str]]:
+        """``self.name()`` in ``qualified``: the method of the caller's own class."""
+        owner = self._owners.get(qualified)
+        if owner is None:
+            owner = self._owners[qualified] = self._owner(qualified)
+        defs = self.local().get(owner + name, ()) if owner else ()
+        return [(self.path, key) for key, kind in defs if kind in _METHODS]
+
+    def bare(
+        self,
+        qualified: str,
+        name: str,
+        candidates: dict[str, list[Definition]],
+        calls: Sequence[str],
+    ) -> list[tuple[str, str]]:
+        """``name()`` in ``qualified`` (which makes ``calls``): the definition in scope in
+        this file; else, outside Python and Java, a top-level function of that name in a
+        file this one sees."""
+        local = _in_scope(qualified, candidates.get(self.path, ()), self.family == "java")
+        if local or self.family in _BARE_LOCAL:
+            return [(self.path, key) for key in local]
+        return [
+            (target, key)
+            for target in self._seen(candidates)
+            if target != self.path
+            for key, kind, q in candidates[target]
+            if kind == "function" and (q == name or self._returned(q, calls, target))
+        ]
+
+    def _returned(self, qualified: str, calls: Sequence[str], target: str) -> bool:
+        """Whether ``qualified`` (``useAuth.login``) is a function nested in a top-level one
+        the caller also calls: the hook pattern ``const { login } = useAuth(); login()``
+        (in JS/TS the call may name the hook's module: ``useAuth.useAuth``, a default
+        import)."""
+        parent = qualified.rpartition(".")[0]
+        if "." in parent:
+            return False
+        if parent in calls:
+            return True
+        if self.family != "js":
+            return False
+        tail = "." + parent
+        receivers = [c[: -len(tail)] for c in calls if c.endswith(tail)]
+        return any(r and self.named(r).get(target) == 0 for r in receivers)
+
+    def default_export(self, call: _Call) -> list[tuple[str, str]]:
+        """``module.name()`` where the module defines no ``name`` (JS/TS: a default import
+        is recorded as ``module.name``): the module's anonymous default export."""
+        defaults = self.linker.by_name.get("default")
+        if not defaults or len(call.splits) != 1:
+            return []
+        return [
+            (target, key)
+            for target, depth in self.named(call.splits[0][0]).items()
+            if depth == 0
+            for key, _kind, q in defaults.get(target, ())
+            if q == "default"
+        ]
+
+    def dotted(self, call: _Call, candidates: dict[str, list[Definition]]) -> list[tuple[str, str]]:
+        """``a.b.name()``: the same in every function of the file, so memoised."""
+        found = self._methods.get(call.text)
+        if found is None:
+            found = self._methods[call.text] = self._dotted(call, candidates)
+        return found
+
+    def _dotted(
+        self, call: _Call, candidates: dict[str, list[Definition]]
+    ) -> list[tuple[str, str]]:
+        """``Class.name()`` (the class in this file, or seen), ``module.name()`` and
+        ``module.Class.name()`` (a module this file sees: a definition in the module itself
+        wins over those in files it re-exports); in Go, Java and Rust a call on any other
+        value still links to the definitions of that name in view, up to ``AMBIGUOUS``."""
+        text = call.text
+        found: list[tuple[int, str, str]] = []  # (re-export depth, file, key)
+        for receiver, qualified in call.splits:
+            for target, depth in self.named(receiver).items():
+                for key, _kind, q in candidates.get(target, ()):
+                    if q == qualified:
+                        found.append((depth, target, key))
+        if call.form == "dotted" and not found:  # ``Class.name()``: this file's class first
+            found = [
+                (0, self.path, k) for k, _kind, q in candidates.get(self.path, ()) if q == text
+            ]
+            if not found:
+                found = [
+                    (0, target, key)
+                    for target in self._seen(candidates)
+                    for key, _kind, q in candidates[target]
+                    if q == text
+                ]
+        if found:
+            nearest = min(depth for depth, _t, _k in found)
+            return [(target, key) for depth, target, key in found if depth == nearest]
+        if self.family not in _GUESSING or text.startswith(_OWN):
+            return []  # a field of ``self`` has a type we cannot tell
+        receiver = text[: -len(call.name) - 1]
+        if _NAME.fullmatch(receiver) and self.named(receiver):
+            return []  # a module or package that defines no such function
+        guess = [(t, key) for t in self._seen(candidates) for key, _kind, _q in candidates[t]]
+        return guess if len(guess) <= AMBIGUOUS else []
+
+    def _seen(self, candidates: dict[str, list[Definition]]) -> list[str]:
+        visible = self.visible
+        if len(candidates) <= len(visible):
+            return [t for t in candidates if t in visible]
+        return [t for t in visible if t in candidates]
+
+    def local(self) -> dict[str, list[tuple[str, str | None]]]:
+        """The file's functions by qualified name: ``[(key, kind)]`` (built when asked)."""
+        if self._local is None:
+            self._local = {}
+            for key, entity in self.linker.functions.of(self.path).items():
+                qualified = _qualified(key, self.path)
+                self._local.setdefault(qualified, []).append((key, entity.get("kind")))
+        return self._local
+
+    def _owner(self, qualified: str) -> str:
+        """``Class.`` for a method ``qualified`` is (or is nested in), else ``""``."""
+        local = self.local()
+        while qualified:
+            parent = qualified.rpartition(".")[0]
+            if any(kind in _METHODS for _key, kind in local.get(qualified, ())):
+                return parent + "." if parent else ""
+            qualified = parent
+        return ""
+
+    def named(self, receiver: str) -> dict[str, int]:
+        """The files this file sees that ``receiver`` names as a module (depth 0), and the
+        files those re-export (depth 1, 2...); memoised per receiver."""
+        found = self._named.get(receiver)
+        if found is None:
+            found = self._named[receiver] = self._module_files(receiver)
+        return found
+
+    def _module_files(self, receiver: str) -> dict[str, int]:
+        if receiver.startswith(_OWN):
+            return {}
+        graph, family = self.linker.graph, self.family
+        if family == "python" and receiver.startswith("."):
+            direct = [p for p in _relative(self.path, receiver) if p in graph.files]
+        else:
+            key = receiver if family == "python" else _module_key(receiver.rsplit(".", 1)[-1])
+            direct = self.linker.modules(family).get(key, [])
+        if family == "go":  # a package never names itself
+            folder = posixpath.dirname(self.path)
+            direct = [p for p in direct if posixpath.dirname(p) != folder]
+        # nor does a module (``progress.wrap_file()`` in progress.py is on a local value)
+        seen = [p for p in direct if p in self.visible and p != self.path]
+        return self.linker.graph.reexported(*seen)
+
+
+def _qualified(key: str, path: str) -> str:
+    """``qualified_of(key)`` for a key of ``path``, without looking for the ``::``."""
+    qualified = key[len(path) + 2 :]
+    return qualified_of(key) if "#" in qualified else qualified
+
+
+def _in_scope(qualified: str, defs: Iterable[Definition], java: bool) -> list[str]:
+    """Keys of the definitions a bare call made in ``qualified`` reaches in its own file:
+    the innermost enclosing scope that defines the name (module level last). Functions
+    only (a Python method is not in scope in its class's other methods); in Java, the
+    methods of the enclosing classes."""
+    best: list[str] = []
+    depth = -1
+    for key, kind, q in defs:
+        if not (kind == "function" or (java and kind in _METHODS)):
+            continue
+        parent = q.rpartition(".")[0]
+        if parent and qualified != parent and not qualified.startswith(parent + "."):
+            continue
+        if len(parent) > depth:
+            best, depth = [key], len(parent)
+        elif len(parent) == depth:
+            best.append(key)
+    return best
+
+
+def _relative(importer: str, module: str) -> list[str]:
+    """The files a Python relative module (``.``, ``..pkg.mod``) of ``importer`` can be."""
+    dots = len(module) - len(module.lstrip("."))
+    base = posixpath.dirname(importer)
+    for _ in range(dots - 1):
+        base = posixpath.dirname(base)
+    rest = module[dots:]
+    stem = posixpath.join(base, *rest.split(".")) if rest else base
+    return [f"{stem}{tail}".lstrip("/") for tail in _PY_TAILS]
+
+
+def _module_names(path: str, family: str) -> list[str]:
+    folder, name = posixpath.split(path)
+    stem = name.split(".", 1)[0]
+    if family == "python":
+        dotted = path.rsplit(".", 1)[0].removesuffix("__init__").rstrip("/").split("/")
+        return [".".join(dotted[i:]) for i in range(len(dotted)) if dotted[i:] != [""]]
+    if family == "go":
+        return [posixpath.basename(folder)]
+    if family == "rust" and stem in ("lib", "main") and folder in ("", "src"):
+        return ["crate"]
+    if stem in _FOLDER_STEMS.get(family, ()):  # the folder names the module
+        stem = posixpath.basename(folder)
+    return [_module_key(stem)] if family in _FOLDER_STEMS else []
+
+
+def _module_key(name: str) -> str:
+    """A module name compared loosely: ``user-repository`` is ``userRepository``."""
+    return name.replace("-", "").replace("_", "").lower()

@@ -1,0 +1,100 @@
+"""React components across a real scan: what needs the file's path or the other files of the
+repository (anonymous default exports named after their file, props types imported from
+another file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planning_memory.core import schema
+from planning_memory.core.layout import Layout
+from planning_memory.entity import get_component, get_file, scan
+from planning_memory.store import Store
+
+Entity = dict  # type: ignore[type-arg]
+
+
+def run(root: Path, files: dict[str, str], parsed: int | None = None) -> Layout:
+    """Write ``files`` under ``root`` and scan it (``parsed`` files parsed, when given); the
+    shards must be valid."""
+    for rel, content in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(content)
+    layout = Layout.for_repo(root)
+    report = scan(layout, Store(layout), {"memory": {"entity": {"scanWorkers": 1}}})
+    assert report.errors == 0, report.error_paths
+    assert parsed is None or (report.parsed, report.unchanged) == (parsed, 2 - parsed)
+    for path in (layout.entity / "files").rglob("_shard*.json"):
+        errors = schema.validator("entity-files").iter_errors(json.loads(path.read_text()))
+        assert not list(errors), path
+    return layout
+
+
+def component(layout: Layout, name: str) -> Entity:
+    (found,) = get_component(layout, Store(layout), name)
+    return found
+
+
+# -- anonymous default exports -------------------------------------------------------------
+def test_an_anonymous_default_export_is_named_after_its_file_in_a_scan(tmp_path: Path) -> None:
+    layout = run(
+        tmp_path,
+        {
+            "src/Header.tsx": "export default function () { return <header /> }\n",
+            "src/site-footer.jsx": "export default () => <footer><Logo /></footer>\n",
+            "src/NavBar/index.tsx": "export default memo(() => <nav />)\n",
+        },
+    )
+    assert component(layout, "Header")["file"] == "src/Header.tsx"
+    assert component(layout, "SiteFooter")["children"] == ["Logo"]
+    assert component(layout, "NavBar")["file"] == "src/NavBar/index.tsx"
+    assert get_component(layout, Store(layout), "default") == []
+    header = get_file(layout, Store(layout), "src/Header.tsx")
+    assert header is not None and header["components"] == ["Header"]
+
+
+# -- props types imported from another file ------------------------------------------------
+TYPES = (
+    "import type { Theme } from './theme'\n"
+    "export type InputLabelProps = { label: string; error?: boolean }\n"
+    "export interface RippleProps { onPress?: () => void; borderless?: boolean }\n"
+    "export type Themed = Theme & { dark: boolean }\n"
+)
+LABEL = (
+    "import type { InputLabelProps } from './types'\n"
+    "import * as T from './types'\n\n"
+    "export const InputLabel = (props: InputLabelProps & { wrapped?: boolean }) => (\n"
+    "  <p>{props.label}{props.extra}</p>\n)\n\n"
+    "export function Ripple({ style }: T.RippleProps & { style?: object }) {\n"
+    "  return <b style={style} />\n}\n\n"
+    "export function Plain({ dark }: T.Themed) { return <i>{dark}</i> }\n"
+)
+
+
+def test_an_imported_props_type_gives_its_members(tmp_path: Path) -> None:
+    layout = run(tmp_path, {"src/types.ts": TYPES, "src/InputLabel.tsx": LABEL})
+    label = component(layout, "InputLabel")
+    assert label["props_type"] == "import('./types').InputLabelProps"
+    assert label["props"] == ["label", "error", "wrapped", "extra"]
+    assert component(layout, "Ripple")["props"] == ["onPress", "borderless", "style"]
+    assert component(layout, "Plain")["props"] == ["dark"]  # one file deep: not Theme's
+    types = get_file(layout, Store(layout), "src/types.ts")
+    assert types is not None and types["types"]["RippleProps"] == ["onPress", "borderless"]
+
+
+def test_imported_props_follow_the_type_file_when_only_it_changes(tmp_path: Path) -> None:
+    files = {"src/types.ts": TYPES, "src/InputLabel.tsx": LABEL}
+    layout = run(tmp_path, files)
+    changed = TYPES.replace("error?: boolean", "error?: boolean; hint?: string")
+    run(tmp_path, {"src/types.ts": changed}, parsed=2)  # the component's file again
+    wider = ["label", "error", "hint", "wrapped", "extra"]
+    assert component(layout, "InputLabel")["props"] == wider
+    (tmp_path / "src/types.ts").unlink()
+    run(tmp_path, {})
+    assert component(layout, "InputLabel")["props"] == ["wrapped", "label", "extra"]
+    run(tmp_path, {"src/types.ts": TYPES})
+    assert component(layout, "InputLabel")["props"] == ["label", "error", "wrapped", "extra"]
+    before = {p: p.read_bytes() for p in (layout.entity / "files").rglob("_shard*.json")}
+    run(tmp_path, {})  # nothing changed: nothing written
+    assert {p: p.read_bytes() for p in (layout.entity / "files").rglob("_shard*.json")} == before
