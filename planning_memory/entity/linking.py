@@ -39,7 +39,9 @@ Definition = tuple[str, str | None, str]  # key, kind, qualified name
 _OWN = ("self.", "this.", "cls.", "Self.")
 _METHODS = frozenset({"method", "constructor"})
 _BARE_LOCAL = frozenset({"python", "java"})  # bare calls that reach their own file only
-_GUESSING = frozenset({"go", "java", "rust"})
+# languages whose calls on values of unknown type (``x.name()``) are guessed by name (Go links
+# only calls it can place: own methods, package functions, types' functions)
+_GUESSING = frozenset({"java", "rust"})
 _NAME = re.compile(r"\.+|\.*[\w$]+(?:\.[\w$]+)*")  # a (relative) dotted name, not ``x()``
 _PY_TAILS = (".py", ".pyi", "/__init__.py", "/__init__.pyi")
 _FOLDER_STEMS = {"js": ("index",), "rust": ("mod", "lib", "main")}
@@ -200,14 +202,17 @@ class _Site:
     ) -> list[tuple[str, str]]:
         """``name()`` in ``qualified`` (which makes ``calls``): the definition in scope in
         this file; else, outside Python and Java, a top-level function of that name in a
-        file this one sees."""
+        file this one sees (in Go, of its own package)."""
         local = _in_scope(qualified, candidates.get(self.path, ()), self.family == "java")
         if local or self.family in _BARE_LOCAL:
             return [(self.path, key) for key in local]
+        folder = posixpath.dirname(self.path)
         return [
             (target, key)
             for target in self._seen(candidates)
             if target != self.path
+            # a Go name without a package is its own package's (the file's folder)
+            and (self.family != "go" or posixpath.dirname(target) == folder)
             for key, kind, q in candidates[target]
             if kind == "function" and (q == name or self._returned(q, calls, target))
         ]
@@ -318,6 +323,17 @@ class _Site:
             found = self._named[receiver] = self._module_files(receiver)
         return found
 
+    def _go_imported(self, receiver: str) -> list[str]:
+        """The files of the package this Go file imports under the name ``receiver``."""
+        graph = self.linker.graph
+        imports = graph.files.get(self.path, {}).get("imports", {})
+        return [
+            p
+            for module, target in imports.items()
+            if target and _go_package_name(module) == receiver
+            for p in graph.package(target, "go")
+        ]
+
     def _module_files(self, receiver: str) -> dict[str, int]:
         if receiver.startswith(_OWN):
             return {}
@@ -327,12 +343,25 @@ class _Site:
         else:
             key = receiver if family == "python" else _module_key(receiver.rsplit(".", 1)[-1])
             direct = self.linker.modules(family).get(key, [])
-        if family == "go":  # a package never names itself
+        if family == "go":  # a package never names itself; an import names its package
             folder = posixpath.dirname(self.path)
             direct = [p for p in direct if posixpath.dirname(p) != folder]
+            direct += self._go_imported(receiver)
         # nor does a module (``progress.wrap_file()`` in progress.py is on a local value)
         seen = [p for p in direct if p in self.visible and p != self.path]
         return self.linker.graph.reexported(*seen)
+
+
+_GO_VERSION = re.compile(r"v\d+")
+
+
+def _go_package_name(module: str) -> str:
+    """The name a Go import path gives its package: its last element, skipping a major
+    version suffix (``github.com/go-chi/chi/v5`` -> ``chi``)."""
+    parts = [p for p in module.split("/") if p]
+    while len(parts) > 1 and _GO_VERSION.fullmatch(parts[-1]):
+        parts.pop()
+    return parts[-1] if parts else ""
 
 
 def _qualified(key: str, path: str) -> str:

@@ -63,6 +63,9 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         scopes.append(scope)
     scopes.sort(key=lambda s: s.start)
     assign_calls(scopes, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    for scope in scopes:
+        if scope.node.type == "method_declaration":
+            _own_calls(scope)
     branches = count_branches(scopes, caps.get("branch", []))
     types = [text(n) for n in caps.get("type", [])]
     exports = [s.qualified for s in scopes if _exported(s)] + [t for t in types if t[:1].isupper()]
@@ -87,6 +90,20 @@ def _receiver(node: Node) -> str:
         if match:
             return match.group(0)
     return "?"
+
+
+def _own_calls(scope: Scope) -> None:
+    """Calls on the method's receiver (``mx.handle()`` in ``func (mx *Mux) ...``) written as
+    ``self.handle``, so they reach the receiver type's own methods, as in the other languages;
+    a field's method (``mx.pool.Get()``) becomes ``self.pool.Get``, which links to nothing."""
+    receiver = scope.node.child_by_field_name("receiver")
+    params = receiver.named_children if receiver is not None else []
+    name = field_text(params[0], "name") if params else ""
+    if name and name != "_":
+        prefix = name + "."
+        scope.calls = [
+            "self." + c[len(prefix) :] if c.startswith(prefix) else c for c in scope.calls
+        ]
 
 
 def _interface(node: Node) -> str:
