@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from planning_memory.core import privacy, timestamp
+from planning_memory.core import parse_timestamp, privacy, timestamp
 from planning_memory.errors import ExternalCommandError, NotFoundError
 from planning_memory.sessions import summarize
 from planning_memory.sessions.files import (
@@ -33,7 +33,7 @@ MAX_DRAIN_ROUNDS = 50
 class SummaryOutcome:
     """What one session's summary run did. ``status``: ``done`` (summarised and/or archived),
     ``nothing`` (nothing was due), ``skipped`` (paused; stays queued), ``waiting`` (fewer
-    messages due than ``min_batch``; stays queued), ``failed`` (the
+    messages due than ``min_batch`` and not idle; stays queued), ``failed`` (the
     summariser failed: ``error`` says why; the session is unchanged and stays queued),
     ``gone`` (the session was deleted)."""
 
@@ -55,13 +55,17 @@ def drain(
     now: datetime,
     session_ids: Sequence[str] | None = None,
     min_batch: int = 1,
+    idle: timedelta | None = None,
 ) -> list[SummaryOutcome]:
     """Summarise every queued session (or just ``session_ids``, queued or not). A session
-    with fewer than ``min_batch`` messages due stays queued (``waiting``): a daemon using an
-    LLM command can pass e.g. 10 so that it does not call the model for every message."""
+    with fewer than ``min_batch`` messages due stays queued (``waiting``) unless its newest
+    message is at least ``idle`` old: a daemon can pass e.g. 10 and 5 minutes, so that the
+    summariser (a model, or the built-in one, which ranks a batch's sentences together)
+    sees whole stretches of talk rather than one message at a time, and a quiet session is
+    still summarised. Waiting loses nothing: the messages stay in the session."""
     ids = list(session_ids) if session_ids is not None else files.queued()
     return [
-        summarize_session(files, settings, summarizer, sid, now=now, min_batch=min_batch)
+        summarize_session(files, settings, summarizer, sid, now=now, min_batch=min_batch, idle=idle)
         for sid in ids
     ]
 
@@ -74,9 +78,11 @@ def summarize_session(
     *,
     now: datetime,
     min_batch: int = 1,
+    idle: timedelta | None = None,
 ) -> SummaryOutcome:
     """Fold what is older than the window into the rolling summary, a batch per summariser
-    call (run outside the lock), then archive past ``maxConversationLength``."""
+    call (run outside the lock), then archive past ``maxConversationLength``. Fewer than
+    ``min_batch`` messages due wait, unless the session is ``idle`` (see ``drain``)."""
     done = archived = 0
     for _round in range(MAX_DRAIN_ROUNDS):
         with files.store.lock():
@@ -88,7 +94,7 @@ def summarize_session(
             if session["status"] == "paused":
                 return SummaryOutcome(session_id, "skipped", done, archived)
             batch = _batch(session, settings)
-            if batch and not done and len(batch) < min_batch:
+            if batch and not done and len(batch) < min_batch and not _idle(session, now, idle):
                 return SummaryOutcome(session_id, "waiting")
             if not batch:
                 archived += _apply(files, settings, session_id, None, (), now)
@@ -111,6 +117,13 @@ def summarize_session(
             archived += _apply(files, settings, session_id, result, batch, now)
         done += len(batch)
     return SummaryOutcome(session_id, "done", done, archived)
+
+
+def _idle(session: Mapping[str, Any], now: datetime, idle: timedelta | None) -> bool:
+    """Whether the session's newest message is at least ``idle`` old."""
+    if idle is None or not session["messages"]:
+        return False
+    return now - parse_timestamp(session["messages"][-1]["at"]) >= idle
 
 
 def _batch(session: Mapping[str, Any], settings: Settings) -> list[dict[str, Any]]:

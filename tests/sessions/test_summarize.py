@@ -1,7 +1,9 @@
-"""Summarisers: the extractive rules, and an external command run as a real process."""
+"""Summarisers: the extractive one (its rules, its caps, and its fact recall over the labelled
+conversations of tests/fixtures/summaries), and an external command run as a real process."""
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import sys
 import time
@@ -21,6 +23,7 @@ from planning_memory.sessions.summarize import (
 )
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "summarizers"
+BENCH = Path(__file__).parents[2] / "bench" / "bench_summary_recall.py"
 GOOD = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'good.py'))}"
 FAIL = shlex.quote(str(FIXTURES / "fail.sh"))
 HANG = shlex.quote(str(FIXTURES / "hang.sh"))
@@ -58,10 +61,12 @@ def test_extractive_keeps_facts_preferences_and_decisions() -> None:
         "We decided to use NextAuth for login.",
         "Nunca uses jerga técnica en los entregables.",
     )
-    assert "7 messages from 2024-01-20T15:00:00Z to 2024-01-20T15:06:00Z" in result.summary
-    assert "5 from the user" in result.summary
-    # small talk is not a fact
+    assert result.summary.startswith(
+        "Summary of 7 messages (2024-01-20T15:00:00Z to 2024-01-20T15:06:00Z)."
+    )
+    # small talk is neither a fact nor a line
     assert not any("qué tal" in f or f == "cool" for f in result.key_facts)
+    assert "qué tal" not in result.summary and "cool" not in result.summary
 
 
 def test_extractive_is_deterministic() -> None:
@@ -76,7 +81,17 @@ def test_extractive_adds_only_new_facts_and_keeps_previous_summary() -> None:
         SummaryRequest(CONVERSATION, "Earlier: setup.", previous)
     )
     assert "I prefer short answers." not in result.key_facts
-    assert result.summary.startswith("Earlier: setup.\n7 messages")
+    # a summary in another form (an LLM's, an older one) is kept, sentence by sentence
+    assert "\n- Earlier: setup." in result.summary
+
+
+def test_extractive_counts_messages_across_runs() -> None:
+    summarizer = ExtractiveSummarizer()
+    first = summarizer.summarize(SummaryRequest(CONVERSATION[:4]))
+    second = summarizer.summarize(SummaryRequest(CONVERSATION[4:], first.summary))
+    assert second.summary.startswith(
+        "Summary of 7 messages (2024-01-20T15:00:00Z to 2024-01-20T15:06:00Z)."
+    )
 
 
 def test_extractive_summary_stays_bounded() -> None:
@@ -85,12 +100,121 @@ def test_extractive_summary_stays_bounded() -> None:
     for i in range(300):
         text = summarizer.summarize(SummaryRequest([msg(i % 60, "user", "x " * 200)], text)).summary
     assert len(text) <= summarize.MAX_SUMMARY_CHARS
-    assert text  # the newest lines are kept
+    assert text.startswith("Summary of 300 messages")
+
+
+def test_dense_batches_stay_within_the_caps() -> None:
+    """Every sentence is worth keeping: the text still stops at MAX_SUMMARY_CHARS, a run adds
+    at most MAX_FACTS_PER_RUN ranked facts, and no fact passes MAX_FACT_CHARS."""
+    summarizer = ExtractiveSummarizer()
+    text, facts = "", []
+    for run in range(5):
+        batch = [
+            msg(i % 60, "assistant", f"Set `worker_{run}_{i}` to port {4000 + i} with a timeout "
+                f"of {i + 5} seconds in services/w{run}/conf_{i}.yaml because of bug #{run}{i}.")
+            for i in range(200)
+        ]  # fmt: skip
+        result = summarizer.summarize(SummaryRequest(batch, text, tuple(facts)))
+        assert len(result.summary) <= summarize.MAX_SUMMARY_CHARS
+        assert len(result.key_facts) <= summarize.MAX_FACTS_PER_RUN
+        assert all(len(f) <= summarize.MAX_FACT_CHARS for f in result.key_facts)
+        text, facts = result.summary, summarize.unique([*facts, *result.key_facts])[-200:]
+    assert len(text) > summarize.MAX_SUMMARY_CHARS - 400  # full, not starved
+    assert "worker_4_" in "\n".join(facts)  # the last run added facts
 
 
 def test_extractive_nothing_to_summarise() -> None:
     result = ExtractiveSummarizer().summarize(SummaryRequest([], "kept", ("f",)))
     assert result == summarize.Summary("kept", ())
+
+
+def conversation(n: int) -> list[dict[str, Any]]:
+    """``n`` messages of small talk, the user's and the agent's in turn."""
+    return [msg(i, "user" if i % 2 == 0 else "assistant", "ok, thanks!") for i in range(n)]
+
+
+def kept(result: summarize.Summary) -> str:
+    return result.summary + "\n" + "\n".join(result.key_facts)
+
+
+def test_the_whole_batch_counts_agent_turns_and_late_messages() -> None:
+    messages = conversation(60)
+    messages[3] = msg(
+        3, "assistant", "The webhook handler `handleStripeEvent` times out after 10 s."
+    )
+    messages[40] = msg(40, "user", "keep failed jobs for 48 hours, not 7 days")
+    messages[57] = msg(57, "assistant", "Fixed: ECONNREFUSED 127.0.0.1:6379 came from the tests.")
+    result = ExtractiveSummarizer().summarize(SummaryRequest(messages))
+    for fact in ("handleStripeEvent", "48 hours", "ECONNREFUSED 127.0.0.1:6379"):
+        assert fact in kept(result)
+    assert "thanks" not in kept(result)
+
+
+def test_tool_output_errors_are_candidates() -> None:
+    run = msg(20, "assistant", "Running the tests.")
+    run["tool_results"] = [
+        {"name": "Bash", "output": "collected 12 items\n...\nE   ModuleNotFoundError: No module "
+         "named 'yaml'\n1 failed, 11 passed"}
+    ]  # fmt: skip
+    messages = [*conversation(20), run]
+    result = ExtractiveSummarizer().summarize(SummaryRequest(messages))
+    assert "ModuleNotFoundError: No module named 'yaml'" in kept(result)
+
+
+def test_near_repeats_are_kept_once_the_newest() -> None:
+    messages = conversation(20)
+    messages[4] = msg(4, "assistant", "The API listens on port 8080 behind nginx.")
+    messages[14] = msg(14, "assistant", "The API still listens on port 8080 behind nginx.")
+    text = kept(ExtractiveSummarizer().summarize(SummaryRequest(messages)))
+    assert "The API still listens on port 8080 behind nginx." in text
+    assert "The API listens on port 8080 behind nginx." not in text
+
+
+def test_a_changed_setting_is_not_a_repeat() -> None:
+    messages = conversation(20)
+    messages[4] = msg(4, "user", "Set the pool size to 10.")
+    messages[14] = msg(14, "user", "Set the pool size to 5.")
+    text = kept(ExtractiveSummarizer().summarize(SummaryRequest(messages)))
+    assert "Set the pool size to 10." in text and "Set the pool size to 5." in text
+
+
+def test_over_budget_the_newest_lines_stay() -> None:
+    messages = [msg(i, "assistant", f"Deployed build {100 + i} to staging.") for i in range(100)]
+    lines = ExtractiveSummarizer().summarize(SummaryRequest(messages)).summary.splitlines()[1:]
+    builds = [int(line.split()[4]) for line in lines]
+    assert 10 < len(builds) < 100  # the budget binds (20 characters a message)
+    assert builds == list(range(200 - len(builds), 200))
+
+
+def test_a_previous_summary_in_another_form_is_ranked_not_lost() -> None:
+    llm = "The team deploys orders-api with Argo CD. Postgres 16 runs on RDS."
+    result = ExtractiveSummarizer().summarize(SummaryRequest(conversation(10), llm))
+    assert "- The team deploys orders-api with Argo CD." in result.summary
+    assert "- Postgres 16 runs on RDS." in result.summary
+
+
+def test_the_opening_request_heads_a_summary_without_goal() -> None:
+    messages = conversation(30)
+    messages[0] = msg(0, "user", "hey")
+    messages[2] = msg(2, "user", "The notifications-svc pods keep restarting in prod.")
+    summarizer = ExtractiveSummarizer()
+    first = summarizer.summarize(SummaryRequest(messages[:1]))  # nothing said yet
+    assert "Opening request" not in first.summary
+    second = summarizer.summarize(SummaryRequest(messages[1:], first.summary))
+    opening = "Opening request: The notifications-svc pods keep restarting in prod."
+    assert second.summary.splitlines()[1] == opening
+    with_goal = summarizer.summarize(SummaryRequest(messages, goal="Fix the restarts"))
+    assert "Opening request" not in with_goal.summary
+    end = summarizer.end_summary(EndRequest(None, second.summary, (), messages[-3:]))
+    assert end.goal == "The notifications-svc pods keep restarting in prod."
+
+
+def test_score_prefers_specific_sentences_over_chatter() -> None:
+    dense = "I'll set `statement_timeout` to 5000 ms because queries hung the API."
+    chatter = "Let me have a look at that for you now."
+    assert summarize.score(dense, "assistant") > summarize.FACT_SCORE
+    assert summarize.score(chatter, "assistant") < summarize.LINE_SCORE
+    assert summarize.score("gracias!!", "user") < 0
 
 
 def end_request(**extra: Any) -> EndRequest:
@@ -121,12 +245,13 @@ def test_extractive_end_summary_sections() -> None:
     result = ExtractiveSummarizer().end_summary(end_request())
     assert result.goal == "Add login"
     assert result.instructions == ("I prefer tabs.",)
-    assert result.discoveries == ("The app uses Next.js 14.",)
+    assert result.discoveries == ("The app uses Next.js 14.", "Set up the project.")
     assert result.accomplished == (
         "Decided: NextAuth (Which auth library?)",
         "ran npm test: 3 passed",
         "Created src/login.tsx",
         "Modified src/login.tsx",
+        "Done with the form.",
     )
     assert result.next_steps == (
         "Next we still need to write the tests.",
@@ -148,6 +273,20 @@ def test_extractive_end_goal_falls_back_to_first_user_sentence() -> None:
     assert result.goal == "Next we still need to write the tests."
 
 
+def test_end_summary_lists_named_repository_files_after_accessed_ones() -> None:
+    said = msg(12, "assistant", "Moved the check to src/auth/guard.ts (see /etc/hosts, ../x.py).")
+    result = ExtractiveSummarizer().end_summary(end_request(messages=[said]))
+    assert result.relevant_files == ("src/login.tsx", "src/app.tsx", "src/auth/guard.ts")
+
+
+def test_end_summary_sections_stay_capped() -> None:
+    facts = [f"Port {5000 + i} serves tenant_{i} from eu-{i}." for i in range(300)]
+    wishes = [msg(i, "user", f"Always run job_{i} before 0{i % 9}:00.") for i in range(60)]
+    result = ExtractiveSummarizer().end_summary(end_request(key_facts=facts, messages=wishes))
+    for section in ("instructions", "discoveries", "accomplished", "next_steps"):
+        assert len(getattr(result, section)) <= summarize.MAX_END_ITEMS
+
+
 def test_memorize_markers_both_languages() -> None:
     text = "ok [MEMORIZE: likes tea] and [MEMORIZAR: prefiere reportes cortos] [memorizar:  x ]"
     assert summarize.memorize_markers(text) == ["likes tea", "prefiere reportes cortos", "x"]
@@ -155,6 +294,49 @@ def test_memorize_markers_both_languages() -> None:
     assert summarize.memorize_markers("[MEMORIZE: [REDACTED]] [MEMORIZE: a [REDACTED:jwt] b]") == [
         "a [REDACTED:jwt] b"
     ]
+
+
+# -- fact recall over the labelled conversations (tests/fixtures/summaries) ---------------------
+@pytest.fixture(scope="module")
+def bench() -> Any:
+    """``bench/bench_summary_recall.py``: the labelled set, the scorer, the old summariser."""
+    spec = importlib.util.spec_from_file_location("bench_summary_recall", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_labelled_set(bench: Any) -> None:
+    cases = bench.load_cases()
+    assert len(cases) >= 10
+    assert {c.language for c in cases} == {"en", "es"}
+    for case in cases:
+        assert 20 <= len(case.messages) <= 80, case.id
+        assert {m["role"] for m in case.messages} == {"user", "assistant"}, case.id
+        text = bench.conversation_text(case)
+        assert [f for f in case.facts if not bench.found(f, text)] == [], case.id
+
+
+@pytest.mark.parametrize(("mode", "least"), [("rolling", 0.8), ("end", 0.8), ("one-by-one", 0.75)])
+def test_fact_recall_over_the_labelled_set(bench: Any, mode: str, least: float) -> None:
+    scores = bench.score(ExtractiveSummarizer(), bench.load_cases(), mode)
+    report = f"extractive / {mode}\n{bench.report(scores)}"
+    print(report)  # per conversation, with the facts missed (pytest -s shows it)
+    assert bench.overall(scores) >= least, report
+    assert min(s.recall for s in scores) >= 0.6, report
+
+
+def test_recall_is_not_bought_with_size(bench: Any) -> None:
+    """The summary and key facts stay well short of the conversation, and beat sentences
+    drawn at random to the same size by a wide margin (the old summariser did not)."""
+    cases = bench.load_cases()
+    summarizer = ExtractiveSummarizer()
+    assert bench.kept_share(summarizer, cases) < 0.6
+    recall = bench.overall(bench.score(summarizer, cases, "rolling"))
+    assert recall > bench.random_recall(summarizer, cases, seeds=2) + 0.15
+    assert recall > bench.overall(bench.score(bench.Baseline(), cases, "rolling")) + 0.5
 
 
 # -- external command --------------------------------------------------------------------------
