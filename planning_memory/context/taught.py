@@ -4,7 +4,7 @@ A record counts as *taught* when a person said it: a trigger phrase ("always use
 commit .env files", "no, do it like this", "prefiero X") saved it, which tags it
 ``learned-from-conversation`` (``longterm/lessons.py``), or it is a ``preference``. Taught
 records and the sections of ``preferences.json`` go into every context block, above what
-search infers. ``views/render.py`` applies the same rule to CLAUDE.md (its ``is_taught``).
+search infers. ``views/claude.py`` applies the same rule to CLAUDE.md (through ``core.is_taught``).
 
 Pure: values in, values out.
 """

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from planning_memory.longterm.level import observation_fields as observation_fields
     from planning_memory.longterm.records import check_record as check_record
     from planning_memory.longterm.records import load_all as load_all
+    from planning_memory.longterm.records import load_record as load_record
+    from planning_memory.longterm.records import record_stats as record_stats
     from planning_memory.longterm.records import save as save_record
     from planning_memory.longterm.rules import Outcome as Outcome
     from planning_memory.longterm.rules import new_record as new_record
@@ -33,8 +35,10 @@ if TYPE_CHECKING:
         "detect",
         "extract_memorize_markers",
         "load_all",
+        "load_record",
         "new_record",
         "observation_fields",
+        "record_stats",
         "save_record",
     ]
 else:
@@ -48,8 +52,10 @@ else:
             "detect": "triggers",
             "extract_memorize_markers": "triggers",
             "load_all": "records",
+            "load_record": "records",
             "new_record": "rules",
             "observation_fields": "level",
+            "record_stats": "records",
             "save_record": "records:save",
         },
     )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+import os
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any, NamedTuple
 
 from planning_memory.core import (
     LONG_TERM_DIRS,
@@ -29,8 +30,54 @@ def iter_loaded(
     for folder in folders:
         for path in store.list_json(layout.long_term / folder):
             loaded = store.load(path)
-            if isinstance(loaded.value, dict) and loaded.value.get("type") in wanted:
+            if _is_record(loaded.value, wanted):
                 yield loaded
+
+
+def _is_record(value: Any, types: Collection[str]) -> bool:
+    return isinstance(value, dict) and value.get("type") in types
+
+
+class Stats(NamedTuple):
+    """The long-term record files (``patterns/pat_….json``, relative to ``long-term/``) in the
+    order ``load_all`` reads them, with each one's mtime in ns and size (-1: it vanished)."""
+
+    files: list[str]
+    mtimes: list[int]
+    sizes: list[int]
+
+
+def record_stats(layout: Layout) -> Stats:
+    """A stat of every long-term record file and nothing read: how a cache of what the
+    records render to tells the files that changed."""
+    found = Stats([], [], [])
+    for folder in sorted(set(LONG_TERM_DIRS.values())):
+        try:
+            fd = os.open(layout.long_term / folder, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            for name in sorted(os.listdir(fd)):
+                if not name.endswith(".json") or name[0] == ".":
+                    continue
+                try:
+                    st = os.stat(name, dir_fd=fd)
+                    mtime, size = st.st_mtime_ns, st.st_size
+                except OSError:
+                    mtime, size = 0, -1
+                found.files.append(f"{folder}/{name}")
+                found.mtimes.append(mtime)
+                found.sizes.append(size)
+        finally:
+            os.close(fd)
+    return found
+
+
+def load_record(layout: Layout, store: Store, file: str) -> Record | None:
+    """The record in ``file`` (named as ``record_stats`` names it), or None when that JSON
+    file holds no long-term record (``load_all`` skips it too)."""
+    value = store.load(layout.long_term / file).value
+    return value if _is_record(value, LONG_TERM_DIRS) else None
 
 
 def load_all(

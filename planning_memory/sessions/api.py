@@ -11,7 +11,7 @@ the clock's ``now``. Reading (``get``, ``list``, ``history``, ``queued``...) is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cached_property
 from typing import Any
 
@@ -219,8 +219,10 @@ class Sessions(SessionFiles):
         *,
         summarizer: Summarizer | None = None,
         min_batch: int = 1,
+        idle: timedelta | None = None,
     ) -> list[SummaryOutcome]:
-        """Summarise the queued sessions (or ``session_ids``), see ``rolling.drain``."""
+        """Summarise the queued sessions (or ``session_ids``); one with fewer than
+        ``min_batch`` messages due waits unless idle for ``idle`` (see ``rolling.drain``)."""
         return rolling.drain(
             self,
             self.settings,
@@ -228,6 +230,7 @@ class Sessions(SessionFiles):
             now=self.now(),
             session_ids=session_ids,
             min_batch=min_batch,
+            idle=idle,
         )
 
     def summarize(

@@ -14,9 +14,9 @@ from planning_memory.core.exports import exports
 if TYPE_CHECKING:
     from planning_memory.views.fileformat import body_hash as body_hash
     from planning_memory.views.fileformat import header_hashes as header_hashes
+    from planning_memory.views.state import Views as Views
+    from planning_memory.views.state import ViewState as ViewState
     from planning_memory.views.workflow import SyncReport as SyncReport
-    from planning_memory.views.workflow import Views as Views
-    from planning_memory.views.workflow import ViewState as ViewState
     from planning_memory.views.workflow import check as check
     from planning_memory.views.workflow import refresh as refresh
     from planning_memory.views.workflow import render_all as render_all
@@ -38,8 +38,8 @@ else:
         __name__,
         {
             "SyncReport": "workflow",
-            "ViewState": "workflow",
-            "Views": "workflow",
+            "ViewState": "state",
+            "Views": "state",
             "body_hash": "fileformat",
             "check": "workflow",
             "header_hashes": "fileformat",

@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from string import Template
 from typing import Any, Literal
@@ -27,6 +28,7 @@ HEADER_RE = re.compile(
     r" body-hash=(?P<body>sha256:[0-9a-f]{64})(?:\s.*)?$"
 )
 HASH_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+SOURCE_HASH_VERSION = "planning-memory source-hash 2"
 
 # Item grammar: labels per view, the field-line and heading patterns, the id marker.
 LABELS: dict[Kind, tuple[str, ...]] = {
@@ -114,6 +116,44 @@ def fill_template(template: str, **values: str) -> str:
 # --- header and hashes ------------------------------------------------------------------
 
 
+def _compact(value: Any) -> bytes:
+    # compact separators keep json on its C encoder: ~10x faster than the indented canonical form
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return text.encode("utf-8", "surrogatepass")
+
+
+def record_digest(record: Mapping[str, Any]) -> str:
+    """A record's content digest, its share of a view's source hash: 32 hex digits of the
+    sha256 of its canonical compact JSON, whatever the formatting of its file."""
+    return hashlib.sha256(_compact(record)).hexdigest()[:32]
+
+
+def digests_hash(digests: Iterable[tuple[str, str]], *extra: str) -> str:
+    """``sha256:<hex>`` of ``(record id, record_digest)`` pairs (in any order) and ``extra``
+    strings (the template): a rendered file's ``source-hash``. Built from one digest per
+    record, so a cache of the digests gives the same value as the records themselves."""
+    pairs = "".join([f"{len(i)}:{i}{d}" for i, d in sorted(digests)])  # length-prefixed ids
+    texts = "".join(f"\n{len(text)}:{text}" for text in extra)
+    data = f"{SOURCE_HASH_VERSION}\n{pairs}{texts}".encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str:
+    """The ``source-hash`` of a file rendered from ``records`` (in any order) and ``extra``."""
+    return digests_hash(((str(r.get("id", "")), record_digest(r)) for r in records), *extra)
+
+
+def legacy_source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str:
+    """The ``source-hash`` as headers recorded it before ``SOURCE_HASH_VERSION`` (the canonical
+    JSON of every record): a view edited by hand before the change is still "edited", not a
+    conflict."""
+    ordered = sorted(records, key=lambda r: str(r.get("id", "")))
+    data = _compact({"records": ordered, "extra": list(extra)})
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def header_hashes(text: str) -> tuple[str, str] | None:
     """``(source_hash, body_hash)`` recorded in a rendered file's first line, or None."""
     match = HEADER_RE.match(normalize_newlines(text).split("\n", 1)[0])
@@ -129,6 +169,10 @@ def header_view(text: str) -> str | None:
 def body_hash(text: str) -> str:
     """``sha256:<hex>`` of the text below the header line, ignoring editor noise: a BOM, CRLF,
     trailing spaces and tabs on a line, and blank lines at the end."""
+    if not _noisy(text):  # what a render writes: only blank lines at the end to ignore
+        first, _, rest = text.partition("\n")
+        body = (rest if HEADER_RE.match(first) else text).rstrip("\n")
+        return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
     lines = normalize_newlines(text).split("\n")
     if lines and HEADER_RE.match(lines[0]):
         lines = lines[1:]
@@ -137,6 +181,17 @@ def body_hash(text: str) -> str:
         lines.pop()
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _noisy(text: str) -> bool:
+    """A BOM, a CR or trailing spaces or tabs anywhere (``body_hash`` must look at lines)."""
+    return (
+        "\r" in text
+        or text.startswith("\ufeff")
+        or " \n" in text
+        or "\t\n" in text
+        or text.endswith((" ", "\t"))
+    )
 
 
 def header_line(view: str, source_hash: str, body: str, *, comment: bool = True) -> str:

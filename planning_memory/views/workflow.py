@@ -13,50 +13,21 @@ touched, and only when the config asks for it.
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import Layout, Record, timestamp
-from planning_memory.errors import ConflictError, InputError, SchemaError
-from planning_memory.longterm import check_record, load_all, new_record, save_record
+from planning_memory.core import Layout, Record, privacy, timestamp
+from planning_memory.errors import ConflictError, SchemaError
+from planning_memory.longterm import check_record, new_record, save_record
 from planning_memory.store import Store
-from planning_memory.views import render
 from planning_memory.views.diff import Changes, diff_view
-from planning_memory.views.fileformat import body_hash, header_hashes
-from planning_memory.views.inert import extract_managed_block, replace_managed_block
+from planning_memory.views.fileformat import header_hashes
 from planning_memory.views.parse import ParsedView, parse_view
+from planning_memory.views.state import VIEWS, Views, ViewState
 from planning_memory.views.templates import load_template
-
-VIEWS = {"patterns": "pattern", "mistakes": "mistake"}
-TARGETS = {"claudeMd": "CLAUDE.md", "agentsMd": "AGENTS.md"}
-
-
-@dataclass
-class ViewState:
-    """One rendered file: ``state`` is current, missing, stale (JSON changed), edited (the file
-    changed by hand), or conflict (both)."""
-
-    name: str
-    path: Path
-    state: str
-    fresh: str
-    on_disk: str | None
-
-    def diff(self, rel: str) -> str:
-        """Both sides: the render from JSON vs the file on disk, as a unified diff."""
-        return "".join(
-            difflib.unified_diff(
-                self.fresh.splitlines(keepends=True),
-                (self.on_disk or "").splitlines(keepends=True),
-                fromfile=f"{rel} (from JSON)",
-                tofile=f"{rel} (on disk)",
-            )
-        )
 
 
 @dataclass
@@ -84,137 +55,11 @@ class SyncReport:
         )
 
 
-@dataclass(frozen=True)
-class Views:
-    """Rendering inputs for one memory tree."""
-
-    layout: Layout
-    store: Store
-    config: dict[str, Any]
-
-    def _render_settings(self) -> dict[str, Any]:
-        settings: dict[str, Any] = self.config["memory"]["render"]
-        return settings
-
-    @functools.cached_property
-    def all_records(self) -> list[Record]:
-        """Every long-term record, soft-deleted ones too (read once per Views)."""
-        return load_all(self.layout, self.store, deleted=True)
-
-    def records(self, kind: str) -> list[Record]:
-        return [r for r in self.all_records if r["type"] == VIEWS[kind]]
-
-    def forget_cache(self) -> None:
-        """Drop what was read, after this run wrote records."""
-        for name in ("all_records", "_claude_cache"):
-            self.__dict__.pop(name, None)
-
-    def view_text(self, kind: str) -> str:
-        if kind not in self._claude_cache:
-            self._claude_cache[kind] = self._view_text(kind)
-        return self._claude_cache[kind]
-
-    def _view_text(self, kind: str) -> str:
-        template = load_template(f"{kind}.md")
-        found = self.records(kind)
-        src = render.source_hash(found, template)
-        return render.render_view(found, kind, template, source_hash=src)  # type: ignore[arg-type]
-
-    @functools.cached_property
-    def _claude_cache(self) -> dict[bool | str, str]:
-        return {}
-
-    def claude_text(self, *, header: bool = True) -> str:
-        if header not in self._claude_cache:
-            self._claude_cache[header] = self._claude_text(header=header)
-        return self._claude_cache[header]
-
-    def _claude_text(self, *, header: bool) -> str:
-        template = load_template("CLAUDE.md")
-        found = [r for r in self.all_records if r.get("deleted_at") is None]
-        prefs = (
-            self.store.read_json(self.layout.preferences)
-            if self.layout.preferences.is_file()
-            else {}
-        )
-        src = render.source_hash([*found, prefs], template)
-        return render.render_claude_md(
-            found,
-            prefs,
-            template,
-            max_chars=int(self._render_settings()["claudeMdMaxChars"]),
-            source_hash=src,
-            header=header,
-        )
-
-    def path(self, name: str) -> Path:
-        return self.layout.planning / name
-
-    def state(self, name: str, fresh: str, on_disk: str | None) -> ViewState:
-        path = self.path(name)
-        if on_disk is None:
-            return ViewState(name, path, "missing", fresh, None)
-        if on_disk == fresh:
-            return ViewState(name, path, "current", fresh, on_disk)
-        recorded, new = header_hashes(on_disk), header_hashes(fresh)
-        if recorded is None or new is None:
-            return ViewState(name, path, "conflict", fresh, on_disk)
-        json_changed = recorded[0] != new[0]
-        md_changed = recorded[1] != body_hash(on_disk)
-        state = {
-            (True, True): "conflict",
-            (True, False): "stale",
-            (False, True): "edited",
-            (False, False): "stale",
-        }[(json_changed, md_changed)]
-        return ViewState(name, path, state, fresh, on_disk)
-
-    def read(self, path: Path) -> str | None:
-        if not path.is_file():
-            return None
-        if path.parent == self.layout.planning:
-            data = self.store.read_bytes(path)
-        else:
-            data = self.store.read_repo_file(path)
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(
-                "is not valid UTF-8", path=self.store.rel(path), hint="save it as UTF-8"
-            ) from None
-
-    def states(self) -> list[ViewState]:
-        found = []
-        for kind in VIEWS:
-            name = f"{kind}.md"
-            found.append(self.state(name, self.view_text(kind), self.read(self.path(name))))
-        found.append(self.state("CLAUDE.md", self.claude_text(), self.read(self.path("CLAUDE.md"))))
-        return found
-
-    def target_states(self) -> list[ViewState]:
-        """The managed blocks of the repository's own CLAUDE.md / AGENTS.md, when configured."""
-        targets = self._render_settings().get("targets", {})
-        found = []
-        block = self.claude_text(header=True)
-        for key, name in TARGETS.items():
-            if not targets.get(key):
-                continue
-            path = self.layout.repo_root / name
-            existing = self.read(path) or ""
-            current = extract_managed_block(existing)
-            fresh = replace_managed_block(existing, block)
-            state = "current" if fresh == existing else "missing" if current is None else "stale"
-            if current is not None and state == "stale":
-                recorded = header_hashes(current)
-                if recorded is None or recorded[1] != body_hash(current):
-                    state = "edited"
-            found.append(ViewState(name, path, state, fresh, existing if path.exists() else None))
-        return found
-
-
 def check(views: Views) -> list[ViewState]:
     """Every rendered file that is not current (for ``render --check``)."""
-    return [s for s in [*views.states(), *views.target_states()] if s.state != "current"]
+    found = [s for s in [*views.states(), *views.target_states()] if s.state != "current"]
+    views.save_cache()
+    return found
 
 
 def _apply_changes(views: Views, kind: str, changes: Changes, now: datetime) -> dict[str, int]:
@@ -306,13 +151,14 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
     if state.state == "current":
         _keep_base(views, state)
         return
-    text = state.fresh
     if state.path.parent == views.layout.planning:
-        changed = views.store.write_text(state.path, text)
+        data = privacy.redact(state.fresh).encode("utf-8")  # what Store.write_text writes
+        changed = views.store.write_bytes(state.path, data)
+        if state.name != "CLAUDE.md":
+            views.store.write_bytes(base_path(views.layout, state.name), data)
+        views.remember(state, data)
     else:
-        changed = views.store.write_repo_file(state.path, text)
-    if state.path.parent == views.layout.planning and state.name != "CLAUDE.md":
-        views.store.write_text(base_path(views.layout, state.name), text)
+        changed = views.store.write_repo_file(state.path, state.fresh)
     if changed:
         report.rendered.append(views.store.rel(state.path))
 
@@ -321,7 +167,7 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
     """Bring every view and its JSON together. Conflicts write nothing (unless ``prefer``)."""
     report = SyncReport()
     with views.store.lock():
-        states = views.states()
+        states = views.states(legacy=True)
         conflicts = [
             s
             for s in states
@@ -330,6 +176,7 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
         conflicts = [s for s in conflicts if not _noise_only(views, s, now)]
         if conflicts and prefer is None:
             report.conflicts = conflicts
+            views.save_cache()
             return report
         for state in states:
             if state.name in ("patterns.md", "mistakes.md") and (
@@ -349,6 +196,7 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
                 report.conflicts.append(state)
                 continue
             _write(views, state, report)
+        views.save_cache()
     return report
 
 
@@ -366,13 +214,12 @@ def render_all(views: Views) -> SyncReport:
     """Render every view from JSON, refusing to overwrite hand edits (use sync for those)."""
     report = SyncReport()
     with views.store.lock():
-        for state in [*views.states(), *views.target_states()]:
-            if state.state in ("edited", "conflict"):
-                report.conflicts.append(state)
-        if report.conflicts:
-            return report
-        for state in [*views.states(), *views.target_states()]:
-            _write(views, state, report)
+        states = [*views.states(), *views.target_states()]
+        report.conflicts = [s for s in states if s.state in ("edited", "conflict")]
+        if not report.conflicts:
+            for state in states:
+                _write(views, state, report)
+        views.save_cache()
     return report
 
 
@@ -381,12 +228,14 @@ def conflict_error(report: SyncReport, store: Store) -> ConflictError:
 
 
 def refresh(views: Views) -> SyncReport:
-    """Render only the views that are missing or stale; never touch a hand-edited one."""
+    """Render only the views that are missing or stale; never touch a hand-edited one. Only
+    the records that changed since the last run are read and rendered (``state``)."""
     report = SyncReport()
     with views.store.lock():
         for state in [*views.states(), *views.target_states()]:
             if state.state in ("missing", "stale", "current"):
                 _write(views, state, report)
-            elif state.state != "current":
+            else:
                 report.conflicts.append(state)
+        views.save_cache()
     return report

@@ -30,7 +30,7 @@ from planning_memory.errors import PlanningMemoryError
 from planning_memory.memory import Memory
 from planning_memory.watch import child, events, plan, process
 from planning_memory.watch.plan import Plan
-from planning_memory.watch.reactions import REACTIONS, Reaction
+from planning_memory.watch.reactions import REACTIONS, SUMMARY_IDLE, Reaction
 
 log = logging.getLogger("planning_memory.watch.daemon")
 
@@ -211,7 +211,7 @@ class Daemon:
             self._react_index([])
         if todo.entity or todo.sessions:
             self._react_index([])
-        if todo.queue:
+        if todo.queue or todo.sessions:  # a session that grew may now have a whole batch
             self._summaries_wake.set()
         self._finish(todo, started, started - batch.first_at)
         return todo
@@ -297,7 +297,8 @@ class Daemon:
 
     def _summaries_loop(self) -> None:
         while not self._stop.is_set():
-            self._summaries_wake.wait()
+            # also look again once a waiting session has been quiet long enough
+            self._summaries_wake.wait(SUMMARY_IDLE.total_seconds())
             self._summaries_wake.clear()
             if self._stop.is_set():
                 return

@@ -7,6 +7,7 @@ writes) and the repository paths that changed (``None``: all of them).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from planning_memory.errors import ConflictError
@@ -42,9 +43,14 @@ def sync_index(memory: Memory, paths: list[str] | None) -> object:
     return memory.sync_index(paths)
 
 
+SUMMARY_BATCH = 10  # messages a session gathers before the daemon summarises them ...
+SUMMARY_IDLE = timedelta(minutes=5)  # ... or how long it stays quiet before it does anyway
+
+
 def summarize(memory: Memory, paths: list[str] | None) -> object:
-    """Drain the summary queue that sessions fill."""
-    return memory.sessions.drain()
+    """Drain the summary queue that sessions fill, a batch at a time (the built-in summariser
+    keeps more of a conversation it sees whole than one message at a time)."""
+    return memory.sessions.drain(min_batch=SUMMARY_BATCH, idle=SUMMARY_IDLE)
 
 
 REACTIONS: dict[str, Reaction] = {

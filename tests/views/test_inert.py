@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planning_memory.errors import InputError
+from planning_memory.views.claude import CLAUDE_SECTIONS, render_claude_md
+from planning_memory.views.fileformat import source_hash
 from planning_memory.views.inert import (
     AT_SIGN,
     END_MARKER,
@@ -21,7 +23,6 @@ from planning_memory.views.inert import (
     make_inert,
     replace_managed_block,
 )
-from planning_memory.views.render import CLAUDE_SECTIONS, render_claude_md, source_hash
 from planning_memory.views.templates import load_template
 
 CLAUDE_T = load_template("CLAUDE.md")

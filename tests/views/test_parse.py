@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planning_memory.errors import InputError
+from planning_memory.views.claude import render_claude_md
 from planning_memory.views.diff import EDITABLE, Changes, diff_view
-from planning_memory.views.fileformat import Issue, body_hash, header_hashes
+from planning_memory.views.fileformat import Issue, body_hash, header_hashes, source_hash
 from planning_memory.views.inert import END_MARKER, START_MARKER, extract_managed_block
 from planning_memory.views.inert import replace_managed_block as replace_block
 from planning_memory.views.parse import parse_mistakes, parse_patterns, parse_view
-from planning_memory.views.render import render_claude_md, render_view, source_hash
+from planning_memory.views.render import render_view
 from planning_memory.views.templates import load_template
 
 NOW = "2024-02-01T10:00:00Z"

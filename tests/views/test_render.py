@@ -13,17 +13,12 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from planning_memory.errors import ConfigError
+from planning_memory.views.claude import CLAUDE_SECTIONS, render_claude_md
 from planning_memory.views.diff import diff_view, editable_fields
-from planning_memory.views.fileformat import body_hash, header_hashes
+from planning_memory.views.fileformat import body_hash, header_hashes, source_hash
 from planning_memory.views.inert import active_injections
 from planning_memory.views.parse import parse_patterns, parse_view
-from planning_memory.views.render import (
-    CLAUDE_SECTIONS,
-    render_claude_md,
-    render_mistakes,
-    render_patterns,
-    source_hash,
-)
+from planning_memory.views.render import render_mistakes, render_patterns
 from planning_memory.views.templates import TEMPLATE_NAMES, load_template
 
 NOW = "2024-02-01T10:00:00Z"

@@ -1,0 +1,248 @@
+"""What each rendered file is: current, missing, stale (JSON changed), edited by hand, or both.
+
+``Views`` holds one tree's rendering inputs. The texts come from the render cache (``cache``):
+the items of unchanged records are kept, so only the records that changed are rendered, and a
+file whose stat says it is still the render from the same inputs (the records' digests, the
+template, the settings) is current without rendering or reading it. The result is the same as
+a full render, to the byte.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planning_memory.core import Layout, Record
+from planning_memory.errors import InputError
+from planning_memory.longterm import load_all
+from planning_memory.store import Store
+from planning_memory.views import claude, render
+from planning_memory.views.cache import RenderCache
+from planning_memory.views.fileformat import (
+    VIEW_FILES,
+    Kind,
+    body_hash,
+    header_hashes,
+    legacy_source_hash,
+)
+from planning_memory.views.inert import extract_managed_block, replace_managed_block
+from planning_memory.views.templates import load_template
+
+VIEWS = {"patterns": "pattern", "mistakes": "mistake"}
+NAMES = ("patterns.md", "mistakes.md", "CLAUDE.md")
+KINDS: dict[str, Kind] = {name: kind for kind, name in VIEW_FILES.items()}
+MEMOS = {**KINDS, "CLAUDE.md": "claude"}  # rendered file -> its part of the render cache
+TARGETS = {"claudeMd": "CLAUDE.md", "agentsMd": "AGENTS.md"}
+
+
+@dataclass(eq=False)
+class ViewState:
+    """One rendered file: ``state`` is current, missing, stale (JSON changed), edited (the file
+    changed by hand), or conflict (both). ``fresh`` (the render from JSON) and ``on_disk`` are
+    produced on first use."""
+
+    name: str
+    path: Path
+    state: str
+    texts: Callable[[], tuple[str, str | None]] = field(repr=False)
+
+    @classmethod
+    def of(cls, name: str, path: Path, state: str, fresh: str, on_disk: str | None) -> ViewState:
+        return cls(name, path, state, lambda: (fresh, on_disk))
+
+    @functools.cached_property
+    def _texts(self) -> tuple[str, str | None]:
+        return self.texts()
+
+    @property
+    def fresh(self) -> str:
+        return self._texts[0]
+
+    @property
+    def on_disk(self) -> str | None:
+        return self._texts[1]
+
+    def diff(self, rel: str) -> str:
+        """Both sides: the render from JSON vs the file on disk, as a unified diff."""
+        return "".join(
+            difflib.unified_diff(
+                self.fresh.splitlines(keepends=True),
+                (self.on_disk or "").splitlines(keepends=True),
+                fromfile=f"{rel} (from JSON)",
+                tofile=f"{rel} (on disk)",
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Views:
+    """Rendering inputs for one memory tree."""
+
+    layout: Layout
+    store: Store
+    config: dict[str, Any]
+
+    def _render_settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = self.config["memory"]["render"]
+        return settings
+
+    @functools.cached_property
+    def cache(self) -> RenderCache:
+        """The render cache, scanned (read once per Views; ``forget_cache`` scans again)."""
+        makers: dict[str, Callable[[Record], Any]] = {"claude": claude.claude_entry}
+        for kind in VIEW_FILES:
+            makers[kind] = functools.partial(render.view_item, kind=kind)
+        return RenderCache(self.layout, self.store, makers)
+
+    @functools.cached_property
+    def all_records(self) -> list[Record]:
+        """Every long-term record, soft-deleted ones too (read once per Views)."""
+        return load_all(self.layout, self.store, deleted=True)
+
+    def records(self, kind: str) -> list[Record]:
+        return [r for r in self.all_records if r["type"] == VIEWS[kind]]
+
+    @functools.cached_property
+    def _texts(self) -> dict[str, str]:
+        return {}
+
+    def forget_cache(self) -> None:
+        """Drop what was read, after this run wrote records."""
+        for name in ("all_records", "_texts"):
+            self.__dict__.pop(name, None)
+        if "cache" in self.__dict__:
+            self.cache.rescan()
+
+    def save_cache(self) -> None:
+        """Keep what this run learnt for the next one (the derived render cache)."""
+        if "cache" in self.__dict__:
+            self.cache.save()
+
+    # -- texts -------------------------------------------------------------------------------
+    def source_hash(self, name: str) -> str:
+        """The ``source-hash`` of rendered file ``name``, from the records' digests."""
+        return self.cache.source_hash(MEMOS[name], load_template(name))
+
+    def inputs(self, name: str) -> str:
+        """What decides the text of rendered file ``name``: its source hash and settings."""
+        if name == "CLAUDE.md":
+            limit = int(self._render_settings()["claudeMdMaxChars"])
+            return f"{self.source_hash(name)} max-chars={limit}"
+        return self.source_hash(name)
+
+    def text(self, name: str) -> str:
+        """The render of ``name`` from JSON (patterns.md, mistakes.md or CLAUDE.md)."""
+        if name not in self._texts:
+            self._texts[name] = self._text(name)
+        return self._texts[name]
+
+    def _text(self, name: str) -> str:
+        template = load_template(name)
+        if name == "CLAUDE.md":
+            entries = self.cache.items("claude")
+            return claude.assemble_claude_md(
+                entries,
+                self.cache.preference_values(),
+                template,
+                max_chars=int(self._render_settings()["claudeMdMaxChars"]),
+                source_hash=self.source_hash(name),
+            )
+        kind = KINDS[name]
+        items = self.cache.items(kind)
+        return render.assemble_view(items, kind, template, source_hash=self.source_hash(name))
+
+    # -- states ------------------------------------------------------------------------------
+    def path(self, name: str) -> Path:
+        return self.layout.planning / name
+
+    def read(self, path: Path) -> str | None:
+        if not path.is_file():
+            return None
+        if path.parent == self.layout.planning:
+            data = self.store.read_bytes(path)
+        else:
+            data = self.store.read_repo_file(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(
+                "is not valid UTF-8", path=self.store.rel(path), hint="save it as UTF-8"
+            ) from None
+
+    def states(self, *, legacy: bool = False) -> list[ViewState]:
+        """patterns.md, mistakes.md and CLAUDE.md. ``legacy``: tell a file edited by hand before
+        the source hash changed its definition from a conflict (this reads every record)."""
+        return [self._current_or_state(name, legacy) for name in NAMES]
+
+    def _current_or_state(self, name: str, legacy: bool) -> ViewState:
+        path = self.path(name)
+        if self.cache.unchanged(name, path, self.inputs(name)):
+            return ViewState(name, path, "current", lambda: self._both(path))
+        fresh = self.text(name)
+        found = self.state(name, fresh, self.read(path), legacy=legacy)
+        if found.state == "current":
+            self.remember(found, fresh.encode("utf-8"))
+        return found
+
+    def _both(self, path: Path) -> tuple[str, str | None]:
+        text = self.read(path) or ""
+        return text, text
+
+    def remember(self, state: ViewState, data: bytes) -> None:
+        """Rendered file ``state.name`` now holds ``data``."""
+        if state.name in NAMES and state.path == self.path(state.name):
+            self.cache.remember(state.name, state.path, self.inputs(state.name), state.fresh, data)
+
+    def state(
+        self, name: str, fresh: str, on_disk: str | None, *, legacy: bool = False
+    ) -> ViewState:
+        path = self.path(name)
+        if on_disk is None:
+            return ViewState.of(name, path, "missing", fresh, None)
+        if on_disk == fresh:
+            return ViewState.of(name, path, "current", fresh, on_disk)
+        recorded, new = header_hashes(on_disk), header_hashes(fresh)
+        if recorded is None or new is None:
+            return ViewState.of(name, path, "conflict", fresh, on_disk)
+        json_changed = recorded[0] != new[0]
+        md_changed = recorded[1] != body_hash(on_disk)
+        if legacy and json_changed and md_changed and recorded[0] == self._legacy_hash(name):
+            json_changed = False  # edited before the source hash changed its definition
+        state = {
+            (True, True): "conflict",
+            (True, False): "stale",
+            (False, True): "edited",
+            (False, False): "stale",
+        }[(json_changed, md_changed)]
+        return ViewState.of(name, path, state, fresh, on_disk)
+
+    def _legacy_hash(self, name: str) -> str | None:
+        kind = name.removesuffix(".md")
+        if kind not in VIEWS:
+            return None
+        return legacy_source_hash(self.records(kind), load_template(name))
+
+    def target_states(self) -> list[ViewState]:
+        """The managed blocks of the repository's own CLAUDE.md / AGENTS.md, when configured."""
+        targets = self._render_settings().get("targets", {})
+        found = []
+        for key, name in TARGETS.items():
+            if not targets.get(key):
+                continue
+            block = self.text("CLAUDE.md")
+            path = self.layout.repo_root / name
+            existing = self.read(path) or ""
+            current = extract_managed_block(existing)
+            fresh = replace_managed_block(existing, block)
+            state = "current" if fresh == existing else "missing" if current is None else "stale"
+            if current is not None and state == "stale":
+                recorded = header_hashes(current)
+                if recorded is None or recorded[1] != body_hash(current):
+                    state = "edited"
+            on_disk = existing if path.exists() else None
+            found.append(ViewState.of(name, path, state, fresh, on_disk))
+        return found

@@ -1,0 +1,296 @@
+"""The render cache: a view re-rendered from kept items is the full render, to the byte.
+
+A Hypothesis sequence of saves, forgets, restores, pins, preference changes and edits of the
+JSON files behind planning-memory's back, with the views compared after every step against a
+full render of the records (pure functions, nothing cached) and, at the end, against a run
+with the cache deleted; plus the cases where the cache must not be trusted (a stat too recent
+to trust, a corrupt or foreign cache, kept items missing) and the work it must not do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planning_memory.core import codec
+from planning_memory.longterm import load_all
+from planning_memory.memory import Memory
+from planning_memory.views import cache, claude, render
+from planning_memory.views.cache import cache_dir
+from planning_memory.views.fileformat import body_hash, legacy_source_hash, source_hash
+from planning_memory.views.templates import load_template
+
+NAMES = ("patterns.md", "mistakes.md", "CLAUDE.md")
+WORDS = ["retry", "cache", "auth", "## x", "`tick`", "Zeta", "alpha", "<b>", "tab\tin", "é"]
+HOUR_NS = 3600 * 10**9
+
+
+def full_render(mem: Memory) -> dict[str, str]:
+    """Every view rendered from all the records, nothing kept: the reference."""
+    records = load_all(mem.layout, mem.store, deleted=True)
+    found = {}
+    for kind in ("patterns", "mistakes"):
+        template = load_template(f"{kind}.md")
+        mine = [r for r in records if r["type"] == kind[:-1]]
+        src = source_hash(mine, template)
+        found[f"{kind}.md"] = render.render_view(mine, kind, template, source_hash=src)  # type: ignore[arg-type]
+    live = [r for r in records if r.get("deleted_at") is None]
+    prefs = mem.preferences() if mem.layout.preferences.is_file() else {}
+    template = load_template("CLAUDE.md")
+    found["CLAUDE.md"] = claude.render_claude_md(
+        live,
+        prefs,
+        template,
+        max_chars=int(mem.config["memory"]["render"]["claudeMdMaxChars"]),
+        source_hash=claude.claude_source_hash(live, prefs, template),
+    )
+    return found
+
+
+def on_disk(mem: Memory) -> dict[str, str]:
+    return {name: (mem.layout.planning / name).read_text("utf-8") for name in NAMES}
+
+
+def cold_render(mem: Memory) -> dict[str, str]:
+    """The views as a run with no render cache renders them."""
+    shutil.rmtree(cache_dir(mem.layout), ignore_errors=True)
+    views = mem.views()
+    return {name: views.text(name) for name in NAMES}
+
+
+def age(paths: list[Path], step: list[int]) -> None:
+    """Give each written file its own mtime, hours in the past: stats the cache may trust
+    (``RACY_NS`` 0 below) without two writes ever sharing a stamp."""
+    for path in paths:
+        if path.exists():
+            step[0] += 1
+            stamp = 1_600_000_000 * 10**9 + step[0] * HOUR_NS
+            os.utime(path, ns=(stamp, stamp))
+
+
+@contextmanager
+def tree() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as tmp:
+        Memory.init(tmp)
+        yield Path(tmp)
+
+
+OPS = st.one_of(
+    st.tuples(st.just("save"), st.sampled_from(["pattern", "mistake", "decision", "learning"])),
+    st.tuples(st.just("forget"), st.integers(0, 50)),
+    st.tuples(st.just("restore"), st.integers(0, 50)),
+    st.tuples(st.just("pin"), st.integers(0, 50)),
+    st.tuples(st.just("praise"), st.integers(0, 50)),
+    st.tuples(st.just("edit"), st.integers(0, 50)),
+    st.tuples(st.just("delete"), st.integers(0, 50)),
+    st.tuples(st.just("prefs"), st.integers(0, 3)),
+)
+
+
+def apply(mem: Memory, op: tuple[str, Any], words: list[str], step: list[int]) -> None:
+    kind, arg = op
+    records = load_all(mem.layout, mem.store, deleted=True)
+    target = records[arg % len(records)] if records and isinstance(arg, int) else None
+    text = " ".join(words)
+    if kind == "save":
+        fields: dict[str, Any] = {
+            "pattern": {"description": text, "example": words[0]},
+            "mistake": {"description": text, "correction": words[-1], "severity": "high"},
+        }.get(arg, {"learned": text})
+        mem.save(f"{arg} {text} {step[0]}", arg, **fields)
+    elif target is None:
+        return
+    elif kind == "restore" and target.get("deleted_at"):
+        mem.restore(target["id"])
+    elif kind in ("restore", "forget", "pin", "praise") and target.get("deleted_at"):
+        return
+    elif kind == "forget":
+        mem.forget(target["id"])
+    elif kind == "pin":
+        mem.pin(target["id"], not target["pinned"])
+    elif kind == "praise" and target["type"] == "pattern":
+        mem.praise(target["id"])
+    elif kind == "edit":  # an editor or `git pull` rewrites a record in place
+        path = mem.layout.record_path(target["type"], target["id"])
+        value = dict(target, title=f"{text} edited"[:200])
+        if "description" in value:
+            value["description"] = f"{text} (edited)"
+        path.write_text(json.dumps(value, indent=1) + "\n", "utf-8")
+        age([path], step)
+        mem.refresh_views()
+    elif kind == "delete":
+        path = mem.layout.record_path(target["type"], target["id"])
+        path.unlink()
+        mem.refresh_views()
+    elif kind == "prefs":
+        value = {"testing": {"framework": words[arg % len(words)], "n": arg}}
+        mem.layout.preferences.write_bytes(codec.dump_bytes(value))
+        age([mem.layout.preferences], step)
+        mem.refresh_views()
+
+
+SEED = [(("save", kind), ["seed", kind]) for kind in ("pattern", "mistake", "decision")]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(
+        st.tuples(OPS, st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)),
+        min_size=4,
+        max_size=16,
+    ),
+    st.booleans(),
+)
+def test_incremental_views_equal_a_full_render(
+    steps: list[tuple[tuple[str, Any], list[str]]], trust_stats: bool
+) -> None:
+    """``trust_stats``: stats are trusted at once (each write gets its own mtime, hours ago),
+    else every file written in the last 0.1 s is read again."""
+    with tree() as root, mock.patch.object(cache, "RACY_NS", 0 if trust_stats else cache.RACY_NS):
+        written: list[Path] = []
+        mem = Memory(root, on_write=written.append)
+        step = [0]
+        for op, words in [*SEED, *steps]:
+            apply(mem, op, words, step)
+            age(written, step)
+            written.clear()
+            assert on_disk(mem) == full_render(mem), op
+            assert mem.render_check() == []
+        assert cold_render(mem) == on_disk(mem)
+
+
+# -- when the cache is not trusted ------------------------------------------------------------
+
+
+@pytest.fixture
+def mem(example_repo: Path) -> Memory:
+    mem = Memory(example_repo)
+    assert not mem.render().conflicts
+    return mem
+
+
+def test_a_same_size_edit_within_the_same_tick_is_seen(mem: Memory) -> None:
+    """A stat younger than RACY_NS is not trusted: the file is read again, so an edit that
+    keeps the size and the mtime (a coarse clock, a restored stamp) is still seen."""
+    out = mem.save("Racy rule", "pattern", description="aaaa")
+    path = mem.layout.record_path("pattern", out.record["id"])
+    st = path.stat()
+    path.write_text(path.read_text("utf-8").replace("aaaa", "bbbb"), "utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [s.name for s in mem.render_check()] == ["patterns.md"]
+    mem.refresh_views()
+    assert "bbbb" in mem.layout.patterns_md.read_text("utf-8")
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_an_in_place_edit_of_an_old_record_makes_the_views_stale(mem: Memory) -> None:
+    mem.refresh_views()
+    path = next(mem.layout.long_term.glob("mistakes/*.json"))
+    record = json.loads(path.read_text("utf-8"))
+    record["correction"] = "Always check the error type first"
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", "utf-8")
+    assert {s.name: s.state for s in mem.render_check()}["mistakes.md"] == "stale"
+    mem.refresh_views()
+    assert on_disk(mem) == full_render(mem)
+
+
+@pytest.mark.parametrize("name", ["index.json", "patterns.items", "claude.items"])
+@pytest.mark.parametrize("content", [b"", b"{not json", b'{"code": "another renderer"}\n'])
+def test_a_broken_or_foreign_cache_is_rebuilt(mem: Memory, name: str, content: bytes) -> None:
+    mem.save("One more rule", "pattern", description="kept in the cache")
+    (cache_dir(mem.layout) / name).write_bytes(content)
+    mem.save("And another", "pattern", description="after the cache broke")
+    assert on_disk(mem) == full_render(mem)
+    assert mem.render_check() == []
+
+
+def test_a_refresh_with_nothing_new_writes_nothing(mem: Memory) -> None:
+    """The cache is derived, under contextual/ (gitignored); once its stats are trusted, a
+    refresh or a check with nothing new writes no file at all."""
+    assert sorted(p.name for p in cache_dir(mem.layout).iterdir()) == [
+        "claude.items",
+        "index.json",
+        "mistakes.items",
+        "patterns.items",
+    ]
+    with mock.patch.object(cache, "RACY_NS", 0):
+        mem.refresh_views()  # the stats of the files just rendered are trusted from now on
+        before = {p: p.read_bytes() for p in mem.layout.planning.rglob("*") if p.is_file()}
+        assert mem.refresh_views().rendered == [] and mem.render_check() == []
+    after = {p: p.read_bytes() for p in mem.layout.planning.rglob("*") if p.is_file()}
+    assert after == before
+
+
+# -- the work it saves --------------------------------------------------------------------------
+
+
+def _age_records(mem: Memory) -> None:
+    for i, path in enumerate(sorted(mem.layout.long_term.rglob("*.json"))):
+        stamp = 1_600_000_000 * 10**9 + i * HOUR_NS
+        os.utime(path, ns=(stamp, stamp))
+
+
+def test_reads_only_the_records_that_changed(mem: Memory) -> None:
+    _age_records(mem)
+    mem.refresh_views()  # trusts the old stats from now on
+    with mock.patch.object(cache, "load_record", wraps=cache.load_record) as reads:
+        assert mem.refresh_views().rendered == []
+        assert reads.call_count == 0
+        out = mem.save("Feature folders", "pattern", description="Group UI code by feature")
+        assert [c.args[2] for c in reads.call_args_list] == [f"patterns/{out.record['id']}.json"]
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_missing_kept_items_mean_a_full_read(mem: Memory) -> None:
+    _age_records(mem)
+    mem.refresh_views()
+    (cache_dir(mem.layout) / "patterns.items").unlink()
+    with mock.patch.object(cache, "load_record", wraps=cache.load_record) as reads:
+        mem.save("Feature folders", "pattern", description="Group UI code by feature")
+        files = len(list(mem.layout.long_term.glob("*/*.json")))
+        assert reads.call_count == 1 + files  # the new record, then every record
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_a_record_claude_md_does_not_show_leaves_it_alone(mem: Memory) -> None:
+    before = mem.layout.claude_md.read_bytes()
+    report = mem.save("A plain note", "learning", learned="nothing CLAUDE.md shows")
+    assert mem.layout.claude_md.read_bytes() == before
+    assert ".planning/CLAUDE.md" not in mem.refresh_views().rendered
+    assert report.record["id"] not in before.decode("utf-8")
+    mem.save("A decision", "decision", learned="it is shown")
+    assert mem.layout.claude_md.read_bytes() != before
+    assert on_disk(mem) == full_render(mem)
+
+
+# -- the source hash changed its definition ----------------------------------------------------
+
+
+def test_a_view_edited_before_the_upgrade_is_imported_not_a_conflict(mem: Memory) -> None:
+    """A header written with the old source hash, then a hand edit: `pmem sync` imports it."""
+    path = mem.layout.patterns_md
+    records = mem.views().records("patterns")
+    template = load_template("patterns.md")
+    text = path.read_text("utf-8")
+    head, body = text.split("\n", 1)
+    old = head.replace(source_hash(records, template), legacy_source_hash(records, template))
+    assert old != head
+    edited = body.replace("Siempre usar try-catch", "Usar siempre try-catch")
+    assert edited != body
+    path.write_text(old + "\n" + edited, "utf-8")
+    assert body_hash(old + "\n" + body) == old.split("body-hash=")[1].split()[0]
+    report = mem.sync()
+    assert report.conflicts == [] and report.imported == {"patterns.md": 1}
+    assert "Usar siempre try-catch" in path.read_text("utf-8")
+    assert on_disk(mem) == full_render(mem)
