@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from planning_memory.core import Layout, Record
@@ -20,7 +21,7 @@ def export_tree(
     records: Sequence[Record],
     preferences: Mapping[str, Any],
     entity: Mapping[str, Any],
-    index_path: Any,
+    index_path: Path,
     now: datetime,
     *,
     seed: bool = False,
