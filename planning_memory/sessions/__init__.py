@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from planning_memory.sessions.summarize import Summarizer as Summarizer
     from planning_memory.sessions.summarize import Summary as Summary
     from planning_memory.sessions.summarize import SummaryRequest as SummaryRequest
+    from planning_memory.sessions.summarize import from_config as summarizer_from_config
 
     __all__ = [
         "CHECKPOINT_KEYS",
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
         "SummaryOutcome",
         "SummaryRequest",
         "new_session",
+        "summarizer_from_config",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -78,6 +80,7 @@ else:
             "EndRequest": "summarize",
             "EndSummary": "summarize",
             "ExtractiveSummarizer": "summarize",
+            "summarizer_from_config": "summarize:from_config",
             "FILE_ACTIONS": "log",
             "ROLES": "log",
             "STATUSES": "files",

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cached_property
 from typing import Any
 
+from planning_memory import sessions as _sessions  # the summarisers load when used
 from planning_memory.core import Layout, TemporalContext, effective_config, privacy, temporal
 from planning_memory.errors import NotFoundError
 from planning_memory.sessions import briefing, lifecycle, log, rolling
@@ -22,7 +23,7 @@ from planning_memory.sessions.files import DEFAULT_CHANNEL, Session, SessionFile
 from planning_memory.sessions.lifecycle import Deleted
 from planning_memory.sessions.log import Appended
 from planning_memory.sessions.rolling import SummaryOutcome
-from planning_memory.sessions.summarize import ExtractiveSummarizer, Summarizer, from_config
+from planning_memory.sessions.summary_base import Summarizer
 from planning_memory.store import Store
 
 Config = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
@@ -73,12 +74,12 @@ class Sessions(SessionFiles):
     @cached_property
     def summarizer(self) -> Summarizer:
         """The config's summariser: its command, else the extractive one."""
-        return from_config(self.config)
+        return _sessions.summarizer_from_config(self.config)
 
     @cached_property
     def extractive(self) -> Summarizer:
         """The built-in summariser (offline, quick), whatever the config names."""
-        return ExtractiveSummarizer()
+        return _sessions.ExtractiveSummarizer()
 
     def now(self) -> datetime:
         return self.clock()

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from planning_memory.core import Layout, check_id, codec, effective_config, schema, timestamp
 from planning_memory.errors import ConflictError, InputError, NotFoundError
-from planning_memory.sessions import summarize
+from planning_memory.sessions.summary_base import unique
 from planning_memory.store import Loaded, Store
 
 Session = dict[str, Any]
@@ -66,7 +66,7 @@ class Settings:
 
     def cap_facts(self, facts: Sequence[str]) -> list[str]:
         """Key facts without repeats, at most ``max_key_facts`` (the newest)."""
-        return summarize.unique(facts)[-self.max_key_facts :]
+        return unique(facts)[-self.max_key_facts :]
 
 
 # -- values ------------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from planning_memory import sessions as _sessions  # the built-in summariser, when used
 from planning_memory.core import new_id, privacy, schema, timestamp
 from planning_memory.errors import ConflictError, ExternalCommandError, InputError, NotFoundError
-from planning_memory.sessions import summarize
 from planning_memory.sessions.files import (
     CHECKPOINT_KEYS,
     STATUSES,
@@ -33,6 +33,7 @@ from planning_memory.sessions.files import (
     summarized_live,
 )
 from planning_memory.sessions.log import decision_fact, millis, opt_text, text
+from planning_memory.sessions.summary_base import EndRequest, Summarizer, message_facts, unique
 from planning_memory.store import ABSENT
 
 OPEN = ("active", "paused")
@@ -147,9 +148,7 @@ def _restore_into(session: Session, data: Mapping[str, Any]) -> None:
 
 
 # -- end, delete -------------------------------------------------------------------------------
-def end(
-    files: SessionFiles, session_id: str, summarizer: summarize.Summarizer, *, now: datetime
-) -> Session:
+def end(files: SessionFiles, session_id: str, summarizer: Summarizer, *, now: datetime) -> Session:
     """End the session with seed 003's summary. A summariser command that fails gives way to
     the built-in summariser (a system message records why); a session with nothing recorded,
     or whose summary comes out empty, keeps the end summary it had (null for a new one)."""
@@ -174,7 +173,7 @@ def has_activity(session: Mapping[str, Any]) -> bool:
 
 
 def _end_summary(
-    session: Mapping[str, Any], summarizer: summarize.Summarizer
+    session: Mapping[str, Any], summarizer: Summarizer
 ) -> tuple[dict[str, Any], str | None]:
     """The redacted, checked end summary and, when the command failed, why."""
     request = end_request(session)
@@ -182,10 +181,10 @@ def _end_summary(
     try:
         result = summarizer.end_summary(request).as_dict()
     except ExternalCommandError as exc:
-        if isinstance(summarizer, summarize.ExtractiveSummarizer):
+        if isinstance(summarizer, _sessions.ExtractiveSummarizer):
             raise
         warning = f"End summary written by the built-in summariser: {exc.message}"
-        result = summarize.ExtractiveSummarizer().end_summary(request).as_dict()
+        result = _sessions.ExtractiveSummarizer().end_summary(request).as_dict()
     result["goal"] = privacy.redact(result["goal"])
     for key in ("instructions", "discoveries", "accomplished", "next_steps"):
         result[key] = [privacy.redact(item) for item in result[key]]
@@ -203,12 +202,12 @@ def _message(role: str, content: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def end_request(session: Mapping[str, Any]) -> summarize.EndRequest:
+def end_request(session: Mapping[str, Any]) -> EndRequest:
     """What the summariser is given for the end summary: the rolling summary and key facts
     (not the inherited ones: the summary tells what this session did and learned), the
     messages not yet in it, the decisions, files, steps and current context."""
     rolling = session["rolling_summary"]
-    return summarize.EndRequest(
+    return EndRequest(
         goal=session.get("goal"),
         summary=rolling["summary"],
         key_facts=tuple(f for f in rolling["key_facts"] if not f.startswith(INHERITED)),
@@ -231,7 +230,7 @@ def standing_facts(session: Mapping[str, Any]) -> list[str]:
         fresh = session["messages"]
     return [
         *session["rolling_summary"]["key_facts"],
-        *(f for m in fresh for f in summarize.message_facts(m)),
+        *(f for m in fresh for f in message_facts(m)),
         *(decision_fact(d) for d in session["decisions"]),
     ]
 
@@ -245,7 +244,7 @@ def inherit(
         f if f.startswith(INHERITED) else INHERITED + f
         for f in standing_facts(files.load(source_id).value)
     ]
-    facts = summarize.unique(marked)[-INHERITED_FACTS:]
+    facts = unique(marked)[-INHERITED_FACTS:]
 
     def apply(session: Session) -> None:
         rolling = session["rolling_summary"]

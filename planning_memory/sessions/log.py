@@ -17,7 +17,6 @@ from typing import Any
 
 from planning_memory.core import Layout, new_id, parse_timestamp, privacy, temporal, timestamp
 from planning_memory.errors import InputError, UnsafePathError
-from planning_memory.sessions import summarize
 from planning_memory.sessions.files import (
     CONTEXT_KEYS,
     Session,
@@ -26,6 +25,7 @@ from planning_memory.sessions.files import (
     check_part,
     needs_summary,
 )
+from planning_memory.sessions.summary_base import memorize_markers
 
 ROLES = ("user", "assistant", "system", "tool")
 FILE_ACTIONS = ("read", "created", "modified", "deleted")
@@ -101,7 +101,7 @@ def append_message(
         _s, (previous, queue) = files.mutate(session_id, add, now=now)
         if queue:
             files.enqueue(session_id, now)
-    memorize = summarize.memorize_markers(message["content"]) if role == "assistant" else []
+    memorize = memorize_markers(message["content"]) if role == "assistant" else []
     return Appended(session_id, message, memorize, queue, previous)
 
 

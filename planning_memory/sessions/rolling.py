@@ -17,7 +17,6 @@ from typing import Any
 
 from planning_memory.core import parse_timestamp, privacy, timestamp
 from planning_memory.errors import ExternalCommandError, NotFoundError
-from planning_memory.sessions import summarize
 from planning_memory.sessions.files import (
     Session,
     SessionFiles,
@@ -25,6 +24,7 @@ from planning_memory.sessions.files import (
     check_part,
     summarized_live,
 )
+from planning_memory.sessions.summary_base import Summarizer, Summary, SummaryRequest
 
 MAX_DRAIN_ROUNDS = 50
 
@@ -50,7 +50,7 @@ class SummaryOutcome:
 def drain(
     files: SessionFiles,
     settings: Settings,
-    summarizer: summarize.Summarizer,
+    summarizer: Summarizer,
     *,
     now: datetime,
     session_ids: Sequence[str] | None = None,
@@ -73,7 +73,7 @@ def drain(
 def summarize_session(
     files: SessionFiles,
     settings: Settings,
-    summarizer: summarize.Summarizer,
+    summarizer: Summarizer,
     session_id: str,
     *,
     now: datetime,
@@ -102,7 +102,7 @@ def summarize_session(
                 return SummaryOutcome(
                     session_id, "done" if done or archived else "nothing", done, archived
                 )
-            request = summarize.SummaryRequest(
+            request = SummaryRequest(
                 messages=batch,
                 previous_summary=session["rolling_summary"]["summary"],
                 previous_facts=tuple(session["rolling_summary"]["key_facts"]),
@@ -137,7 +137,7 @@ def _apply(
     files: SessionFiles,
     settings: Settings,
     session_id: str,
-    result: summarize.Summary | None,
+    result: Summary | None,
     batch: Sequence[Mapping[str, Any]],
     now: datetime,
 ) -> int:
