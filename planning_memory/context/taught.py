@@ -11,12 +11,11 @@ Pure: values in, values out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from planning_memory.context.items import Item, cap
-from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES
+from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES, preference_text
 from planning_memory.core import is_taught as taught
 from planning_memory.search import Doc
 
@@ -44,7 +43,7 @@ def preference_items(preferences: Mapping[str, Any], tier: int, start: float = 0
     items = []
     for n, name in enumerate(names[:PREFERENCE_SECTIONS]):
         section = preferences[name]
-        values = "; ".join(f"{k}: {_value(v)}" for k, v in sorted(section.items()))
+        values = preference_text(section)
         text = f"{name.replace('_', ' ')}: {cap(values, PREFERENCE_CHARS)}"
         data = {"section": name, "values": dict(section)}
         ident, why = f"preferences.{name}", "preferences.json"
@@ -54,13 +53,3 @@ def preference_items(preferences: Mapping[str, Any], tier: int, start: float = 0
 
 def _rank(name: str) -> int:
     return PREFERENCE_ORDER.index(name) if name in PREFERENCE_ORDER else len(PREFERENCE_ORDER)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, str | int | float):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)

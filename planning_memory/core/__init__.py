@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from planning_memory.core.model import new_long_term as new_long_term
     from planning_memory.core.model import normalize as normalize
     from planning_memory.core.model import parse_timestamp as parse_timestamp
+    from planning_memory.core.model import preference_text as preference_text
     from planning_memory.core.model import timestamp as timestamp
     from planning_memory.core.schema import check as check_schema
     from planning_memory.core.temporal import TemporalContext as TemporalContext
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
         "new_long_term",
         "normalize",
         "parse_timestamp",
+        "preference_text",
         "privacy",
         "project_root",
         "schema",
@@ -120,6 +122,7 @@ else:
             "new_long_term": "model",
             "normalize": "model",
             "parse_timestamp": "model",
+            "preference_text": "model",
             "privacy": ".",
             "project_root": "layout",
             "schema": ".",

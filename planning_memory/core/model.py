@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -164,3 +165,18 @@ def is_taught(tags: Iterable[str], record_type: str) -> bool:
     """A person taught it: a trigger phrase saved it ("always use pnpm"), or it is a
     preference. Taught records reach every context block and CLAUDE.md from the first time."""
     return TAUGHT_TAG in tags or record_type in TAUGHT_TYPES
+
+
+def preference_text(section: Mapping[str, Any]) -> str:
+    """One section of ``preferences.json`` as a line: ``quotes: single; semicolons: no``."""
+    return "; ".join(f"{key}: {_preference_value(v)}" for key, v in sorted(section.items()))
+
+
+def _preference_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

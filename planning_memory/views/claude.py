@@ -9,12 +9,12 @@ text goes through ``make_inert`` on one line. No file I/O.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from string import Template
 from typing import Any
 
 from planning_memory.core import is_taught as taught
+from planning_memory.core import preference_text
 from planning_memory.errors import ConfigError
 from planning_memory.views.fileformat import header_line, source_hash
 from planning_memory.views.inert import inline
@@ -74,22 +74,10 @@ def _preference_entries(preferences: Mapping[str, Any]) -> list[str]:
     for name, section in sorted(preferences.items()):
         if not isinstance(section, Mapping) or not section:
             continue
-        values = "; ".join(
-            f"{key}: {_preference_value(value)}" for key, value in sorted(section.items())
-        )
+        values = preference_text(section)
         title = inline(name.replace("_", " "), TITLE_LIMIT)
         entries.append(f"- **{title}**: {inline(values, TEXT_LIMIT)}")
     return entries
-
-
-def _preference_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, str | int | float):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 # (section, sort key, line): a live record's entry in CLAUDE.md
