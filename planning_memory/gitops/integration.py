@@ -152,7 +152,8 @@ def _hook_path(top: Path) -> Path:
 
 def hook_script(pmem: str) -> str:
     """The pre-commit hook: a chained older hook, the staged secret scan, then validate and
-    render --check (when the command exists)."""
+    render --check of the staged memory tree (a copy of what the commit would hold, so an
+    unstaged fix neither hides a staged problem nor an unstaged mistake blocks the commit)."""
     return f"""#!/bin/sh
 {HOOK_MARK}: written by `pmem git install`.
 # Runs the hook that was here before (renamed {CHAINED_HOOK}), then checks memory.
@@ -169,10 +170,16 @@ fail() {{
     exit 1
 }}
 out=$("$PMEM" secrets scan --staged 2>&1) || fail "a secret is staged" "$out"
-if [ -d {PLANNING_DIR} ]; then
-    out=$("$PMEM" validate 2>&1) || fail "memory does not validate" "$out"
+if git ls-files --error-unmatch {PLANNING_DIR}/{CONFIG_NAME} >/dev/null 2>&1; then
+    staged=$(mktemp -d) || exit 1
+    trap 'rm -rf "$staged"' EXIT
+    git ls-files -z -- {PLANNING_DIR} | xargs -0 git checkout-index --prefix="$staged/" -- \
+        || fail "could not read the staged memory" ""
+    out=$("$PMEM" validate "$staged/{PLANNING_DIR}" 2>&1) || fail "memory does not validate" \
+        "$(printf '%s' "$out" | sed "s#$staged/##g")"
     if "$PMEM" render --help >/dev/null 2>&1; then
-        out=$("$PMEM" render --check 2>&1) || fail "rendered views are stale" "$out"
+        out=$("$PMEM" -C "$staged" render --check 2>&1) || fail "rendered views are stale" \
+            "$(printf '%s' "$out" | sed "s#$staged/##g")"
     fi
 fi
 exit 0

@@ -327,6 +327,29 @@ def test_pre_commit_hook_blocks_secrets_and_invalid_records(tmp_path: Path) -> N
     assert git(tmp_path, "log", "--format=%s").stdout.split("\n")[0] == "clean"
 
 
+def test_pre_commit_checks_what_is_staged_not_the_working_tree(tmp_path: Path) -> None:
+    """An invalid record that is staged blocks the commit even when the working copy was
+    fixed afterwards; an invalid working copy that is not staged does not."""
+    mem = new_repo(tmp_path, driver=False)
+    gitint.install(tmp_path)
+    assert pmem(tmp_path, "render").returncode == 0
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "setup")
+    bad = mem.layout.record_dir("pattern") / "pat_01HVBAD0000000000000000000.json"
+    bad.write_text('{"id": "pat_01HVBAD0000000000000000000", "type": "pattern"}\n')
+    git(tmp_path, "add", "-A")
+    bad.unlink()  # fixed on disk, still staged
+    blocked = git(tmp_path, "commit", "-q", "-m", "staged bad", check=False)
+    assert blocked.returncode != 0, blocked.stdout + blocked.stderr
+    assert "memory does not validate" in blocked.stderr and bad.name in blocked.stderr
+    git(tmp_path, "rm", "-q", "--cached", str(bad.relative_to(tmp_path)))
+    (tmp_path / "notes.txt").write_text("unrelated\n")
+    git(tmp_path, "add", "notes.txt")
+    bad.write_text("{ not json")  # broken on disk, not staged
+    done = git(tmp_path, "commit", "-q", "-m", "unrelated", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_an_existing_pre_commit_hook_is_chained_not_clobbered(tmp_path: Path) -> None:
     new_repo(tmp_path, driver=False)
     hooks = tmp_path / ".git" / "hooks"
