@@ -452,3 +452,21 @@ def test_tsconfig_config_dir_is_the_folder_of_the_config_that_extends() -> None:
     )
     assert resolve("@/ui", "apps/web/main.ts", "typescript", ctx) == ("apps/web/src/ui.ts", None)
     assert resolve("@/ui", "main.ts", "typescript", ctx) == ("src/ui.ts", None)
+
+
+def test_tsconfig_module_suffixes_are_tried_before_the_plain_file() -> None:
+    """React Native's ``moduleSuffixes``: ``./Ripple`` is ``Ripple.native.tsx`` when there is
+    one (as TypeScript resolves it), through an ``extends`` too; without the option, the plain
+    file."""
+    files = ["src/Ripple.tsx", "src/Ripple.native.tsx", "src/Button.tsx", "src/index.ts"]
+    ctx = _ts(
+        {
+            "tsconfig.base.json": {"compilerOptions": {"moduleSuffixes": [".native", ""]}},
+            "tsconfig.json": {"extends": "./tsconfig.base.json"},
+        },
+        files,
+    )
+    assert resolve("./Ripple", "src/Button.tsx", "tsx", ctx) == ("src/Ripple.native.tsx", None)
+    assert resolve("./Button", "src/index.ts", "typescript", ctx) == ("src/Button.tsx", None)
+    plain = _ts({"tsconfig.json": {"compilerOptions": {}}}, files)
+    assert resolve("./Ripple", "src/Button.tsx", "tsx", plain) == ("src/Ripple.tsx", None)

@@ -1,11 +1,12 @@
 """JavaScript/TypeScript import resolution: relative paths and tsconfig/jsconfig aliases.
 
 ``./`` and ``../`` paths take the usual extensions and ``index`` files (``./x.js`` also finds
-``x.ts``); ``compilerOptions.paths`` and ``baseUrl`` of the nearest ``tsconfig.json`` /
-``jsconfig.json`` (``@/*`` -> ``src/*``) apply after its ``extends`` chain (relative files or
-packages in ``node_modules``; each option from the last file that sets it, ``baseUrl``
-relative to that file, ``paths`` to ``baseUrl`` or else to theirs). Anything else is a
-package (``react``, ``@scope/pkg``).
+``x.ts``), each of the tsconfig's ``moduleSuffixes`` tried first (``./x`` -> ``x.native.ts``);
+``compilerOptions.paths`` and ``baseUrl`` of the nearest ``tsconfig.json`` / ``jsconfig.json``
+(``@/*`` -> ``src/*``) apply after its ``extends`` chain (relative files or packages in
+``node_modules``; each option from the last file that sets it, ``baseUrl`` relative to that
+file, ``paths`` to ``baseUrl`` or else to theirs). Anything else is a package (``react``,
+``@scope/pkg``).
 """
 
 from __future__ import annotations
@@ -33,13 +34,14 @@ class TsConfig:
     base: str  # folder that baseUrl and paths are relative to
     has_base_url: bool
     paths: list[tuple[str, list[str]]]
+    suffixes: tuple[str, ...] = ("",)  # ``moduleSuffixes``: ``./x`` may be ``x.native.ts``
 
 
 def resolve(module: str, importer: str, ctx: Context) -> tuple[str | None, str | None]:
+    config = _tsconfig_for(posixpath.dirname(importer), ctx)
     if module.startswith(("./", "../")) or module in (".", ".."):
         target = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
-        return _js_file(target, ctx), None
-    config = _tsconfig_for(posixpath.dirname(importer), ctx)
+        return _js_file(target, ctx, config.suffixes if config else ("",)), None
     if config is not None:
         found = _ts_alias(module, config, ctx)
         if found:
@@ -49,7 +51,9 @@ def resolve(module: str, importer: str, ctx: Context) -> tuple[str | None, str |
     return None, _package_name(module)
 
 
-def _js_file(target: str, ctx: Context) -> str | None:
+def _js_file(target: str, ctx: Context, suffixes: tuple[str, ...] = ("",)) -> str | None:
+    """The file an import of ``target`` names: itself, with an extension (each of the
+    tsconfig's ``moduleSuffixes`` tried before it, as TypeScript does), or its ``index``."""
     if target.startswith("../") or target == "..":
         return None
     target = "" if target == "." else target
@@ -60,13 +64,11 @@ def _js_file(target: str, ctx: Context) -> str | None:
         for alt in (".ts", ".tsx", ".mts", ".cts"):
             if stem + alt in ctx.files:
                 return stem + alt
-    for extension in JS_EXTENSIONS:
-        if target + extension in ctx.files:
-            return target + extension
-    for extension in JS_EXTENSIONS:
-        candidate = posixpath.join(target, "index" + extension)
-        if candidate in ctx.files:
-            return candidate
+    for base in (target, posixpath.join(target, "index")):
+        for extension in JS_EXTENSIONS:
+            for suffix in suffixes:
+                if base + suffix + extension in ctx.files:
+                    return base + suffix + extension
     return None
 
 
@@ -79,11 +81,12 @@ def _ts_alias(module: str, config: TsConfig, ctx: Context) -> str | None:
             # a target under ``${configDir}`` is absolute (``/`` + the repository path)
             target = posixpath.join(config.base, target.replace("*", star))
             joined = posixpath.normpath(target).lstrip("/")
-            found = _js_file(joined, ctx)
+            found = _js_file(joined, ctx, config.suffixes)
             if found:
                 return found
     if config.has_base_url:
-        return _js_file(posixpath.normpath(posixpath.join(config.base, module)), ctx)
+        target = posixpath.normpath(posixpath.join(config.base, module))
+        return _js_file(target, ctx, config.suffixes)
     return None
 
 
@@ -119,15 +122,18 @@ def _tsconfig_for(folder: str, ctx: Context) -> TsConfig | None:
     return config
 
 
-# ``(baseUrl, (paths, folder of the file declaring them))``, each None when not set
-_TsOptions = tuple[str | None, tuple[list[tuple[str, list[str]]], str] | None]
+# ``(baseUrl, (paths, folder of the file declaring them), moduleSuffixes)``, each None when
+# not set
+_TsOptions = tuple[
+    str | None, tuple[list[tuple[str, list[str]]], str] | None, tuple[str, ...] | None
+]
 
 
 def _ts_config(options: _TsOptions, folder: str) -> TsConfig:
     """Paths are relative to the effective ``baseUrl``, else to the file declaring them."""
-    base_url, paths = options
+    base_url, paths, suffixes = options
     base = base_url if base_url is not None else paths[1] if paths else folder
-    return TsConfig(base, base_url is not None, paths[0] if paths else [])
+    return TsConfig(base, base_url is not None, paths[0] if paths else [], suffixes or ("",))
 
 
 def _ts_options(path: str, leaf: str, ctx: Context, depth: int) -> _TsOptions | None:
@@ -140,6 +146,7 @@ def _ts_options(path: str, leaf: str, ctx: Context, depth: int) -> _TsOptions | 
     folder = posixpath.dirname(path)
     base_url: str | None = None
     paths: tuple[list[tuple[str, list[str]]], str] | None = None
+    suffixes: tuple[str, ...] | None = None
     extends = data.get("extends")
     for spec in [extends] if isinstance(extends, str) else as_list(extends):
         target = _ts_extends(spec, folder, ctx) if isinstance(spec, str) else None
@@ -147,6 +154,7 @@ def _ts_options(path: str, leaf: str, ctx: Context, depth: int) -> _TsOptions | 
         if inherited is not None:
             base_url = inherited[0] if inherited[0] is not None else base_url
             paths = inherited[1] if inherited[1] is not None else paths
+            suffixes = inherited[2] if inherited[2] is not None else suffixes
     options = data.get("compilerOptions")
     options = options if isinstance(options, dict) else {}
     raw_base, raw_paths = options.get("baseUrl"), options.get("paths")
@@ -162,7 +170,10 @@ def _ts_options(path: str, leaf: str, ctx: Context, depth: int) -> _TsOptions | 
             if isinstance(targets, list)
         ]
         paths = (declared, folder)
-    return base_url, paths
+    raw_suffixes = options.get("moduleSuffixes")
+    if isinstance(raw_suffixes, list) and all(isinstance(x, str) for x in raw_suffixes):
+        suffixes = tuple(raw_suffixes) or ("",)
+    return base_url, paths, suffixes
 
 
 def _ts_join(folder: str, target: str, leaf: str) -> str:
