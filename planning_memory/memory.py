@@ -153,9 +153,12 @@ class Memory(MemoryManagerNames):
         personal scope's), a session message (``msg_``) or decision (``dec_``) with its
         session, or a session in brief (``ses_``). ``NotFoundError`` if there is none."""
         if item_id.startswith(("msg_", "dec_")):
-            with self.index() as index:
-                row = index.by_ref(item_id)
-            hint = row.doc.session_id if row is not None else None
+            hint = None  # the session an index row names, when an index exists (never built)
+            index = self._built_index()
+            if index is not None:
+                with index:
+                    row = index.by_ref(item_id)
+                hint = row.doc.session_id if row is not None else None
             return self.sessions.find_entry(item_id, first=hint)
         if item_id.startswith("ses_"):
             return self.sessions.overview(item_id)

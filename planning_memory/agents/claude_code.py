@@ -113,7 +113,7 @@ def ensure_session(mem: Memory, payload: Mapping[str, Any]) -> str:
         if not isinstance(claude_id, str) or not claude_id:
             return mem.sessions.current_id()
         close_stale(mem)
-        last = _last_ended(mem)
+        last = mem.sessions.last_summarized(CHANNEL)
         name = f"{CHANNEL} {claude_id}"[:200] if "\n" not in claude_id else None
         sid = str(mem.sessions.start(name=name)["id"])
         if last is not None:
@@ -272,20 +272,11 @@ def _line(text: Any, limit: int = ITEM_CHARS) -> str:
 def last_ended_summary(mem: Memory, exclude: str | None = None) -> dict[str, Any] | None:
     """The newest ended ``claude-code`` session's end summary (with ``ended_at``), or None;
     sessions without one, or with an empty one, are passed over."""
-    found = _last_ended(mem, exclude)
+    found = mem.sessions.last_summarized(CHANNEL, exclude)
     if found is None:
         return None
     info, summary = found
     return {**summary, "ended_at": info.ended_at or info.updated_at}
-
-
-def _last_ended(mem: Memory, exclude: str | None = None) -> tuple[Any, dict[str, Any]] | None:
-    for info in mem.sessions.list(channel=CHANNEL, status="ended"):
-        data = mem.store.read_json(mem.layout.session_path(info.id))
-        summary = data.get("end_summary") if isinstance(data, dict) else None
-        if info.id != exclude and isinstance(summary, dict) and any(summary.values()):
-            return info, summary
-    return None
 
 
 def _task_hint(mem: Memory, session_id: str, last: Mapping[str, Any] | None) -> str:

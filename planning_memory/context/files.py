@@ -12,6 +12,7 @@ from typing import Any
 from planning_memory.core import Layout
 from planning_memory.errors import PlanningMemoryError
 from planning_memory.search import read_session, session_files
+from planning_memory.sessions import said_something
 from planning_memory.store import Store
 
 SESSION_SCAN = 20  # newest session files looked at to find the current and the last one
@@ -35,8 +36,7 @@ def find_sessions(
             continue
         mine = agent is None or session.get("channel") in ours
         if session.get("status") == "ended":
-            summary = session.get("end_summary")
-            if not (isinstance(summary, dict) and any(summary.values())):
+            if not said_something(session.get("end_summary")):
                 continue  # an ended session with nothing to say (an empty /clear)
             any_ended = any_ended or session
             last = last or (session if mine else None)

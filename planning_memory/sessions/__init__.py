@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from planning_memory.sessions.files import SessionInfo as SessionInfo
     from planning_memory.sessions.files import Settings as Settings
     from planning_memory.sessions.files import new_session as new_session
+    from planning_memory.sessions.files import said_something as said_something
     from planning_memory.sessions.lifecycle import Deleted as Deleted
     from planning_memory.sessions.log import FILE_ACTIONS as FILE_ACTIONS
     from planning_memory.sessions.log import ROLES as ROLES
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         "SummaryOutcome",
         "SummaryRequest",
         "new_session",
+        "said_something",
         "summarizer_from_config",
     ]
 else:
@@ -93,5 +95,6 @@ else:
             "SummaryOutcome": "rolling",
             "SummaryRequest": "summarize",
             "new_session": "files",
+            "said_something": "files",
         },
     )

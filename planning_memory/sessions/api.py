@@ -19,7 +19,14 @@ from planning_memory import sessions as _sessions  # the summarisers load when u
 from planning_memory.core import Layout, TemporalContext, effective_config, privacy, temporal
 from planning_memory.errors import NotFoundError
 from planning_memory.sessions import briefing, lifecycle, log, rolling
-from planning_memory.sessions.files import DEFAULT_CHANNEL, Session, SessionFiles, Settings
+from planning_memory.sessions.files import (
+    DEFAULT_CHANNEL,
+    Session,
+    SessionFiles,
+    SessionInfo,
+    Settings,
+    said_something,
+)
 from planning_memory.sessions.lifecycle import Deleted
 from planning_memory.sessions.log import Appended
 from planning_memory.sessions.rolling import SummaryOutcome
@@ -260,6 +267,18 @@ class Sessions(SessionFiles):
         return briefing.context(self, self.settings, self._zone(now), sid, now=now)
 
     # -- looking up ----------------------------------------------------------------------------
+    def last_summarized(
+        self, channel: str | None = None, exclude: str | None = None
+    ) -> tuple[SessionInfo, dict[str, Any]] | None:
+        """The newest ended session of ``channel`` (default: ours) whose end summary says
+        something, and that summary; ``exclude`` is passed over."""
+        name = self.channel if channel is None else channel
+        for info in self.list(channel=name, status="ended"):
+            summary = self.get(info.id).get("end_summary")
+            if info.id != exclude and said_something(summary):
+                return info, dict(summary)  # type: ignore[arg-type]  # said_something checked
+        return None
+
     def find_entry(self, item_id: str, *, first: str | None = None) -> dict[str, Any]:
         """A message (``msg_``) or decision (``dec_``) by id, with its session id; the
         session ``first`` (a hint, e.g. from the search index) is looked in first."""

@@ -355,3 +355,8 @@ class SessionFiles:
             and (status is None or s["status"] == status)
         ]
         return sorted(rows, key=lambda r: (r.started_at, r.id), reverse=True)
+
+
+def said_something(summary: object) -> bool:
+    """Whether an end summary holds anything (an empty ``/clear`` gives one that does not)."""
+    return isinstance(summary, Mapping) and any(summary.values())

@@ -30,6 +30,7 @@ from planning_memory.sessions.files import (
     check_part,
     new_session,
     require,
+    said_something,
     summarized_live,
 )
 from planning_memory.sessions.log import decision_fact, millis, opt_text, text
@@ -160,7 +161,7 @@ def end(files: SessionFiles, session_id: str, summarizer: Summarizer, *, now: da
     def apply(s: Session) -> None:
         if note is not None:
             s["messages"].append(note)
-        summary = result if result is not None and any(result.values()) else s["end_summary"]
+        summary = result if said_something(result) else s["end_summary"]
         s.update(status="ended", ended_at=timestamp(now), end_summary=summary, checkpoint=None)
 
     return files.mutate(session_id, apply, now=now, states=OPEN)[0]

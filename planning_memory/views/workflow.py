@@ -22,7 +22,6 @@ from typing import Any
 from planning_memory.core import Layout, Record, privacy, timestamp
 from planning_memory.errors import ConflictError, SchemaError
 from planning_memory.longterm import check_record, new_record, save_record
-from planning_memory.store import Store
 from planning_memory.views.diff import Changes, diff_view
 from planning_memory.views.fileformat import header_hashes
 from planning_memory.views.parse import ParsedView, parse_view
@@ -221,10 +220,6 @@ def render_all(views: Views) -> SyncReport:
                 _write(views, state, report)
         views.save_cache()
     return report
-
-
-def conflict_error(report: SyncReport, store: Store) -> ConflictError:
-    return report.conflict_error(store.rel)
 
 
 def refresh(views: Views) -> SyncReport:
