@@ -573,6 +573,7 @@ def test_start_status_stop_and_a_second_start_refuses(repo: Path) -> None:
     before = pmem(repo, "watch", "status")
     assert before.returncode == 0 and before.stdout.startswith("not running")
     pid = start(repo)
+    wait_until(lambda: status(repo)["queue"] == 0, repo)  # the status file lags up to 1 s
     info = json.loads(pmem(repo, "watch", "status", "--json").stdout)
     assert info["running"] and info["pid"] == pid and info["uptime_s"] >= 0
     assert info["observer"] == "inotify" and info["queue"] == 0 and info["last_error"] is None
