@@ -476,7 +476,7 @@ class Memory(MemoryManagerNames):
                 "records": len(live),
                 "deleted": len(every) - len(live),
                 "by_type": dict(sorted(Counter(r["type"] for r in live).items())),
-                "preferences": len(self.preferences()),
+                "preferences": sum(1 for key in self.preferences() if key != "updated_at"),
                 "pinned": sum(1 for r in live if r.get("pinned")),
                 "established_patterns": sum(1 for r in live if r.get("established")),
             },

@@ -297,7 +297,9 @@ def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     session (when it ended, its open next steps), then what the session's task matches."""
     sid = ensure_session(mem, payload)
     last = last_ended_summary(mem, exclude=sid)
-    pack = mem.context(_task_hint(mem, sid, last), session_id=sid, agent=CHANNEL)
+    task = _task_hint(mem, sid, last)
+    pack = mem.context(task, session_id=sid, agent=CHANNEL)
+    mem.sessions.record_injection(sid, "SessionStart", task, pack.as_dict())
     return _context_output("SessionStart", pack.text)
 
 

@@ -268,7 +268,9 @@ def show(
     found = dict(mem.sessions.get(sid))
     if everything:
         found["messages"] = mem.sessions.history(sid)
-    lines = [f"{found['id']} ({found['channel']}, {found['status']}) goal: {found['goal']}"]
+    lines = [f"{found['id']} ({found['channel']}, {found['status']})"]
+    lines[0] += f" {found['name']}" if found.get("name") else ""
+    lines[0] += f" goal: {found['goal']}" if found.get("goal") else " (no goal set)"
     lines += [f"  {m['at']} [{m['role']}] {m['content'][:200]}" for m in found["messages"]]
     emit(found, as_json, "\n".join(lines))
 
@@ -308,13 +310,12 @@ def _lifecycle(name: str, doc: str) -> None:
     @pass_ctx
     def command(ctx: Context, session_id: str | None, channel: str, as_json: bool) -> None:
         mem = _mem(ctx, channel)
-        sid = session_id or mem.sessions.current_id(start=False)
-        if name == "pause":
-            found = mem.sessions.pause(sid)
-        elif name == "resume":
-            found = mem.sessions.resume(sid)
+        if name == "resume":
+            found = mem.sessions.resume(session_id)
+        elif name == "pause":
+            found = mem.sessions.pause(session_id or mem.sessions.current_id(start=False))
         else:
-            found = mem.sessions.end(sid)
+            found = mem.sessions.end(session_id or mem.sessions.current_id(start=False))
         emit(found, as_json, f"{name}: {found['id']} is now {found['status']}")
 
 
@@ -325,7 +326,8 @@ _lifecycle(
 )
 _lifecycle(
     "resume",
-    "Resume a paused session from its checkpoint.\n\n\b\nExample:\n"
+    "Resume a paused session from its checkpoint (default: the channel's newest paused "
+    "one).\n\n\b\nExamples:\n  pmem session resume\n"
     "  pmem session resume ses_01HMKP5GC0QR5G41H5MY08Y01C",
 )
 _lifecycle(
@@ -352,3 +354,54 @@ def delete(ctx: Context, session_id: str, as_json: bool) -> None:
         as_json,
         f"Deleted {gone.session_id}: {len(gone.paths)} file(s)",
     )
+
+
+@session.command()
+@click.argument("words", nargs=-1, required=True)
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def rename(
+    ctx: Context, words: tuple[str, ...], session_id: str | None, channel: str, as_json: bool
+) -> None:
+    """Name a session (default: the channel's active one); `-` clears the name.
+
+    \b
+    Examples:
+      pmem session rename payments webhook retries
+      pmem session rename "auth spike" --session ses_01HMKP5GC0QR5G41H5MY08Y01C
+    """
+    name = " ".join(words)
+    found = _mem(ctx, channel).sessions.rename(session_id, None if name == "-" else name)
+    emit(found, as_json, f"{found['id']} is now named {found['name'] or '(no name)'}")
+
+
+@session.command()
+@click.argument("session_id", required=False)
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--text", "with_text", is_flag=True, help="Print each injected text in full.")
+@json_option
+@pass_ctx
+def injected(
+    ctx: Context, session_id: str | None, limit: int, with_text: bool, as_json: bool
+) -> None:
+    """What was injected into the agent's context at session starts, newest first: the task
+    searched for, the tokens used of the budget, and each item with its reason.
+
+    \b
+    Examples:
+      pmem session injected
+      pmem session injected ses_01HMKP5GC0QR5G41H5MY08Y01C --text
+    """
+    found = ctx.memory().sessions.injections(session_id, limit)
+    lines = []
+    for entry in found:
+        lines.append(
+            f"{entry['at']} {entry['session_id']} {entry['event']}: "
+            f"{entry['tokens']}/{entry['budget']} tokens, task: {entry['task'] or '(none)'}"
+        )
+        lines += [f"  {i['tokens']:>5}  {i['id']}  ({i['reason']})" for i in entry["items"]]
+        if with_text:
+            lines += ["", entry["text"], ""]
+    emit(found, as_json, "\n".join(lines) or "Nothing injected yet.")

@@ -195,7 +195,16 @@ class Sessions(SessionFiles):
         sid = self._id(session_id, start=False)
         return lifecycle.pause(self, self.settings, sid, now=self.now())
 
-    def resume(self, session_id: str) -> Session:
+    def resume(self, session_id: str | None = None) -> Session:
+        """Resume a paused session (``None``: our channel's newest paused one)."""
+        if session_id is None:
+            paused = self.list(channel=self.channel, status="paused")
+            if not paused:
+                raise NotFoundError(
+                    f"no paused session on channel {self.channel!r}",
+                    hint="`pmem session list --status paused` lists them on every channel",
+                )
+            session_id = paused[0].id
         return lifecycle.resume(self, session_id, now=self.now())
 
     def snapshot(self, session_id: str | None) -> dict[str, Any]:
@@ -265,6 +274,25 @@ class Sessions(SessionFiles):
         now = self.now()
         sid = self._id(session_id, start=False)
         return briefing.context(self, self.settings, self._zone(now), sid, now=now)
+
+    def record_injection(
+        self, session_id: str, event: str, task: str, pack: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Keep what was injected into the agent at ``event`` (``pack``: a context pack's
+        ``as_dict()``) in the session, for people to see later (``injections``)."""
+        return log.record_injection(self, session_id, event, task, pack, now=self.now())
+
+    def injections(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """What was injected at session starts, newest first, each with its ``session_id``:
+        of one session, or of every session."""
+        ids = [session_id] if session_id else [info.id for info in self.list()]
+        found = [
+            {"session_id": sid, **entry}
+            for sid in ids
+            for entry in self.get(sid).get("injected") or ()
+        ]
+        found.sort(key=lambda e: str(e["at"]), reverse=True)
+        return found[: max(0, limit)]
 
     # -- looking up ----------------------------------------------------------------------------
     def last_summarized(

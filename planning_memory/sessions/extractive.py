@@ -389,7 +389,8 @@ class SummaryText:
         return cls(count, first, last, opening, tuple(lines))
 
     def head(self) -> str:
-        head = f"Summary of {self.count} messages ({self.first} to {self.last})."
+        noun = "message" if self.count == 1 else "messages"
+        head = f"Summary of {self.count} {noun} ({self.first} to {self.last})."
         return f"{head}\n{_OPENING}{self.opening}" if self.opening else head
 
     def render(self) -> str:

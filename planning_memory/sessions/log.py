@@ -212,3 +212,45 @@ def set_context(
         return dict(session["current_context"])
 
     return files.mutate(session_id, apply, now=now, states=("active", "paused"))[1]
+
+
+MAX_INJECTED = 10  # injections kept per session (the newest)
+INJECTED_TEXT_CHARS = 100_000
+
+
+def record_injection(
+    files: SessionFiles,
+    session_id: str,
+    event: str,
+    task: str,
+    pack: Mapping[str, Any],
+    *,
+    now: datetime,
+) -> dict[str, Any]:
+    """Keep what was injected into the agent's context (``pack``: a context pack's
+    ``as_dict()``): the event, the task searched for, the budget and tokens, each item's
+    section, id, reason and estimated tokens, and the text. The newest ``MAX_INJECTED`` stay."""
+    items = [
+        {
+            "section": str(item.get("section") or ""),
+            "id": str(item.get("id") or "")[:300],
+            "reason": str(item.get("reason") or "")[:500],
+            "tokens": -(-len(str(item.get("text") or "")) // 4),
+        }
+        for item in pack.get("items") or ()
+    ]
+    entry = {
+        "at": timestamp(now),
+        "event": text("event", event, empty=False),
+        "task": privacy.redact(str(task))[:2000],
+        "budget": int(pack.get("budget") or 0),
+        "tokens": int(pack.get("tokens") or 0),
+        "items": items[:500],
+        "text": privacy.redact(str(pack.get("text") or ""))[:INJECTED_TEXT_CHARS],
+    }
+
+    def apply(session: Session) -> None:
+        session["injected"] = [*(session.get("injected") or []), entry][-MAX_INJECTED:]
+
+    files.mutate(session_id, apply, now=now, states=("active", "paused"))
+    return entry

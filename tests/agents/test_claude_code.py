@@ -112,6 +112,13 @@ def test_a_whole_claude_code_session(repo: Path) -> None:
     )
     assert "pnpm" in after  # the compacted session's prompt and the learned pattern
     assert len(claude_sessions(repo)) == 1  # compaction keeps the same session
+    # what was injected at each start is kept with the session, newest first
+    shown = Memory(repo).sessions.injections()
+    assert [e["event"] for e in shown] == ["SessionStart", "SessionStart"]
+    assert shown[0]["text"] == after and shown[0]["session_id"] == session["id"]
+    assert shown[0]["tokens"] <= shown[0]["budget"] and shown[0]["items"]
+    assert all(i["reason"] and i["tokens"] > 0 for i in shown[0]["items"])
+    assert any(i["id"] == learned[0]["id"] for i in shown[0]["items"])
 
     assert ok(hook("SessionEnd", payload("session_end", repo), repo)) is None
     [ended] = claude_sessions(repo)

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planning_memory.core.layout import Layout
+from planning_memory.core.schema import check
 from planning_memory.errors import (
     ConflictError,
     ExternalCommandError,
@@ -914,3 +915,26 @@ def test_parallel_writers_with_a_concurrent_summariser(tmp_path: Path) -> None:
     assert rolling["message_count"] == 200 - 5
     assert rolling["last_summarized_msg_id"] == history[-6]["id"]
     assert len(session["messages"]) <= 20
+
+
+def test_injections_keep_the_newest_ten_redacted_and_valid(ses: Sessions) -> None:
+    sid = start(ses, goal="pay")
+    pack = {
+        "budget": 500,
+        "tokens": 12,
+        "text": "use pnpm; key AKIAIOSFODNN7EXAMPLE",
+        "items": [{"section": "patterns", "id": "pat_1", "reason": "taught", "text": "x" * 9}],
+    }
+    for n in range(12):
+        ses.record_injection(sid, "SessionStart", f"task {n}", pack)
+    kept = ses.get(sid)["injected"]
+    assert [e["task"] for e in kept] == [f"task {n}" for n in range(2, 12)]
+    assert "AKIAIOSFODNN7EXAMPLE" not in kept[-1]["text"]
+    assert kept[-1]["items"] == [
+        {"section": "patterns", "id": "pat_1", "reason": "taught", "tokens": 3}
+    ]
+    check("session", ses.get(sid))
+    newest = ses.injections(limit=3)
+    assert [e["task"] for e in newest] == ["task 11", "task 10", "task 9"]
+    assert {e["session_id"] for e in newest} == {sid}
+    assert ses.injections(start(ses, goal="other")) == []
