@@ -16,6 +16,8 @@ and the exit code given by ``exit_code``. Anything else is a bug.
     ├── ConflictError                   the file changed under us; hand edit vs render (exit 6)
     ├── LockError(TimeoutError)         the memory lock could not be taken       (exit 7)
     └── ExternalCommandError            a configured external command failed     (exit 8)
+
+    BrokenFileWarning(UserWarning)      a broken file a reading command skipped (a warning)
 """
 
 from __future__ import annotations
@@ -114,3 +116,8 @@ class LockError(PlanningMemoryError, TimeoutError):
 
 class ExternalCommandError(PlanningMemoryError):
     exit_code = 8
+
+
+class BrokenFileWarning(UserWarning):
+    """A broken memory file (unreadable JSON, a schema violation, a FIFO) that a reading
+    command skipped and went on; the message is the file's one-line problem."""

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planning_memory import background as _background
 from planning_memory import context as _context
 from planning_memory import core as _core
 from planning_memory import entity as _entity
@@ -30,7 +31,7 @@ from planning_memory.errors import (
     NotInitializedError,
 )
 from planning_memory.manager import MemoryManagerNames
-from planning_memory.store import Store, write_outside
+from planning_memory.store import Store, remove_outside, write_outside
 
 if TYPE_CHECKING:
     from planning_memory.context import ContextPack
@@ -69,6 +70,7 @@ class Memory(MemoryManagerNames):
         self.channel = channel
         self._config: dict[str, Any] | None = None
         self.view_conflicts: list[Path] = []  # hand-edited views the last write left alone
+        self.index_pending = False  # a quick index build left the code for ``finish_index``
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -148,6 +150,12 @@ class Memory(MemoryManagerNames):
     def preferences(self) -> dict[str, Any]:
         return self.longterm.preferences()
 
+    def set_preferences(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Set ``section.key`` preferences (``None`` removes one; a list adds to a list);
+        returns the new ``preferences.json``."""
+        self.require()
+        return self.longterm.set_preferences(changes)
+
     def find(self, item_id: str) -> dict[str, Any]:
         """Any memory by id: a record (``pat_``, ``mis_``, ``lrn_``; the project's, else the
         personal scope's), a session message (``msg_``) or decision (``dec_``) with its
@@ -180,11 +188,12 @@ class Memory(MemoryManagerNames):
     def save(self, title: str, record_type: str = "learning", **fields: Any) -> Outcome:
         """Save a memory of any type (seed 003's ``memory_save``) through the learning rules:
         a similar pattern is reinforced, a repeated mistake escalates, the same topic
-        upserts. ``scope="personal"`` saves to the personal store."""
+        upserts. ``scope="personal"`` saves to the personal store (the default when the
+        config's ``agents.defaultScope`` says so)."""
         fields.setdefault("source", "api")
-        scope = fields.get("scope", "project")
+        scope = fields.get("scope") or self.settings("agents")["defaultScope"]
         if scope != "project" and not self.store.private:
-            return self.for_scope(scope).save(title, record_type, **fields)
+            return self.for_scope(scope).save(title, record_type, **{**fields, "scope": scope})
         if fields.get("anchors"):
             fields["anchors"] = self.anchor(fields["anchors"])
         return self._wrote(self.longterm.save(record_type, title, **fields))
@@ -255,7 +264,13 @@ class Memory(MemoryManagerNames):
         for fact in appended.memorize:
             source = f"session:{appended.session_id}"
             self.save(fact[:200], "learning", learned=fact, trigger="[MEMORIZE]", source=source)
+        if appended.newly_queued:  # summarised where the messages arrive, never blocking
+            root = str(self.layout.repo_root)
+            args = ("-C", root, "session", "summarize", appended.session_id)
+            self.in_background("planning_memory", *args, cwd=root)
         return appended
+
+    in_background = staticmethod(_background.detach)
 
     # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
     def views(self) -> Views:
@@ -283,13 +298,29 @@ class Memory(MemoryManagerNames):
         return _views.sync(self.views(), self.now(), prefer=prefer)
 
     # -- contextual: the search index, search, context, timeline -----------------------------
-    def index(self) -> Index:
+    def index(self, *, quick: bool = False) -> Index:
         """The derived search index, synced with the files on disk (rebuilt if missing).
-        Use it in a ``with`` block, which closes it."""
+        Use it in a ``with`` block, which closes it.
+
+        ``quick`` (what a hook can afford): a missing index gets the memories only, and the
+        code map and the code wait (``index_pending`` says so) for ``finish_index``."""
         self.require()
         index = _search.Index.open(self.layout)
-        _search.ensure_ready(index, self.layout, self.store, self.config)
+        if quick:
+            self.index_pending = _search.ensure_memories(index, self.layout, self.store)
+        else:
+            _search.ensure_ready(index, self.layout, self.store, self.config)
+            self.index_pending = False
         return index
+
+    def finish_index(self) -> bool:
+        """Index what a quick build left pending (the code map and the code): resumable, a
+        batch of files at a time. False when another process is already at it."""
+        self.require()
+        with _search.Index.open(self.layout) as index, index.build_guard() as mine:
+            if mine:
+                _search.ensure_ready(index, self.layout, self.store, self.config)
+            return mine
 
     def _personal_index(self) -> Index | None:
         """The personal store's own search index (under the personal store; synced, built on
@@ -304,10 +335,10 @@ class Memory(MemoryManagerNames):
         return index
 
     @contextlib.contextmanager
-    def indexes(self, scope: str | None = None) -> Iterator[list[Index]]:
+    def indexes(self, scope: str | None = None, *, quick: bool = False) -> Iterator[list[Index]]:
         """The indexes a search or context block reads: the project's, then the personal
         store's (when it has records and ``scope`` is not ``"project"``); closed after."""
-        with self.index() as index:
+        with self.index(quick=quick) as index:
             personal = None if scope == "project" else self._personal_index()
             try:
                 yield [index] if personal is None else [index, personal]
@@ -335,13 +366,19 @@ class Memory(MemoryManagerNames):
         local embeddings when the ``[semantic]`` extra is installed; otherwise a line saying so
         is appended to ``warnings`` and the BM25 order is kept."""
         _search.check_sources(sources)  # a bad source changes nothing, not even the index
-        ranker = None
-        if semantic or (semantic is None and _search.semantic_wanted(self.config)):
+        ranker, problem = None, None
+        by_config = semantic is None and _search.semantic_wanted(self.config)
+        if semantic or by_config:
             ranker, problem = _search.load_ranker()
-            if problem and warnings is not None:
-                warnings.append(problem)
         decay = bool(self.settings("longTerm")["decayEnabled"])
         with self.indexes(scope) as indexes:
+            if problem and warnings is not None:
+                if not by_config:
+                    warnings.append(problem)
+                elif indexes[0].get_meta("said:semantic") != problem:  # the config's: once
+                    model = self.settings("contextual")["embeddingModel"]
+                    warnings.append(f"contextual.embeddingModel is {model!r}: {problem}")
+                    indexes[0].set_meta("said:semantic", problem)
             return _search.search(
                 indexes,
                 query,
@@ -380,11 +417,12 @@ class Memory(MemoryManagerNames):
         fmt: str = "md",
         session_id: str | None = None,
         agent: str | None = None,
+        quick: bool = False,
     ) -> ContextPack:
         """The context block an agent needs before ``task``, within ``budget`` tokens: what a
         person taught, pinned memories, preferences, the last session, then what the task
-        matches (project and personal records)."""
-        with self.indexes() as indexes:
+        matches (project and personal records). ``quick``: see ``index``."""
+        with self.indexes(quick=quick) as indexes:
             return _context.build_context(
                 self.layout,
                 self.store,
@@ -417,8 +455,14 @@ class Memory(MemoryManagerNames):
                     records += mem.records()
                 else:
                     indexes.append(stack.enter_context(index))
+            limit = int(self.settings("agents")["recallLimit"])
             return _context.recall(
-                prompt, now=self.now(), indexes=indexes, records=records, exclude=exclude
+                prompt,
+                now=self.now(),
+                indexes=indexes,
+                records=records,
+                exclude=exclude,
+                limit=limit,
             )
 
     def _built_index(self) -> Index | None:
@@ -553,6 +597,12 @@ class Memory(MemoryManagerNames):
         return _core.privacy.truncate_field(text)
 
     @staticmethod
+    def inline(text: str, limit: int) -> str:
+        """``text`` made inert as in CLAUDE.md, on one line of at most ``limit`` characters
+        (memory text an entry point shows to an agent)."""
+        return _views.inline(text, limit)
+
+    @staticmethod
     def read_json_file(path: Path) -> Any:
         """A JSON file read the strict, bounded way memory files are, or one clear error."""
         return _transfer.read_document(path)
@@ -562,6 +612,33 @@ class Memory(MemoryManagerNames):
         """Write a file outside the memory tree (an agent's config) the way the store writes:
         atomically, keeping its mode; False when its bytes are already equal."""
         return write_outside(path, text.encode("utf-8"))
+
+    @staticmethod
+    def remove_file(path: Path, up_to: Path | None = None) -> bool:
+        """Remove a file outside the memory tree (an agent's config holding only what an
+        installer wrote) and the folders that leaves empty below ``up_to``; False when it is
+        already gone."""
+        return remove_outside(path, up_to)
+
+    def set_render_target(self, name: str, on: bool) -> bool:
+        """Turn the managed block of the repository's own ``CLAUDE.md`` or ``AGENTS.md``
+        (``render.targets``) on or off in ``memory-config.json``, rendering it when turned
+        on; False when the config already said so."""
+        key = {"CLAUDE.md": "claudeMd", "AGENTS.md": "agentsMd"}[name]
+        self.require()
+        with self.store.lock():
+            path = self.layout.config
+            config = self.store.read_json(path) if path.is_file() else {}
+            render = config.setdefault("memory", {}).setdefault("render", {})
+            targets = render.setdefault("targets", {})
+            if bool(targets.get(key)) == on:
+                return False
+            targets[key] = on
+            self.store.write_json(self.layout.config, config)
+            self._config = None
+            if on:
+                self.refresh_views()
+        return True
 
     def sync_index(self, paths: list[str] | None) -> IndexReport | None:
         """Bring a search index that exists up to date after files changed, without building
@@ -578,3 +655,23 @@ class Memory(MemoryManagerNames):
             else:
                 report = _search.index_files(index, self.layout.repo_root, paths, self.config)
             return report + _search.sync_from_files(index, self.layout, self.store)
+
+    # -- viewer reads --
+    def preview_context(
+        self, task: str | dict[str, Any], *, budget: int | None = None, fmt: str = "md"
+    ) -> ContextPack:
+        """The block ``context`` gives for ``task``, as a person previews it (``pmem ui``):
+        its items are not counted as used, so looking changes no later ranking."""
+        with self.indexes() as indexes:
+            return _context.build_context(
+                self.layout,
+                self.store,
+                task,
+                now=self.now(),
+                budget=budget,
+                fmt=fmt,
+                config=self.config,
+                index=indexes[0],
+                personal=indexes[1] if len(indexes) > 1 else None,
+                touch=False,
+            )

@@ -2,8 +2,14 @@
 
 Writes go to a temp file in the same folder, are fsynced, and replace the target with
 ``os.replace``; the folder is fsynced after. One lock file per memory root serialises writers
-(``flock``: the kernel drops it when the holder dies). An update may carry the digest of what
-the caller read; if the file changed since (an editor, ``git pull``), ``ConflictError``.
+(``flock``: the kernel drops it when the holder dies). The lock file names its holder (pid,
+start time, host): a lock kept by a dead holder's leftover children is taken over, and a wait
+is bounded by ``lock_timeout``. An update may carry the digest of what the caller read; if the
+file changed since (an editor, ``git pull``), ``ConflictError``.
+
+Only regular files are read (a FIFO, a device or a socket is refused with one line, and never
+opened in a way that blocks), and never more than a size limit. A reader that skips a broken
+file warns once per file (``BrokenFileWarning``).
 """
 
 from __future__ import annotations
@@ -13,10 +19,12 @@ import errno
 import fcntl
 import hashlib
 import os
+import socket
 import stat
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +33,7 @@ from typing import Any
 from planning_memory import core
 from planning_memory.core import Layout, codec
 from planning_memory.errors import (
+    BrokenFileWarning,
     ConflictError,
     InputError,
     LimitError,
@@ -37,6 +46,7 @@ from planning_memory.errors import (
 TEMP_SUFFIX = ".pm-tmp"
 ABSENT = "absent"
 REPO_FILES = frozenset({"CLAUDE.md", "AGENTS.md"})  # ``expect`` value: the file must not exist yet
+STALE_CHECK_S = 0.2  # how often a waiter looks whether the lock's holder is still alive
 
 
 def digest(data: bytes) -> str:
@@ -73,6 +83,7 @@ class Store:
         self._swept = False
         self._root_real: str | None = None
         self._safe_folders: set[str] = set()
+        self.broken: dict[str, str] = {}  # file -> what is wrong with it, for files skipped
 
     # -- paths -------------------------------------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -108,33 +119,58 @@ class Store:
 
     def _acquire(self) -> None:
         self._mkdirs(self.layout.planning)
-        fd = os.open(self.layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.0005
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = self._wait_for(self.layout.lock_file)
+            _claim(fd)
+            if _is_current(fd, self.layout.lock_file):
                 break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise LockError(
-                        f"memory is locked by another process for over {self.lock_timeout:g} s",
-                        path=self.rel(self.layout.lock_file),
-                        hint="another pmem command or the daemon is busy; try again",
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.005)  # short polls: flock is not FIFO
+            os.close(fd)  # taken over between our flock and our claim: take the new file
         self._fd = fd
         if not self._swept:
             self._swept = True
             self.sweep_temps()
 
+    def _wait_for(self, lock_file: Path) -> int:
+        """A descriptor of ``lock_file`` holding its flock (a lock file replaced by a takeover
+        while we waited is opened again); LockError after ``lock_timeout``."""
+        deadline = time.monotonic() + self.lock_timeout
+        look_at = time.monotonic() + STALE_CHECK_S
+        delay = 0.0005
+        fd = _open_lock(lock_file)
+        try:
+            while True:
+                if _try_flock(fd):
+                    if _is_current(fd, lock_file):
+                        return fd
+                    os.close(fd)  # the lock file was replaced while we waited: take the new one
+                    fd = _open_lock(lock_file)
+                    continue
+                now = time.monotonic()
+                if now >= look_at:
+                    look_at = now + STALE_CHECK_S
+                    if not _is_current(fd, lock_file) or _take_over(fd, lock_file):
+                        os.close(fd)
+                        fd = _open_lock(lock_file)
+                        continue
+                if now > deadline:
+                    holder = _holder_of(fd)
+                    who = f"process {holder[0]}" if holder else "another process"
+                    raise LockError(
+                        f"memory is locked by {who} for over {self.lock_timeout:g} s",
+                        path=self.rel(lock_file),
+                        hint="another pmem command or the daemon is busy; try again",
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, 0.005)  # short polls: flock is not FIFO
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+
     def _release(self) -> None:
         if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)  # no holder named: nobody may take it over
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -152,30 +188,30 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------------
     def read_bytes(self, path: Path, *, max_bytes: int = codec.MAX_BYTES) -> bytes:
-        """The bytes of ``path``, which must be a file inside the tree (a symlink that leads
-        out is refused, so nothing outside is read) and at most ``max_bytes`` long."""
+        """The bytes of ``path``, which must be a regular file inside the tree (a symlink that
+        leads out is refused, so nothing outside is read) and at most ``max_bytes`` long."""
         self._check_folder(os.path.dirname(path))
         try:
-            st = os.lstat(path)
-            if stat.S_ISLNK(st.st_mode):
+            if stat.S_ISLNK(os.lstat(path).st_mode):
                 self.check_inside(path)
-                st = os.stat(path)
         except FileNotFoundError:
             raise NotFoundError("no such file", path=self.rel(path)) from None
-        if stat.S_ISDIR(st.st_mode):
-            raise InputError("is a directory, expected a file", path=self.rel(path))
-        if st.st_size > max_bytes:
-            raise LimitError(
-                f"file is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit",
-                path=self.rel(path),
-            )
-        with open(path, "rb") as fh:
-            data = fh.read(st.st_size + 1)  # not read(max_bytes): that allocates max_bytes
-            if len(data) > st.st_size:  # it grew since the stat
-                data += fh.read(max_bytes + 1 - len(data))
-        if len(data) > max_bytes:
-            raise LimitError(f"file is over the {max_bytes:,}-byte limit", path=self.rel(path))
+        try:
+            data = read_regular(path, max_bytes)
+        except PlanningMemoryError as exc:
+            exc.path = self.rel(path)
+            raise
+        if data is None:
+            raise NotFoundError("no such file", path=self.rel(path))
         return data
+
+    def skip_broken(self, exc: PlanningMemoryError) -> None:
+        """Note a broken file a reader skips (``exc`` names it): kept in ``broken`` and told
+        once per file as a ``BrokenFileWarning`` (the CLI prints it as one line)."""
+        where = exc.path or "?"
+        if where not in self.broken:
+            self.broken[where] = exc.one_line()
+            warnings.warn(self.broken[where], BrokenFileWarning, stacklevel=2)
 
     def _check_folder(self, folder: str) -> None:
         """``check_inside`` once per folder (a realpath per file read costs too much)."""
@@ -196,11 +232,16 @@ class Store:
         return self.load(path).value
 
     def current_digest(self, path: Path) -> str:
+        data = self._old_bytes(path)
+        return ABSENT if data is None else digest(data)
+
+    def _old_bytes(self, path: Path) -> bytes | None:
+        """What ``path`` holds before a write (None: nothing); a non-regular file is refused."""
         try:
-            with open(path, "rb") as fh:
-                return digest(fh.read())
-        except FileNotFoundError:
-            return ABSENT
+            return read_regular(path, codec.MAX_BYTES)
+        except PlanningMemoryError as exc:
+            exc.path = self.rel(path)
+            raise
 
     def list_json(self, folder: Path) -> list[Path]:
         """The ``*.json`` files directly in ``folder``, sorted; none if it does not exist."""
@@ -230,13 +271,7 @@ class Store:
     def write_bytes(self, path: Path, data: bytes, *, expect: str | None = None) -> bool:
         path = self.check_inside(Path(path))
         with self.lock():
-            try:
-                with open(path, "rb") as fh:
-                    old: bytes | None = fh.read()
-            except FileNotFoundError:
-                old = None
-            except IsADirectoryError:
-                raise InputError("is a directory, expected a file", path=self.rel(path)) from None
+            old = self._old_bytes(path)
             self._check_expect(path, old, expect)
             if old == data:
                 return False
@@ -255,9 +290,10 @@ class Store:
     def read_repo_file(self, path: Path, *, max_bytes: int = codec.MAX_BYTES) -> bytes:
         """Read the repository's own CLAUDE.md / AGENTS.md (the only files read outside)."""
         self._check_repo_file(path)
-        if os.path.getsize(path) > max_bytes:
-            raise LimitError(f"file is over the {max_bytes:,}-byte limit", path=str(path))
-        return Path(path).read_bytes()
+        data = read_regular(path, max_bytes)
+        if data is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+        return data
 
     def write_repo_file(self, path: Path, text: str) -> bool:
         """Write one of the repository's own instruction files (``CLAUDE.md``, ``AGENTS.md``
@@ -266,10 +302,7 @@ class Store:
         self._check_repo_file(path)
         data = core.privacy.redact(text).encode("utf-8")
         with self.lock():
-            try:
-                old: bytes | None = Path(path).read_bytes()
-            except FileNotFoundError:
-                old = None
+            old = read_regular(path, codec.MAX_BYTES)
             if old == data:
                 return False
             self._atomic_write(Path(path), data)
@@ -279,10 +312,8 @@ class Store:
     def delete(self, path: Path, *, expect: str | None = None) -> bool:
         path = self.check_inside(Path(path))
         with self.lock():
-            try:
-                with open(path, "rb") as fh:
-                    old = fh.read()
-            except FileNotFoundError:
+            old = self._old_bytes(path)
+            if old is None:
                 return False
             self._check_expect(path, old, expect)
             os.unlink(path)
@@ -331,6 +362,154 @@ class Store:
         fsync_dir(folder)
 
 
+def read_regular(path: Path | str, max_bytes: int = codec.MAX_BYTES) -> bytes | None:
+    """The bytes of the regular file ``path`` (None if it does not exist), read without ever
+    blocking or reading more than ``max_bytes``: the file is opened non-blocking and checked
+    with ``fstat`` before a byte is read, so a FIFO, a device or a socket is refused with an
+    ``InputError`` and ``/dev/zero`` cannot fill memory."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a socket (ENXIO), no permission, a loop of symlinks...
+        raise InputError(f"cannot open: {exc.strerror}", path=str(path)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(
+                f"is {_file_kind(st.st_mode)}, expected a regular file", path=str(path)
+            )
+        if st.st_size > max_bytes:
+            raise LimitError(
+                f"file is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit", path=str(path)
+            )
+        chunks = [os.read(fd, st.st_size + 1)]  # not max_bytes: that would allocate max_bytes
+        size = len(chunks[0])
+        while size > st.st_size and size <= max_bytes:  # it grew since the fstat
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > max_bytes:
+        raise LimitError(f"file is over the {max_bytes:,}-byte limit", path=str(path))
+    return b"".join(chunks)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+# -- the lock file: who holds it, and taking over one whose holder is dead ----------------------
+def _open_lock(lock_file: Path) -> int:
+    return os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
+def _try_flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return False
+    return True
+
+
+def _is_current(fd: int, lock_file: Path) -> bool:
+    """True while ``fd`` is still the file at ``lock_file`` (not replaced by a takeover)."""
+    try:
+        st = os.stat(lock_file)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
+
+
+def _identity(pid: int) -> str:
+    """``pid start-time host``: a pid alone could be reused by an unrelated process."""
+    return f"{pid} {_start_time(pid)} {socket.gethostname()}"
+
+
+def _start_time(pid: int) -> str:
+    return _proc_stat(pid)[1]
+
+
+def _proc_stat(pid: int) -> tuple[str, str]:
+    """(state, start time in clock ticks) of ``pid`` from /proc (``("?", "0")`` unknown)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), fields[19].decode()  # stat(5) fields 3 and 22
+    except (OSError, IndexError):
+        return "?", "0"
+
+
+def _claim(fd: int) -> None:
+    """Name this process as the holder of the lock it just took."""
+    with contextlib.suppress(OSError):
+        data = (_identity(os.getpid()) + "\n").encode()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+
+
+def _holder_of(fd: int) -> tuple[int, str, str] | None:
+    """The holder the lock file names (pid, start time, host), or None if it names none."""
+    try:
+        pid, start, host = os.pread(fd, 200, 0).decode("ascii").split()
+        return int(pid), start, host
+    except (OSError, ValueError):
+        return None
+
+
+def _holder_dead(holder: tuple[int, str, str]) -> bool:
+    pid, start, host = holder
+    if host != socket.gethostname() or pid <= 0:
+        return False  # another machine or container: its processes cannot be seen from here
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    state, started = _proc_stat(pid)
+    return state in ("Z", "X") or (start != "0" and started not in (start, "0"))
+
+
+def _take_over(fd: int, lock_file: Path) -> bool:
+    """Replace the lock file when the holder it names is dead (its flock lives on only in
+    leftover children that inherited it); True if it was replaced. Takeovers are serialised
+    by a flock on the memory folder itself, and a lock file is replaced only while it is still
+    the one seen dead."""
+    holder = _holder_of(fd)
+    if holder is None or not _holder_dead(holder):
+        return False
+    guard = os.open(lock_file.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if not _try_flock(guard):
+            return False
+        if not _is_current(fd, lock_file) or _holder_of(fd) != holder:
+            return False
+        fresh = str(lock_file) + f".{os.getpid()}{TEMP_SUFFIX}"
+        os.close(os.open(fresh, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600))
+        try:
+            os.replace(fresh, lock_file)
+        except FileNotFoundError:  # swept by a holder of a newer lock file: nothing to do
+            return False
+        return True
+    finally:
+        os.close(guard)
+
+
 def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -373,6 +552,24 @@ def _umask() -> int:
         os.umask(current)
         _UMASK = current
     return _UMASK
+
+
+def remove_outside(path: Path, up_to: Path | None = None) -> bool:
+    """Remove a file outside any memory tree (an agent's config file that held only what an
+    installer wrote), then the folders it leaves empty below ``up_to``; False when there is
+    no such file."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    folder = path.parent
+    while up_to is not None and folder != up_to and folder.is_relative_to(up_to):
+        try:
+            os.rmdir(folder)  # only an empty folder goes
+        except OSError:
+            break
+        folder = folder.parent
+    return True
 
 
 def write_outside(path: Path, data: bytes) -> bool:

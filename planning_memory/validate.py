@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,12 +86,34 @@ def check_file(path: Path, kind: str | None, store: Store, rel: str | None = Non
     except PlanningMemoryError as exc:
         return [Finding(_where(exc, rel), None, exc.message)]
     if kind == "long-term":
-        return _check_record(path, value, rel)
+        return _check_record(path, value, rel) + conflict_findings(value, rel)
     found = [Finding(rel, p.json_path, p.message) for p in core.schema.problems(kind, value)]
+    found += conflict_findings(value, rel)
+    if kind == "config" and not found:
+        found = [Finding(rel, where, message) for where, message in config_problems(value)]
     if kind == "session" and isinstance(value, dict) and not _session_named(path, value):
         message = f"id {value.get('id')!r} does not match the file name"
         found.append(Finding(rel, "$.id", message))
     return found
+
+
+_CONFLICT_LINE = re.compile(r"^(?:<{7}|>{7}|\|{7})(?: |$)", re.MULTILINE)
+
+
+def conflict_findings(value: Any, rel: str, json_path: str = "$") -> list[Finding]:
+    """A finding for every string holding a git conflict marker line (``<<<<<<<``,
+    ``|||||||``, ``>>>>>>>``): a merge's leftovers imported as if they were memory."""
+    if isinstance(value, str):
+        if _CONFLICT_LINE.search(value):
+            return [Finding(rel, json_path, "git conflict markers in a value; resolve them")]
+        return []
+    if isinstance(value, dict):
+        return [f for k, v in value.items() for f in conflict_findings(v, rel, f"{json_path}.{k}")]
+    if isinstance(value, list):
+        return [
+            f for i, v in enumerate(value) for f in conflict_findings(v, rel, f"{json_path}[{i}]")
+        ]
+    return []
 
 
 def _session_named(path: Path, value: dict[str, object]) -> bool:
@@ -186,6 +209,33 @@ def validate_path(path: Path) -> Report:
     return validate_tree(layout_for(Path(path)))
 
 
+def config_problems(config: Any) -> list[tuple[str, str]]:
+    """(json path, message) for what a schema cannot say of a schema-valid config: the chunk
+    overlap must be smaller than the chunk, the time zone a real IANA zone."""
+    memory = config.get("memory") if isinstance(config, dict) else None
+    if not isinstance(memory, dict):
+        return []
+    found = []
+    contextual = memory.get("contextual") or {}
+    defaults = core.DEFAULT_CONFIG["memory"]["contextual"]
+    size = contextual.get("chunkSize", defaults["chunkSize"])
+    overlap = contextual.get("chunkOverlap", defaults["chunkOverlap"])
+    if overlap >= size:
+        found.append(
+            (
+                "$.memory.contextual.chunkOverlap",
+                f"chunkOverlap {overlap} must be smaller than chunkSize {size}",
+            )
+        )
+    zone = (memory.get("shortTerm") or {}).get("timezone")
+    if zone is not None:
+        try:
+            core.temporal.zone(zone)
+        except ConfigError as exc:
+            found.append(("$.memory.shortTerm.timezone", f"{exc.message}; {exc.hint}"))
+    return found
+
+
 def load_config(layout: Layout, store: Store) -> dict[str, Any]:
     """The tree's ``memory-config.json`` ({} when it has none), or one ``ConfigError``.
 
@@ -201,6 +251,8 @@ def load_config(layout: Layout, store: Store) -> dict[str, Any]:
             if stamp.read_text("ascii") == loaded.digest:
                 return dict(loaded.value)
         core.schema.check("config", loaded.value, path=store.rel(layout.config))
+        for where, message in config_problems(loaded.value)[:1]:
+            raise ConfigError(message, path=store.rel(layout.config), json_path=where)
     except PlanningMemoryError as exc:
         raise ConfigError(
             exc.message,

@@ -1,4 +1,5 @@
-"""Test isolation: no test may write to the real $HOME or XDG folders."""
+"""Test isolation: no test may write to the real $HOME or XDG folders, and hooks run in their
+own process (no hook server) unless a test asks for one."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def _isolated_home(
         ("XDG_CACHE_HOME", "cache"),
     ):
         monkeypatch.setenv(name, str(home / sub) if sub else str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home))
+    monkeypatch.setenv("PMEM_HOOK_SERVER", "0")  # tests/agents/test_hook_server.py turns it on
+    monkeypatch.setenv("PMEM_BACKGROUND", "0")  # the tests of background work turn it on
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")

@@ -754,3 +754,138 @@ def _mutate(value: Any, where: int, how: int, new: Any) -> None:
 )
 def test_a_trailing_newline_breaks_a_pattern(field: str, value: str) -> None:
     assert not full_valid("pattern", record("pattern", **{field: value}))
+
+
+# -- bounds the schema alone missed --------------------------------------------------------------
+def _first_record(repo: Path, folder: str) -> Path:
+    return sorted((repo / ".planning" / LT / folder).glob("*.json"))[0]
+
+
+@pytest.mark.parametrize(
+    ("rel", "change", "expect"),
+    [
+        (None, {"usage_count": 1e30}, "greater than the maximum"),
+        (None, {"usage_count": 10**12}, "greater than the maximum"),
+        ("config", {"chunkOverlap": 600, "chunkSize": 500}, "chunkOverlap 600 must be smaller"),
+        ("config", {"chunkOverlap": 500, "chunkSize": 500}, "must be smaller than chunkSize"),
+        ("timezone", {"timezone": "Mars/Olympus_Mons"}, "unknown timezone 'Mars/Olympus_Mons'"),
+    ],
+)
+def test_validate_rejects_values_out_of_bounds(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    rel: str | None,
+    change: dict[str, Any],
+    expect: str,
+) -> None:
+    repo = make_tree(tmp_path)
+    if rel is None:
+        path = _first_record(repo, "patterns")
+        value = codec.loads(path.read_bytes())
+        value.update(change)
+        path.write_text(json.dumps(value))
+    else:
+        path = repo / ".planning" / "memory-config.json"
+        value = codec.loads(path.read_bytes())
+        section = "contextual" if rel == "config" else "shortTerm"
+        value["memory"][section].update(change)
+        path.write_text(json.dumps(value))
+    validate_case(capsys, repo, str(path.relative_to(repo)), expect)
+    if rel is not None:  # every other command refuses the config too, in one line
+        run = run_main(capsys, "-C", str(repo), "show")
+        assert run.code == 2 and expect in run.err and len(run.err.splitlines()) == 1, run.err
+
+
+# -- command arguments ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "code", "expect"),
+    [
+        (["save", "   "], 4, "the title is blank"),
+        (["save", ""], 4, "the title is blank"),
+        (["context", "task", "--budget", "0"], 2, "0 is not in the range 100<=x<=20000"),
+        (["context", "task", "--budget", "99999"], 2, "not in the range"),
+        (["resolve", "/etc/passwd"], 4, "not a file of this repository's memory tree"),
+    ],
+)
+def test_bad_arguments_are_refused_in_one_line_and_write_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, expect: str
+) -> None:
+    before = snapshot(repo)
+    run = run_main(capsys, "-C", str(repo), *argv)
+    assert run.code == code, run.err
+    assert expect in run.err, run.err
+    assert "clean" not in run.out
+    assert snapshot(repo) == before
+
+
+def _plant_broken(repo: Path) -> list[Path]:
+    first = _first_record(repo, "patterns")
+    value = codec.loads(first.read_bytes())
+    value["tags"] = 5
+    first.write_text(json.dumps(value))
+    fifo = repo / ".planning" / LT / "mistakes" / "mis_fifo.json"
+    os.mkfifo(fifo)
+    return [first, fifo]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["patterns"], ["mistakes"], ["show"], ["context", "zod"], ["reindex"], ["search", "zod"]],
+)
+def test_reading_commands_warn_once_per_broken_file_and_go_on(
+    repo: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    broken = _plant_broken(repo)
+    run = run_main(capsys, "-C", str(repo), *argv)
+    assert run.code == 0, run.err
+    assert "Traceback" not in run.err
+    for path in broken:
+        folder = path.parent.name
+        naming = [line for line in run.err.splitlines() if path.name in line]
+        if argv[0] in ("patterns", "mistakes") and folder != argv[0]:
+            continue
+        assert len(naming) == 1, (path.name, run.err)
+        assert naming[0].startswith("pmem: warning: ") and "skipped" in naming[0]
+
+
+def test_export_refuses_broken_records_unless_told_to_skip_them(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = _plant_broken(repo)
+    out = tmp_path / "export.json"
+    run = run_main(capsys, "-C", str(repo), "export", "-o", str(out))
+    assert run.code == 4, run.err
+    assert "2 broken memory file(s)" in run.err and "--skip-broken" in run.err
+    assert len(run.err.splitlines()) == 3  # one warning per file, then the error
+    assert not out.exists()
+    run = run_main(capsys, "-C", str(repo), "export", "-o", str(out), "--skip-broken")
+    assert run.code == 0, run.err
+    ids = {r["id"] for r in json.loads(out.read_text())["longTerm"]["patterns"]}
+    assert broken[0].stem not in ids and ids
+
+
+def test_export_never_overwrites_a_file_unless_forced_nor_writes_inside_the_tree(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = repo / ".planning" / "memory-config.json"
+    before = snapshot(repo)
+    for target in (config, repo / ".planning" / "new.json"):
+        for force in ([], ["--force"]):
+            run = run_main(capsys, "-C", str(repo), "export", "-o", str(target), *force)
+            assert run.code == 4 and "never writes inside the memory tree" in run.err, run.err
+    assert snapshot(repo) == before
+    mine = tmp_path / "mine.json"
+    mine.write_text("precious")
+    run = run_main(capsys, "-C", str(repo), "export", "-o", str(mine))
+    assert run.code == 4 and "file exists" in run.err and "--force" in run.err
+    assert mine.read_text() == "precious"
+    run = run_main(capsys, "-C", str(repo), "export", "-o", str(mine), "--force")
+    assert run.code == 0 and json.loads(mine.read_text())["longTerm"]
+
+
+def test_import_of_a_fifo_is_refused_at_once(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "memory.json"
+    os.mkfifo(fifo)
+    import_case(capsys, repo, fifo, "is a FIFO")

@@ -134,7 +134,11 @@ def test_core_ignore_is_pure() -> None:
 
 
 def test_only_the_index_imports_sqlite3() -> None:
-    assert users_of("sqlite3") <= {"planning_memory.search.database"}
+    # the search index, and the catalog the learning rules look records up in
+    assert users_of("sqlite3") <= {
+        "planning_memory.search.database",
+        "planning_memory.longterm.catalog",
+    }
 
 
 def test_only_the_shards_module_imports_orjson() -> None:

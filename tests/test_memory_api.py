@@ -6,10 +6,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from planning_memory.errors import NotFoundError
+from planning_memory.errors import InputError, NotFoundError
 from planning_memory.memory import Memory
 
 SEED_OPERATIONS = (
@@ -165,3 +166,24 @@ def test_the_package_face_loads_memory_on_first_use() -> None:
         [sys.executable, "-m", "planning_memory", "--version"], capture_output=True, text=True
     )
     assert cli.returncode == 0 and cli.stdout.startswith("pmem, version")
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({"decisions": [{"answer": "cookie"}]}, "$.decisions[0]: 'question' is required"),
+        ({"filesModified": [{"purpose": "x"}]}, "$.filesModified[0]: 'path' is required"),
+        ({"errorsFixed": [{"fix": "y"}]}, "$.errorsFixed[0]: 'original' is required"),
+        ({"decisions": "use zod"}, "$.decisions: expected a list of objects"),
+    ],
+)
+def test_a_bad_agent_result_is_one_clear_error_and_records_nothing(
+    empty_repo: Path, result: dict[str, Any], problem: str
+) -> None:
+    mem = Memory(empty_repo)
+    ok = {"filesModified": [{"path": "src/a.ts"}], "decisions": [{"question": "q", "answer": "a"}]}
+    before = sorted(p for p in (empty_repo / ".planning").rglob("*") if p.is_file())
+    with pytest.raises(InputError) as caught:
+        mem.process_agent_result("executor", {**ok, **result})
+    assert problem in str(caught.value)
+    assert sorted(p for p in (empty_repo / ".planning").rglob("*") if p.is_file()) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import stat
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from planning_memory.errors import (
     NotFoundError,
     UnsafePathError,
 )
-from planning_memory.store import ABSENT, TEMP_SUFFIX, Store, digest
+from planning_memory.store import ABSENT, TEMP_SUFFIX, Store, digest, read_regular
 
 RECORD: dict[str, Any] = {
     "id": "pat_001",
@@ -409,3 +410,84 @@ def test_lock_held_by_another_process_times_out_with_lock_error(layout: Layout) 
         child.join(30)
     with Store(layout, lock_timeout=5).lock():
         pass
+
+
+# -- non-regular files: refused with one error, never a blocking open ----------------------------
+
+
+@pytest.fixture
+def alarm() -> Any:
+    """Fail a test that blocks (a FIFO opened for reading waits for a writer forever)."""
+
+    def fire(signum: int, frame: Any) -> None:
+        raise TimeoutError("blocked on a non-regular file")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(5)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def test_a_fifo_is_refused_when_read_written_or_deleted(
+    store: Store, layout: Layout, alarm: Any
+) -> None:
+    path = target(layout)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    with pytest.raises(InputError, match="is a FIFO") as info:
+        store.read_json(path)
+    assert info.value.path == ".planning/memory/long-term/patterns/pat_001.json"
+    with pytest.raises(InputError, match="is a FIFO"):
+        store.write_json(path, RECORD)
+    with pytest.raises(InputError, match="is a FIFO"):
+        store.delete(path)
+    with pytest.raises(InputError, match="is a FIFO"):
+        store.current_digest(path)
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_a_device_is_refused_without_reading_it(store: Store, layout: Layout, alarm: Any) -> None:
+    path = target(layout)
+    path.parent.mkdir(parents=True)
+    path.symlink_to("/dev/zero")  # outside the tree too; the device check must not read it
+    other = target(layout, "pat_002")
+    os.symlink(os.devnull, other)
+    with pytest.raises(InputError):
+        store.read_json(path)
+    with pytest.raises(InputError, match="is a device"):
+        read_regular(other)
+
+
+def test_read_regular_reads_at_most_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    path.write_bytes(b"x" * 100)
+    assert read_regular(path, 100) == b"x" * 100
+    with pytest.raises(LimitError, match="over the 99-byte limit"):
+        read_regular(path, 99)
+    assert read_regular(tmp_path / "missing.json") is None
+
+
+def test_the_lock_file_names_its_holder_while_held_and_no_one_after(
+    store: Store, layout: Layout
+) -> None:
+    with store.lock():
+        pid, _start, _host = layout.lock_file.read_text().split()
+        assert int(pid) == os.getpid()
+    assert layout.lock_file.read_bytes() == b""
+
+
+def test_a_lock_named_for_a_live_holder_is_never_taken_over(layout: Layout) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_hold_lock, args=(str(layout.planning), ready, release))
+    child.start()
+    try:
+        assert ready.wait(30)
+        inode = os.stat(layout.lock_file).st_ino
+        with pytest.raises(LockError, match=f"process {child.pid}"):
+            Store(layout, lock_timeout=0.6).write_json(target(layout), RECORD)
+        assert os.stat(layout.lock_file).st_ino == inode
+    finally:
+        release.set()
+        child.join(30)

@@ -69,7 +69,9 @@ def lines_of(root: Path, path: str) -> list[str]:
 
 def not_verbatim(root: Path, code: CodeMap) -> list[tuple[str, str, str]]:
     """Names the code map reports that do not occur in their file's text: (what, file, name)
-    for functions, components and props (a correct map has none)."""
+    for functions, components and props (a correct map has none). A prop may come from a
+    props type or a component another file declares (``props_type``): it counts when it
+    occurs in a file the component's file imports."""
     texts: dict[str, str] = {}
 
     def text(path: str) -> str:
@@ -84,9 +86,15 @@ def not_verbatim(root: Path, code: CodeMap) -> list[tuple[str, str, str]]:
     for comp in code.components.values():
         if not _occurs(comp["name"], text(comp["file"])):
             found.append(("component", comp["file"], comp["name"]))
+        imported = [t for t in code.files.get(comp["file"], {}).get("imports", {}).values() if t]
         for prop in comp.get("props") or []:
-            if not _occurs(prop, text(comp["file"])):
-                found.append(("prop", comp["file"], f"{comp['name']}.{prop}"))
+            if _occurs(prop, text(comp["file"])):
+                continue
+            if comp.get("props_type") and any(
+                (root / t).is_file() and _occurs(prop, text(t)) for t in imported
+            ):
+                continue
+            found.append(("prop", comp["file"], f"{comp['name']}.{prop}"))
     return found
 
 

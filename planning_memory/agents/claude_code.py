@@ -2,7 +2,10 @@
 
 - ``SessionStart`` (``startup``, ``resume``, ``clear``, ``compact``): prints the memory
   context block (and the last session's end summary) as ``hookSpecificOutput.
-  additionalContext``, within the config's ``injectBudgetTokens``.
+  additionalContext``, within the config's ``injectBudgetTokens``, and keeps it with the
+  session (``pmem session injected``). Without a search index (a fresh clone) it indexes the
+  memories only and leaves the code map and the code to ``pmem reindex --finish``, started
+  in the background.
 - ``UserPromptSubmit``: logs the prompt in the session and runs the learning triggers
   ("always use X", "nunca uses Y", ...); answers in ``additionalContext`` with one line when
   something was learned and the few memories relevant to the prompt (``Memory.recall``: the
@@ -42,6 +45,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from planning_memory.agents.hook_client import detach
 from planning_memory.agents.transcript import Turns, parse_time, read_new, turns
 from planning_memory.errors import PlanningMemoryError, UnsafePathError
 from planning_memory.memory import Memory
@@ -56,9 +60,11 @@ FILE_TOOLS = {
     "MultiEdit": "modified",
     "NotebookEdit": "modified",
 }
+LOCK_WAIT = 5.0  # seconds a hook waits for the memory lock (installed timeouts: 15 s and up)
 STALE_AFTER = timedelta(minutes=5)  # an open session idle this long was left behind
 STALE_PER_START = 20  # sessions left behind closed by one start (the newest first)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEBAB = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
@@ -298,8 +304,10 @@ def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     sid = ensure_session(mem, payload)
     last = last_ended_summary(mem, exclude=sid)
     task = _task_hint(mem, sid, last)
-    pack = mem.context(task, session_id=sid, agent=CHANNEL)
+    pack = mem.context(task, session_id=sid, agent=CHANNEL, quick=True)
     mem.sessions.record_injection(sid, "SessionStart", task, pack.as_dict())
+    if mem.index_pending:  # a fresh clone: the memories are indexed, the code comes after
+        detach("planning_memory", "-C", str(mem.layout.repo_root), "reindex", "--finish")
     return _context_output("SessionStart", pack.text)
 
 
@@ -310,15 +318,18 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     sid = ensure_session(mem, payload)
-    mem.log(Memory.clip(prompt), role="user", session_id=sid)
+    logged = mem.log(Memory.clip(prompt), role="user", session_id=sid)
     lesson = mem.learn_utterance(Memory.clip(prompt), source=f"session:{sid}")
     lines, learned = [], []
+    notice = logged.gap_notice()
+    if notice is not None:  # seed 001: the agent hears how long the person was away
+        lines += [mem.sessions.temporal(sid).clock_line, notice]
     if lesson.outcome is not None:
         done = lesson.outcome.summary()
         note = f"planning-memory: {done['action']} {done['type']} {done['id']}: "
-        note += _line(done["title"])
+        note += Memory.inline(str(done["title"]), ITEM_CHARS)
         if done["notes"]:
-            note += f" ({_line(done['notes'][0])})"
+            note += f" ({Memory.inline(str(done['notes'][0]), ITEM_CHARS)})"
         lines.append(note)
         learned.append(str(done["id"]))
     relevant = mem.recall(Memory.clip(prompt), exclude=learned).text
@@ -384,7 +395,7 @@ def session_end(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     """Log the transcript's last lines, then end the session with its end summary."""
     sid = _capture_payload(mem, payload, final=True)
     if sid is not None:
-        mem.sessions.end(sid)
+        mem.sessions.end(sid, summarize=bool(mem.settings("agents")["autoSummary"]))
     return None
 
 
@@ -420,6 +431,9 @@ class HookRun:
 
 
 def _payload(text: str) -> dict[str, Any]:
+    """The hook's JSON object, every string cleaned: a lone surrogate (what a cut emoji's
+    ``\\ud83d`` escape becomes) or an undecodable byte is replaced by U+FFFD, so the input is
+    kept and can be stored as UTF-8."""
     if len(text) > MAX_STDIN:
         raise ValueError(f"hook input is over {MAX_STDIN:,} characters")
     try:
@@ -428,7 +442,23 @@ def _payload(text: str) -> dict[str, Any]:
         raise ValueError(f"hook input is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise ValueError("hook input must be a JSON object")
-    return value
+    cleaned: dict[str, Any] = without_lone_surrogates(value)
+    return cleaned
+
+
+def without_lone_surrogates(item: Any) -> Any:
+    """``item`` (decoded JSON) with every lone surrogate in its strings and keys replaced by
+    U+FFFD (what a cut emoji's ``\\ud83d`` escape decodes to: not storable as UTF-8)."""
+    if isinstance(item, str):
+        return _SURROGATE.sub("\ufffd", item)
+    if isinstance(item, list):
+        return [without_lone_surrogates(inner) for inner in item]
+    if isinstance(item, dict):
+        return {
+            without_lone_surrogates(key): without_lone_surrogates(inner)
+            for key, inner in item.items()
+        }
+    return item
 
 
 def handle(
@@ -441,7 +471,10 @@ def handle(
         raise ValueError(f"unknown Claude Code hook event {event!r}; expected one of {known}")
     cwd = payload.get("cwd")
     mem = Memory.open(root or (cwd if isinstance(cwd, str) and cwd else None))
+    if not mem.settings("agents")["enabled"]:
+        return None  # turned off in memory-config.json: the hooks do nothing
     mem.channel = CHANNEL
+    mem.store.lock_timeout = LOCK_WAIT  # a long `pmem scan` costs one answer, not a timeout
     return HANDLERS[name](mem, payload)
 
 
@@ -464,10 +497,15 @@ def run(event: str, stdin_text: str, root: Path | None = None) -> HookRun:
     return result
 
 
+def answer(event: str, data: bytes, root: Path | None = None) -> HookRun:
+    """``run`` on the hook's input as it arrives (bytes; undecodable ones become U+FFFD)."""
+    return run(event, data.decode("utf-8", "replace"), root)
+
+
 def main(event: str, root: Path | None = None) -> int:
     """``pmem hook claude-code EVENT`` as a process: the payload from stdin, the hook's answer
     on stdout, errors on stderr, and always exit code 0 (a hook never blocks the agent)."""
-    done = run(event, sys.stdin.read(MAX_STDIN + 1), root)
+    done = answer(event, sys.stdin.buffer.read(MAX_STDIN + 1), root)
     sys.stdout.write(done.stdout)
     sys.stderr.write(done.stderr)
     return 0

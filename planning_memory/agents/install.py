@@ -1,48 +1,181 @@
-"""Claude Code's installer: its hooks and MCP server, merged into its config files.
+"""``pmem install AGENT`` / ``pmem uninstall AGENT``: plan an agent's files, show or apply.
 
-The hooks go in ``.claude/settings.json`` and the MCP server in ``.mcp.json``, merged into
-what is there.
-
-Merging keeps everything else in both files (other hooks, other servers, other settings, key
-order). A hook of ours (a command containing ``hook claude-code``) that is already present is
-left where it is; only its command changes when ``--command`` differs. An ``mcpServers``
-entry named ``planning-memory`` that is not ours is never replaced. Both files are read and
-checked before either is written, so a malformed file gives one clear error and nothing is
-written. Running it twice changes nothing the second time.
-
-These two files are the only ones written outside ``.planning/`` by this module (atomically:
-a temporary file in the same folder, then a rename).
+Every file is read and checked before any is written, so a malformed file gives one clear
+error and nothing is written. Merging keeps everything else in each file; running it twice
+changes nothing the second time; ``dry_run`` gives the unified diff and writes nothing;
+uninstalling takes back exactly what installing added (a file that held nothing else goes).
+Files are written through ``Memory.write_file`` (atomically, the mode kept) and removed through
+``Memory.remove_file``; the AGENTS.md block is switched through the memory's config
+(``render.targets``) so the views keep it current.
 """
 
 from __future__ import annotations
 
-import copy
-import json
-import shlex
+import difflib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.errors import InputError, PlanningMemoryError
+from planning_memory.agents.installers import AGENTS, installer
+from planning_memory.agents.installers.claude_code import HOOK_EVENTS as HOOK_EVENTS
+from planning_memory.agents.installers.claude_code import merge_settings as merge_settings
+from planning_memory.agents.installers.parts import Edit, Plan, Where, command_words
+from planning_memory.errors import InputError
 from planning_memory.memory import Memory
-
-SERVER_NAME = "planning-memory"
-OUR_HOOK = "hook claude-code"
-# event -> (matcher or None, timeout in seconds)
-HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
-    "SessionStart": (None, 30),
-    "UserPromptSubmit": (None, 15),
-    "PostToolUse": ("Read|Edit|MultiEdit|Write", 15),
-    "Stop": (None, 30),
-    "PreCompact": (None, 60),
-    "SessionEnd": (None, 60),
-}
 
 
 @dataclass
+class Report:
+    """What installing or uninstalling an agent did (or, with ``dry_run``, would do)."""
+
+    agent: str
+    action: str  # "install" or "uninstall"
+    files: list[dict[str, Any]] = field(default_factory=list)  # path, change
+    notes: list[str] = field(default_factory=list)
+    diff: str = ""
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return any(f["change"] != "unchanged" for f in self.files)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "action": self.action,
+            "dry_run": self.dry_run,
+            "changed": self.changed,
+            "files": self.files,
+            "notes": self.notes,
+            "diff": self.diff,
+        }
+
+
+def where(root: Path | None, *, command: str = "pmem", user: bool = False) -> Where:
+    return Where(root, Path.home(), command_words(command), user)
+
+
+def known(name: str) -> str:
+    if name not in AGENTS:
+        raise InputError(
+            f"unknown agent {name!r}", hint=f"one of: {', '.join(AGENTS)} (docs/agents.md)"
+        )
+    return name
+
+
+def _label(path: Path, root: Path | None) -> str:
+    if root is not None and path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    if path.is_relative_to(Path.home()):
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    return str(path)
+
+
+def unified_diff(edits: list[Edit], root: Path | None) -> str:
+    out: list[str] = []
+    for e in edits:
+        label = _label(e.path, root)
+        out += difflib.unified_diff(
+            (e.before or "").splitlines(keepends=True),
+            (e.after or "").splitlines(keepends=True),
+            fromfile=_side("a", label) if e.before is not None else "/dev/null",
+            tofile=_side("b", label) if e.after is not None else "/dev/null",
+        )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def _side(side: str, label: str) -> str:
+    return label if label.startswith(("~", "/")) else f"{side}/{label}"
+
+
+def _change(e: Edit) -> str:
+    return "created" if e.before is None else "removed" if e.after is None else "updated"
+
+
+def _apply(plan: Plan, root: Path | None, report: Report, *, remove: bool) -> None:
+    memory = Memory(root) if root is not None and (root / ".planning").is_dir() else None
+    targets = dict(plan.targets)
+    if remove:
+        _switch(memory, targets, report)
+    for e in plan.edits:
+        if e.after is None:
+            Memory.remove_file(e.path, _base(e.path, root))
+        else:
+            Memory.write_file(e.path, e.after)
+    if not remove:
+        _switch(memory, targets, report)
+
+
+def _base(path: Path, root: Path | None) -> Path | None:
+    """The folder below which an emptied folder of ``path`` may go: the repository's or the
+    home folder (an agent's own folder such as ``.cursor/`` goes when it is left empty)."""
+    for base in (root, Path.home()):
+        if base is not None and path.is_relative_to(base):
+            return base
+    return None
+
+
+def _switch(memory: Memory | None, targets: dict[str, bool], report: Report) -> None:
+    """Turn each render target on or off; report the file the views rewrote."""
+    for name, on in targets.items():
+        if memory is None:
+            if on:
+                report.notes.append(
+                    f"no .planning/ memory tree: {name} gets its block after `pmem init` "
+                    "and this command again"
+                )
+            continue
+        path = memory.layout.repo_root / name
+        before = path.read_text("utf-8") if path.is_file() else None
+        if not memory.set_render_target(name, on):
+            continue
+        report.notes.append(f"render.targets for {name} turned {'on' if on else 'off'}")
+        if path.is_file() and path.read_text("utf-8") != before:
+            report.files.append({"path": str(path), "change": "updated" if before else "created"})
+
+
+def run(
+    name: str,
+    root: Path | None,
+    *,
+    command: str = "pmem",
+    user: bool = False,
+    dry_run: bool = False,
+    remove: bool = False,
+) -> Report:
+    """Install (or with ``remove`` uninstall) agent ``name``'s files for ``root``."""
+    spot = where(root, command=command, user=user)
+    plan = installer(known(name)).plan(spot, remove=remove)
+    report = Report(name, "uninstall" if remove else "install", dry_run=dry_run)
+    report.files = [{"path": str(e.path), "change": _change(e)} for e in plan.edits]
+    report.notes = list(plan.notes)
+    report.diff = unified_diff(plan.edits, root)
+    if dry_run:
+        for target, on in plan.targets.items():
+            report.notes.append(f"would turn render.targets for {target} {'on' if on else 'off'}")
+    else:
+        _apply(plan, root, report, remove=remove)
+    if not remove:
+        report.notes += _warnings(spot, root)
+    return report
+
+
+def _warnings(spot: Where, root: Path | None) -> list[str]:
+    notes = []
+    if root is not None and not (root / ".planning").is_dir():
+        notes.append("no .planning/ memory tree yet: run `pmem init` before using them")
+    if shutil.which(spot.words[0]) is None:
+        notes.append(
+            f"`{spot.words[0]}` is not on PATH: the agent will not find it (use --command)"
+        )
+    return notes
+
+
+# -- Claude Code, as before the other agents ---------------------------------------------------
+@dataclass
 class InstallReport:
-    """What ``install_claude_code`` did: the files and whether each changed."""
+    """What ``install_claude_code`` did: the two files and whether each changed."""
 
     settings: str
     mcp: str
@@ -60,122 +193,10 @@ class InstallReport:
         }
 
 
-# -- pure merging ----------------------------------------------------------------------------------
-def hook_command(command: str, event: str) -> str:
-    return f"{command} {OUR_HOOK} {event}"
-
-
-def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and OUR_HOOK in str(hook.get("command", ""))
-
-
-def _object(value: Any, where: str, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InputError(f"{where} must be a JSON object", path=path, json_path=where)
-    return value
-
-
-def _groups(hooks: dict[str, Any], event: str, path: str) -> list[Any]:
-    groups = hooks.setdefault(event, [])
-    if not isinstance(groups, list):
-        raise InputError(
-            "must be an array of matcher groups", path=path, json_path=f"$.hooks.{event}"
-        )
-    for n, group in enumerate(groups):
-        inner = _object(group, f"$.hooks.{event}[{n}]", path).get("hooks", [])
-        if not isinstance(inner, list):
-            raise InputError("must be an array", path=path, json_path=f"$.hooks.{event}[{n}].hooks")
-    return groups
-
-
-def merge_settings(existing: Any, command: str, path: str = "settings.json") -> dict[str, Any]:
-    """``existing`` settings with our hooks added (or their command updated)."""
-    settings = copy.deepcopy(_object(existing, "$", path))
-    hooks = _object(settings.setdefault("hooks", {}), "$.hooks", path)
-    for event, (matcher, timeout) in HOOK_EVENTS.items():
-        groups = _groups(hooks, event, path)
-        ours = [h for g in groups for h in g.get("hooks", []) if _is_ours(h)]
-        for hook in ours:
-            hook["command"] = hook_command(command, event)
-        if ours:
-            continue
-        entry = {"type": "command", "command": hook_command(command, event), "timeout": timeout}
-        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        groups.append({**group, "hooks": [entry]})
-    return settings
-
-
-def server_entry(command: str) -> dict[str, Any]:
-    words = shlex.split(command)
-    return {"type": "stdio", "command": words[0], "args": [*words[1:], "mcp"], "env": {}}
-
-
-def _is_our_server(entry: Any) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    words = [str(entry.get("command", "")), *map(str, entry.get("args") or [])]
-    return (
-        len(words) >= 2
-        and words[-1] == "mcp"
-        and Path(words[-2]).name in ("pmem", "planning-memory")
-    )
-
-
-def merge_mcp(
-    existing: Any, command: str, path: str = ".mcp.json"
-) -> tuple[dict[str, Any], list[str]]:
-    """``existing`` ``.mcp.json`` with our server added; notes for what was left alone."""
-    config = copy.deepcopy(_object(existing, "$", path))
-    servers = _object(config.setdefault("mcpServers", {}), "$.mcpServers", path)
-    notes: list[str] = []
-    current = servers.get(SERVER_NAME)
-    if current is None:
-        if not any(_is_our_server(s) for s in servers.values()):
-            servers[SERVER_NAME] = server_entry(command)
-    elif _is_our_server(current):
-        current.update({k: v for k, v in server_entry(command).items() if k in ("command", "args")})
-    else:
-        notes.append(f"{path}: mcpServers.{SERVER_NAME} is another command; left as it is")
-    return config, notes
-
-
-# -- files -----------------------------------------------------------------------------------------
-def _read(path: Path) -> Any:
-    """The JSON object in ``path`` ({} when absent), or one clear error."""
-    if not path.exists():
-        return {}
-    try:
-        return Memory.read_json_file(path)
-    except PlanningMemoryError as exc:
-        exc.hint = exc.hint or "fix or move the file; nothing was written"
-        raise
-
-
-def _text(value: dict[str, Any]) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
 def install_claude_code(repo_root: Path | str, *, command: str = "pmem") -> InstallReport:
     """Write (merge) ``.claude/settings.json`` hooks and ``.mcp.json`` in ``repo_root``."""
     root = Path(repo_root)
-    if not command.strip():
-        raise InputError("the command may not be empty", hint="e.g. --command pmem")
-    settings_path = root / ".claude" / "settings.json"
-    mcp_path = root / ".mcp.json"
-    settings = merge_settings(_read(settings_path), command, str(settings_path))
-    servers, notes = merge_mcp(_read(mcp_path), command, str(mcp_path))
-    report = InstallReport(
-        settings=str(settings_path),
-        mcp=str(mcp_path),
-        settings_changed=Memory.write_file(settings_path, _text(settings)),
-        mcp_changed=Memory.write_file(mcp_path, _text(servers)),
-        notes=notes,
-    )
-    if not Memory(root).layout.planning.is_dir():
-        report.notes.append("no .planning/ memory tree yet: run `pmem init` before using them")
-    program = shlex.split(command)[0]
-    if shutil.which(program) is None:
-        report.notes.append(
-            f"`{program}` is not on PATH: Claude Code will not find it (use --command)"
-        )
-    return report
+    done = run("claude-code", root, command=command)
+    changed = {Path(f["path"]) for f in done.files}
+    settings, mcp = root / ".claude" / "settings.json", root / ".mcp.json"
+    return InstallReport(str(settings), str(mcp), settings in changed, mcp in changed, done.notes)

@@ -8,34 +8,50 @@ Tools: ``memory_save``, ``memory_search``, ``memory_get``, ``memory_context``,
 ``session_end``, ``entity_file``, ``entity_function``, ``entity_area``.
 
 Each call opens the memory of the project the server runs in (``pmem -C DIR mcp``, else the
-working directory at that call; subfolders and linked worktrees find the same memory), so a
-``pmem init`` made after the server started is picked up. Results are compact JSON (or the
-context text itself). Every user error -- a ``PlanningMemoryError``, an argument that fails
-the input schema, an unknown argument -- comes back as a tool error (``isError``) with one
-line; the server keeps running.
+working directory at that call; subfolders and linked worktrees find the same memory, else
+the first of the client's workspace ``roots`` that holds one: for clients that start servers
+in ``/`` or the home folder), so a ``pmem init`` made after the server started is picked up.
+Results are compact JSON (or the context text itself). Every user error -- a
+``PlanningMemoryError``, an argument that fails the input schema, an unknown argument -- comes
+back as a tool error (``isError``) with one line; the server keeps running.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import io
 import json
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TextIO, TypeVar
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.types import (
+    CallToolResult,
+    InputRequiredResult,
+    ListRootsRequest,
+    ListRootsResult,
+    ToolAnnotations,
+)
 from pydantic import Field, ValidationError
 
 from planning_memory import __version__
 from planning_memory.agents import claude_code
-from planning_memory.errors import NotFoundError, PlanningMemoryError
+from planning_memory.errors import NotFoundError, NotInitializedError, PlanningMemoryError
 from planning_memory.memory import Memory
 
 SERVER_NAME = "planning-memory"
 MAX_LIST = 40  # items of one list in an entity answer
+ROOTS_TIMEOUT = 5  # seconds the client has to answer roots/list
+ROOTS_REQUEST = "roots"  # the key of the roots request in an InputRequiredResult
 F = TypeVar("F", bound=Callable[..., Any])
 
 RecordType = Literal[
@@ -125,9 +141,9 @@ def _hit_row(hit: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": hit.ref_id or hit.key,
         "type": hit.type,
-        "title": hit.title,
+        "title": Memory.inline(hit.title or "", 1000),  # inert, as in CLAUDE.md
         "score": round(hit.score, 3),
-        "snippet": hit.snippet,
+        "snippet": Memory.inline(hit.snippet or "", 4000),
     }
     if hit.source != "record":
         row["source"] = hit.source
@@ -157,13 +173,31 @@ def _scoped(mem: Memory, item_id: str) -> Memory:
 
 # -- the tools -------------------------------------------------------------------------------------
 class MemoryTools:
-    """The tool functions; each opens the project's memory at call time."""
+    """The tool functions; each opens the project's memory at call time: ``root`` (``-C``),
+    else the working directory's project, else the first of the client's roots that holds
+    one (``Server.call_tool`` asks the client before each call while the working directory
+    is in no project)."""
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root
+        self.from_roots: Path | None = None
+        self.looked: str | None = None  # where the last look beyond the working directory went
+
+    def project(self) -> Path | None:
+        """The folder the memory is opened from (None: the working directory)."""
+        return self.root or self.from_roots
 
     def memory(self, channel: str | None = None) -> Memory:
-        mem = Memory.open(self.root)
+        try:
+            mem = Memory.open(self.project())
+        except NotInitializedError as exc:
+            if self.root is None and self.looked is not None:
+                exc.message = f"{exc.message}; {self.looked}"
+                exc.hint = (
+                    "open the project folder in the client, pass `-C DIR` before `mcp` in "
+                    "the server's arguments, or run `pmem init` in the repository root"
+                )
+            raise
         if channel is not None:
             mem.channel = channel
         return mem
@@ -499,12 +533,92 @@ class MemoryTools:
 
 
 # -- the server ------------------------------------------------------------------------------------
+async def client_roots(context: Any) -> list[str] | InputRequiredResult | None:
+    """The ``file:`` URIs of the client's workspace roots; None when the client offers no
+    roots (or does not answer within ``ROOTS_TIMEOUT`` seconds). On a connection that cannot
+    carry a request from the server (the 2026-07-28 protocol), the first round answers an
+    ``InputRequiredResult`` asking for them and the client's retry carries them."""
+    try:
+        session = context.request_context.session
+        capabilities = session.client_capabilities
+        responses = context.input_responses
+    except (AttributeError, LookupError, ValueError):
+        return None
+    answer = (responses or {}).get(ROOTS_REQUEST)
+    if isinstance(answer, ListRootsResult):
+        return [str(root.uri) for root in answer.roots]
+    if capabilities is None or capabilities.roots is None or responses:
+        return None
+    if not session.can_send_request:
+        return InputRequiredResult(input_requests={ROOTS_REQUEST: ListRootsRequest()})
+    try:
+        with warnings.catch_warnings(), anyio.fail_after(ROOTS_TIMEOUT):
+            warnings.simplefilter("ignore")  # roots are deprecated in the newest protocol
+            listed = await session.list_roots()
+    except Exception:  # an error answer, a timeout, a closed connection: no roots
+        return None
+    return [str(root.uri) for root in listed.roots]
+
+
+def root_folder(uri: str) -> Path | None:
+    """The folder a ``file:`` URI names (None for any other scheme)."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(url2pathname(parsed.path))
+
+
+def project_in(roots: Sequence[str]) -> Path | None:
+    """The project of the first root that has (or is inside one that has) ``.planning/``."""
+    for uri in roots:
+        folder = root_folder(uri)
+        found = Memory.locate(folder) if folder is not None and folder.is_dir() else None
+        if found is not None and (found / ".planning").is_dir():
+            return found
+    return None
+
+
 class Server(MCPServer[Any]):
-    """``MCPServer`` whose argument errors are one line and whose unknown arguments are errors."""
+    """``MCPServer`` whose argument errors are one line and whose unknown arguments are errors,
+    and which finds the project in the client's roots when its working directory has none."""
+
+    memory_tools: MemoryTools | None = None
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio, each incoming line cleaned (``clean_line``) before the SDK
+        reads it; undecodable bytes become U+FFFD."""
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        stdin = anyio.wrap_file(_CleanLines(text))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    async def find_project(self, context: Any) -> InputRequiredResult | None:
+        """Look for the project in the client's roots when the working directory is in none
+        (and no ``-C`` was given); an ``InputRequiredResult`` asks the client for them."""
+        tools = self.memory_tools
+        if tools is None or tools.root is not None:
+            return None
+        here = Memory.locate()
+        if here is not None and (here / ".planning").is_dir():
+            tools.from_roots, tools.looked = None, None
+            return None
+        roots = await client_roots(context)
+        if isinstance(roots, InputRequiredResult):
+            return roots
+        tools.from_roots = project_in(roots) if roots else None
+        if roots is None:
+            tools.looked = "the client offers no workspace roots to look in"
+        else:
+            tools.looked = f"nor in the client's roots ({', '.join(roots) or 'none'})"
+        return None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Any = None
     ) -> CallToolResult | InputRequiredResult:
+        asking = await self.find_project(context)
+        if asking is not None:
+            return asking
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
             known = set(tool.parameters.get("properties", {}))
@@ -540,7 +654,10 @@ def build_server(root: Path | None = None, tools: Sequence[Callable[..., str]] =
         instructions=INSTRUCTIONS,
         log_level="WARNING",
     )
-    for tool in tools or MemoryTools(root).all():
+    if not tools:
+        server.memory_tools = MemoryTools(root)
+        tools = server.memory_tools.all()
+    for tool in tools:
         server.add_tool(
             tool,
             description=inspect.cleandoc(tool.__doc__ or ""),
@@ -548,6 +665,39 @@ def build_server(root: Path | None = None, tools: Sequence[Callable[..., str]] =
             structured_output=False,
         )
     return server
+
+
+class _CleanLines:
+    """The client's stdin, line by line, each JSON-RPC message with its lone surrogates
+    (a cut emoji's ``\\ud83d``) replaced by U+FFFD: the SDK's parser refuses them, and the
+    request would never be answered."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def readline(self, *args: Any) -> str:
+        return clean_line(self.inner.readline(*args))
+
+    def __iter__(self) -> _CleanLines:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def clean_line(line: str) -> str:
+    """A JSON-RPC line as the SDK can read it (unchanged unless it has a lone surrogate)."""
+    if "\\u" not in line:
+        return line
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return line  # the SDK answers a parse error
+    clean = claude_code.without_lone_surrogates(value)
+    return line if clean == value else json.dumps(clean, ensure_ascii=False) + "\n"
 
 
 def run(root: Path | None = None) -> None:

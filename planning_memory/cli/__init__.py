@@ -2,7 +2,8 @@
 
 Each command module registers its commands on the group in ``base`` when it is imported; the
 group imports a command's module when that command is used (``base.COMMANDS``). An agent hook
-(``pmem hook claude-code EVENT``, run many times a minute) skips click altogether.
+(``pmem hook claude-code EVENT``, run many times a minute) skips click altogether and is
+answered by the hook server when one runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     else through the click group, which translates errors once."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 3 and args[:2] == ["hook", "claude-code"] and not args[2].startswith("-"):
-        sys.exit(agents.hook_main(args[2]))
+        sys.exit(agents.hook_process(args[2]))
     from planning_memory.cli.base import main as run_cli  # click and the command group
 
     run_cli(argv)

@@ -1,13 +1,17 @@
-"""Agent commands: ``pmem mcp``, ``pmem hook claude-code EVENT``, ``pmem install claude-code``."""
+"""Agent commands: ``pmem mcp``, ``pmem hook claude-code EVENT``, ``pmem install AGENT``,
+``pmem uninstall AGENT``, ``pmem doctor``."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 
 from planning_memory import agents
+from planning_memory.agents import AGENT_NAMES as AGENTS
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.errors import ConfigError, NotInitializedError
 from planning_memory.memory import Memory
@@ -71,48 +75,115 @@ def claude_code_hook(ctx: Context, event: str) -> None:
     sys.exit(agents.hook_main(event, ctx.root))
 
 
-@cli.group()
-def install() -> None:
-    """Connect an agent to this repository's memory.
+def _root(ctx: Context, user: bool) -> Path | None:
+    root = ctx.root or Memory.locate()
+    if root is None and not user:
+        raise NotInitializedError(
+            "not inside a git repository or memory tree",
+            hint="run it in the repository root, or pass -C DIR (or --global)",
+        )
+    return root
 
-    \b
-    Example:
-      pmem install claude-code
-    """
+
+def _report(report: Any, as_json: bool) -> None:
+    if as_json:
+        emit(report.as_dict(), True)
+        return
+    if report.dry_run:
+        click.echo(report.diff or f"{report.agent}: nothing to change", nl=not report.diff)
+    else:
+        for f in report.files:
+            click.echo(f"{f['change'].capitalize()} {f['path']}")
+        if not report.files:
+            click.echo(f"{report.agent}: nothing to change")
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
 
 
-@install.command(name="claude-code")
+agent_argument = click.argument("agent", type=click.Choice(list(AGENTS)), metavar="AGENT")
+global_option = click.option(
+    "--global",
+    "user",
+    is_flag=True,
+    help="The user-level MCP config (and Claude Code's user hooks) instead of the project's.",
+)
+dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Print the unified diff of what would change; write nothing."
+)
+
+
+@cli.command()
+@agent_argument
 @click.option(
     "--command",
     "command",
     default="pmem",
     show_default=True,
-    help="How Claude Code runs pmem (e.g. 'uv run pmem').",
+    help="How the agent runs pmem: a path (spaces are fine) or a command line ('uv run pmem').",
 )
+@global_option
+@dry_run_option
 @json_option
 @pass_ctx
-def install_claude_code(ctx: Context, command: str, as_json: bool) -> None:
-    """Write the hooks into .claude/settings.json and the MCP server into .mcp.json.
+def install(
+    ctx: Context, agent: str, command: str, user: bool, dry_run: bool, as_json: bool
+) -> None:
+    """Connect AGENT to this repository's memory: its MCP server, its rules file with the
+    memory block, its hooks (Claude Code). AGENT is one of claude-code, cursor, vscode, codex,
+    gemini, windsurf, cline, aider; docs/agents.md says what goes where.
 
-    Merges with what is there: other hooks, servers and settings are kept; running it again
-    changes nothing; a malformed file is an error and nothing is written.
+    Merges with what is there (other servers, hooks, settings and text are kept); running it
+    again changes nothing; a malformed file is an error and nothing is written. Committed hook
+    commands stay silent on a machine without pmem.
 
     \b
-    Example:
+    Examples:
       pmem install claude-code && git add .claude/settings.json .mcp.json
+      pmem install cursor --dry-run          show the diff, write nothing
+      pmem install windsurf --global         ~/.codeium/windsurf/mcp_config.json
+      pmem install codex --command "/opt/my tools/pmem"
+    """
+    root = _root(ctx, user)
+    _report(agents.install_agent(agent, root, command=command, user=user, dry_run=dry_run), as_json)
+
+
+@cli.command()
+@agent_argument
+@global_option
+@dry_run_option
+@json_option
+@pass_ctx
+def uninstall(ctx: Context, agent: str, user: bool, dry_run: bool, as_json: bool) -> None:
+    """Take AGENT's part back out: exactly what `pmem install AGENT` added (a file that held
+    nothing else is removed; everything else in the files stays).
+
+    \b
+    Examples:
+      pmem uninstall cursor
+      pmem uninstall codex --global --dry-run
+    """
+    root = _root(ctx, user)
+    _report(agents.install_agent(agent, root, user=user, dry_run=dry_run, remove=True), as_json)
+
+
+@cli.command()
+@click.argument("agent", nargs=-1, type=click.Choice(list(AGENTS)), metavar="[AGENT]...")
+@json_option
+@pass_ctx
+def doctor(ctx: Context, agent: tuple[str, ...], as_json: bool) -> None:
+    """Check each installed agent (or each AGENT): its config is present and valid, `pmem`
+    resolves from it, the MCP server starts as it says and answers a tool call, the hooks run
+    within their timeouts, its rules are this version's; then the memory: the tree opens, the
+    index is built, the views are current. One line per check, with the fix; exit code 1 when
+    one fails.
+
+    \b
+    Examples:
+      pmem doctor
+      pmem doctor cursor --json
     """
     root = ctx.root or Memory.locate()
-    if root is None:
-        raise NotInitializedError(
-            "not inside a git repository or memory tree",
-            hint="run it in the repository root, or pass -C DIR",
-        )
-    report = agents.install_claude_code(root, command=command)
-    lines = [
-        f"{'Updated' if changed else 'Unchanged'} {path}"
-        for path, changed in (
-            (report.settings, report.settings_changed),
-            (report.mcp, report.mcp_changed),
-        )
-    ]
-    emit(report.as_dict(), as_json, "\n".join([*lines, *(f"note: {n}" for n in report.notes)]))
+    checks = agents.diagnose(root, agent)
+    emit([c.as_dict() for c in checks], as_json, "\n".join(c.line() for c in checks))
+    if not all(c.ok for c in checks):
+        sys.exit(1)

@@ -13,13 +13,14 @@ import importlib
 import json
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
 
 from planning_memory import __version__
-from planning_memory.errors import InputError, PlanningMemoryError
+from planning_memory.errors import BrokenFileWarning, InputError, PlanningMemoryError
 from planning_memory.memory import Memory
 
 EXIT_CODES = """\
@@ -71,15 +72,17 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 
 # each command -> the module of this package that defines it, loaded when the command is used
 COMMANDS = {
-    **dict.fromkeys(("hook", "install", "mcp"), "agents"),
+    **dict.fromkeys(("doctor", "hook", "install", "mcp", "uninstall"), "agents"),
+    "memory": "memories",
     **dict.fromkeys(("context", "reindex", "search", "stats", "timeline"), "contextual"),
     **dict.fromkeys(("export", "import", "init", "show", "validate"), "core"),
     **dict.fromkeys(("entity", "scan"), "entity"),
     **dict.fromkeys(("git", "merge-driver", "resolve", "secrets"), "git"),
     **dict.fromkeys(
-        ("forget", "learn", "mistakes", "patterns", "pin", "review", "save"), "longterm"
+        ("forget", "learn", "mistakes", "patterns", "pin", "prefs", "review", "save"), "longterm"
     ),
     "session": "session",
+    "ui": "viewer",
     **dict.fromkeys(("render", "sync"), "views"),
     "watch": "watch",
 }
@@ -132,8 +135,31 @@ def cli(ctx: click.Context, root: Path | None) -> None:
     ctx.obj = Context(root)
 
 
+class _BrokenFiles:
+    """Prints each broken file a command skipped once, as one line on stderr."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.other = warnings.showwarning
+
+    def show(self, message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+        if not issubclass(category, BrokenFileWarning):
+            self.other(message, category, *args, **kw)
+        elif str(message) not in self.seen:
+            self.seen.add(str(message))
+            click.echo(f"pmem: warning: {message}; skipped (`pmem validate` lists all)", err=True)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI and translate errors once."""
+    """Entry point: run the CLI and translate errors once. A broken file a reading command
+    skips is one warning line on stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", BrokenFileWarning)
+        warnings.showwarning = _BrokenFiles().show
+        _run(argv)
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         cli.main(args=argv, prog_name="pmem", standalone_mode=False)
     except PlanningMemoryError as exc:

@@ -104,7 +104,7 @@ def search(
 @click.option(
     "-b",
     "--budget",
-    type=int,
+    type=click.IntRange(100, 20000),
     default=None,
     help="Token budget, 100-20000 (default: the config's injectBudgetTokens, 1500).",
 )
@@ -154,15 +154,27 @@ def timeline(ctx: Context, item_id: str, before: int, after: int, as_json: bool)
 
 @cli.command()
 @click.option("--no-code", is_flag=True, help="Index memory only, not the code and docs.")
+@click.option(
+    "--finish",
+    is_flag=True,
+    help="Only finish what an agent hook left pending (the code map and the code, indexed "
+    "in the background after a hook indexed the memories); resumable.",
+)
 @json_option
 @pass_ctx
-def reindex(ctx: Context, no_code: bool, as_json: bool) -> None:
+def reindex(ctx: Context, no_code: bool, finish: bool, as_json: bool) -> None:
     """Rebuild the search index from the files (it is derived; safe to delete at any time).
 
     \b
-    Example:
+    Examples:
       pmem reindex
+      pmem reindex --finish
     """
+    if finish:
+        done = ctx.memory().finish_index()
+        text = "Index complete." if done else "Another process is finishing the index."
+        emit({"finished": done}, as_json, text)
+        return
     report = ctx.memory().reindex(code=not no_code)
     data = dataclasses.asdict(report)
     emit(data, as_json, f"Indexed {data['changed']} documents from {data['seen']} sources.")

@@ -120,23 +120,69 @@ def show(ctx: Context, as_json: bool) -> None:
 )
 @click.option("--seed-format", is_flag=True, help="Use the seed's camelCase field names.")
 @click.option("--include-deleted", is_flag=True, help="Include soft-deleted records.")
+@click.option("--force", is_flag=True, help="Overwrite the --output file if it exists.")
+@click.option(
+    "--skip-broken",
+    is_flag=True,
+    help="Leave out record files that are broken (each named on stderr) instead of refusing.",
+)
 @pass_ctx
-def export(ctx: Context, output: Path | None, seed_format: bool, include_deleted: bool) -> None:
+def export(
+    ctx: Context,
+    output: Path | None,
+    seed_format: bool,
+    include_deleted: bool,
+    force: bool,
+    skip_broken: bool,
+) -> None:
     """Export all memory as one JSON document {shortTerm, longTerm, entityMemory,
     contextualMemory}.
+
+    Refuses to export a tree with broken record files (each is named on stderr) unless
+    --skip-broken, to overwrite an existing file unless --force, and to write inside .planning/.
 
     \b
     Examples:
       pmem export -o memory.json
+      pmem export -o memory.json --force
       pmem export --seed-format > seed-shape.json
     """
-    doc = ctx.memory().export(seed=seed_format, include_deleted=include_deleted)
+    mem = ctx.memory()
+    if output is not None:
+        _check_output(mem, output, force)
+    doc = mem.export(seed=seed_format, include_deleted=include_deleted)
+    if mem.store.broken and not skip_broken:
+        raise InputError(
+            f"{len(mem.store.broken)} broken memory file(s), named above; nothing exported",
+            hint="fix them (`pmem validate`), or leave them out with --skip-broken",
+        )
     text = json_text(doc)
     if output is None:
         click.echo(text, nl=False)
-    else:
+        return
+    if force:
         output.write_text(text, encoding="utf-8")
-        click.echo(f"Exported to {output}", err=True)
+    else:
+        with open(output, "x", encoding="utf-8") as fh:  # "x": never clobber a file made since
+            fh.write(text)
+    click.echo(f"Exported to {output}", err=True)
+
+
+def _check_output(mem: Memory, output: Path, force: bool) -> None:
+    if output.resolve().is_relative_to(mem.layout.planning.resolve()):
+        raise InputError(
+            "export never writes inside the memory tree",
+            path=str(output),
+            hint="write the export somewhere outside .planning/",
+        )
+    if output.exists() and not output.is_file():
+        raise InputError("is not a regular file; nothing exported", path=str(output))
+    if output.exists() and not force:
+        raise InputError(
+            "file exists; nothing exported",
+            path=str(output),
+            hint="choose another name, or overwrite it with --force",
+        )
 
 
 @cli.command(name="import")

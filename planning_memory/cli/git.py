@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.errors import InputError
 from planning_memory.memory import Memory
 
 
@@ -75,7 +76,10 @@ def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
     Example:
       git merge feature; pmem resolve && git add .planning
     """
-    done = Memory.git.resolve([p.resolve() for p in paths] or None, cwd=ctx.root)
+    targets = [p.resolve() for p in paths]
+    for target in targets:
+        _check_in_memory(ctx, target)
+    done = Memory.git.resolve(targets or None, cwd=ctx.root)
     lines = [
         f"{r.status}: {r.path}"
         + (f" ({r.source})" if r.source else "")
@@ -86,6 +90,18 @@ def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
     emit([asdict(r) for r in done], as_json, "\n".join(lines))
     if any(r.status in ("conflict", "error") for r in done):
         sys.exit(1)
+
+
+def _check_in_memory(ctx: Context, path: Path) -> None:
+    """``resolve`` repairs memory files only: a path outside ``.planning/`` is an error."""
+    root = Memory.locate(ctx.root)
+    planning = (root / ".planning").resolve() if root is not None else None
+    if planning is None or not path.is_relative_to(planning):
+        raise InputError(
+            "not a file of this repository's memory tree (.planning/)",
+            path=str(path),
+            hint="give files under .planning/, or no path for every conflicted one",
+        )
 
 
 @cli.group()

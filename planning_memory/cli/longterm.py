@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, view_notes
+from planning_memory.errors import InputError
 from planning_memory.memory import Memory
 
 # -- long-term -------------------------------------------------------------------------------
@@ -37,7 +39,11 @@ def outcome_text(summary: dict[str, Any]) -> str:
     for note in summary.get("notes", []):
         text += f"\n  {note}"
     for archived in summary.get("archived", []):
-        text += f"\n  archived {archived} (over the cap: least used, not established/pinned)"
+        text += (
+            f"\n  archived {archived}: over the cap (maxPatterns / maxMistakes), the least used"
+            " record neither established nor pinned (a soft delete: its file stays, with"
+            " deleted_at)"
+        )
     return text
 
 
@@ -113,9 +119,11 @@ def save(
 ) -> None:
     """Save an observation (seed 003's memory_save) with What / Why / Where / Learned.
 
-    A similar pattern is reinforced and a similar mistake counted again instead of duplicated;
-    the same --topic in the same scope updates the earlier record; the same text again within
-    15 minutes only bumps its duplicate count.
+    A similar pattern is reinforced and a similar mistake counted again instead of duplicated
+    (the output says "merged into ID" and how similar; --json: "merged"); the same --topic in
+    the same scope updates the earlier record; the same text again within 15 minutes only
+    bumps its duplicate count. Past maxPatterns / maxMistakes a new pattern or mistake
+    archives the least used one (the output names it; --json: "archived").
 
     \b
     Examples:
@@ -124,6 +132,8 @@ def save(
           --topic auth/session-strategy
       pmem save "Do not use any" -t mistake --correction "use unknown" --severity high
     """
+    if not title.strip():
+        raise InputError("the title is blank", hint="give the observation a title: pmem save TITLE")
     mem = _scoped(ctx, scope)
     outcome = mem.save_observation(
         title,
@@ -312,3 +322,72 @@ def review(
         for i in queue
     ]
     emit(queue, as_json, "\n".join(lines) or "Nothing waiting for review.")
+
+
+def _value(text: str) -> Any:
+    """A preference value from the command line: JSON when it parses (2, true, null,
+    ["a", "b"]), else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@cli.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+def prefs(click_ctx: click.Context, as_json: bool) -> None:
+    """Show or change preferences.json (code style, testing, architecture, tooling ...).
+
+    Taught rules fill it too: "prefiero comillas simples" sets code_style.quotes.
+
+    \b
+    Examples:
+      pmem prefs
+      pmem prefs set code_style.quotes single
+      pmem prefs set testing.coverage 80
+      pmem prefs set architecture.avoid_patterns '["god-objects"]'
+      pmem prefs unset testing.style
+    """
+    if click_ctx.invoked_subcommand is None:
+        found = click_ctx.find_object(Context).memory().preferences()
+        lines = [
+            f"{section}.{key} = {json.dumps(value, ensure_ascii=False)}"
+            for section, values in sorted(found.items())
+            if isinstance(values, dict)
+            for key, value in sorted(values.items())
+        ]
+        emit(found, as_json, "\n".join(lines) or "No preferences yet.")
+
+
+@prefs.command(name="set")
+@click.argument("key")
+@click.argument("value")
+@json_option
+@pass_ctx
+def prefs_set(ctx: Context, key: str, value: str, as_json: bool) -> None:
+    """Set KEY (section.key, snake_case) to VALUE (JSON when it parses, else text; a list
+    adds to the list there).
+
+    \b
+    Examples:
+      pmem prefs set code_style.quotes single
+      pmem prefs set architecture.avoid_patterns '["god-objects"]'
+    """
+    found = ctx.memory().set_preferences({key: _value(value)})
+    emit(found, as_json, f"{key} = {json.dumps(_value(value), ensure_ascii=False)}")
+
+
+@prefs.command(name="unset")
+@click.argument("keys", nargs=-1, required=True)
+@json_option
+@pass_ctx
+def prefs_unset(ctx: Context, keys: tuple[str, ...], as_json: bool) -> None:
+    """Remove preferences (section.key); a section left empty goes.
+
+    \b
+    Example:
+      pmem prefs unset testing.style code_style.quotes
+    """
+    found = ctx.memory().set_preferences(dict.fromkeys(keys))
+    emit(found, as_json, f"removed {', '.join(keys)}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.memory import Memory
 
 if TYPE_CHECKING:
     from planning_memory.views import SyncReport
@@ -33,9 +34,14 @@ def _report_text(report: SyncReport) -> str:
     is_flag=True,
     help="Write nothing; exit 1 naming each stale or hand-edited file (for CI).",
 )
+@click.option(
+    "--stage",
+    is_flag=True,
+    help="`git add` the files it rendered (the pre-commit hook does this for a merge commit).",
+)
 @json_option
 @pass_ctx
-def render(ctx: Context, check: bool, as_json: bool) -> None:
+def render(ctx: Context, check: bool, stage: bool, as_json: bool) -> None:
     """Render patterns.md, mistakes.md and CLAUDE.md from the JSON records.
 
     Refuses to overwrite a file edited by hand (use `pmem sync`). With the config's
@@ -45,6 +51,7 @@ def render(ctx: Context, check: bool, as_json: bool) -> None:
     Examples:
       pmem render
       pmem render --check     # in CI or a pre-commit hook
+      pmem render --stage     # after a merge: render from the merged records, git add
     """
     mem = ctx.memory()
     if check:
@@ -62,6 +69,9 @@ def render(ctx: Context, check: bool, as_json: bool) -> None:
     report = mem.render()
     if report.conflicts:
         raise report.conflict_error(mem.store.rel)
+    if stage:
+        root = mem.layout.repo_root
+        Memory.git.stage([root / path for path in report.rendered], cwd=root)
     emit(report.as_dict(mem.store.rel), as_json, _report_text(report))
 
 

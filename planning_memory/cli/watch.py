@@ -56,11 +56,15 @@ def status_text(info: dict[str, Any]) -> str:
     error = info.get("last_error")
     lines = [
         f"running, pid {info['pid']}, up {info.get('uptime_s', 0):g} s, "
-        f"{info.get('state', '?')} ({info.get('observer') or '?'})",
+        f"{info.get('state', '?')}"
+        + (f" for {info['busy_s']:g} s" if info.get("busy_s") is not None else "")
+        + f" ({info.get('observer') or '?'})",
         f"last event: {info.get('last_event_at') or '-'}",
         f"queue: {info.get('queue', 0)} paths; batches: {info.get('batches', 0)} "
         f"({info.get('full_reconciles', 0)} full reconciles)",
         f"last error: {error['reaction'] + ': ' + error['message'] if error else '-'}",
+        f"code map: {info.get('files_with_errors', 0)} files with errors"
+        + "".join(f"\n  {p}" for p in info.get("error_files", [])),
         "reactions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.get("reactions", {}).items())),
         f"log: {info['log']}",
     ]

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from planning_memory.errors import InputError
+
 
 class AgentMemory(Protocol):
     """The memory operations a processed result uses (``Memory`` offers them)."""
@@ -47,6 +49,7 @@ def process_agent_result(
 ) -> dict[str, int]:
     """Files modified -> file access and entity annotations; decisions -> recorded (reusable
     ones learned as patterns); errors fixed -> mistakes. Returns how many of each."""
+    _check(result)  # all of it before anything is recorded
     done = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
     source = f"agent:{agent}"
     for item in result.get("filesModified", result.get("files_modified", [])):
@@ -69,3 +72,30 @@ def process_agent_result(
         memory.learn_from_mistake(error["original"], error.get("fix", ""), severity, source=source)
         done["mistakes"] += 1
     return done
+
+
+# each list of an agent's result -> the text field every item of it needs
+_NEEDS = {
+    ("filesModified", "files_modified"): "path",
+    ("decisions",): "question",
+    ("errorsFixed", "errors_fixed"): "original",
+}
+
+
+def _check(result: Mapping[str, Any]) -> None:
+    """Raise InputError naming the first item an agent's result gets wrong (its JSON path
+    and what it needs)."""
+    if not isinstance(result, Mapping):
+        raise InputError("an agent result is a JSON object (filesModified, decisions, errorsFixed)")
+    for keys, field in _NEEDS.items():
+        key = next((k for k in keys if k in result), keys[0])
+        items = result.get(key, [])
+        if not isinstance(items, list):
+            raise InputError(f"$.{key}: expected a list of objects, got {type(items).__name__}")
+        for n, item in enumerate(items):
+            value = item.get(field) if isinstance(item, Mapping) else None
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(
+                    f"$.{key}[{n}]: '{field}' is required (a non-empty string)",
+                    hint=f"each item of {key} needs its {field}",
+                )

@@ -1,15 +1,19 @@
 """Rendering packed context items: Markdown, XML-style tags, JSON or the agent prompt.
 
-The seeds' XML-style tags and seed 000's agent prompt layout among them. Pure: items in,
-text out."""
+The seeds' XML-style tags and seed 000's agent prompt layout among them. Every memory text is
+made inert on its way out, as in CLAUDE.md (``views.make_inert``): one line per item in
+Markdown and the agent prompt, XML that parses (characters XML forbids removed), inert strings
+in JSON. Pure: items in, text out."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from planning_memory.context.items import REVIEW_FLAG
+from planning_memory.views import inline, make_inert
 
 if TYPE_CHECKING:
     from planning_memory.context.items import Item, Task
@@ -57,6 +61,24 @@ XML_SECTIONS = {
     "temporal": ("temporal_context", "now"),
 }
 _RECORD_PREFIXES = ("pat_", "mis_", "lrn_", "dec_", "msg_", "ses_")
+LINE_LIMIT = 4000  # characters of one inert line (item texts are capped well below this)
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def flat(value: Any) -> str:
+    """A memory text made inert, on one line: what an item shows in Markdown."""
+    return inline(str(value if value is not None else ""), LINE_LIMIT)
+
+
+def inert_value(value: Any) -> Any:
+    """Every string in a JSON value made inert (keys are the package's own names)."""
+    if isinstance(value, str):
+        return make_inert(value)
+    if isinstance(value, dict):
+        return {k: inert_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [inert_value(v) for v in value]
+    return value
 
 
 def by_section(items: Sequence[Item]) -> dict[str, list[Item]]:
@@ -76,10 +98,11 @@ def _session_order(item: Item) -> tuple[int, float]:
 
 
 def _id_tag(item: Item) -> str:
-    scope = item.data.get("scope")
+    scope = flat(item.data.get("scope") or "")
     if not item.id.startswith(_RECORD_PREFIXES):
         return f" [{scope}]" if scope else ""
-    return f" [{item.id}, {scope}]" if scope else f" [{item.id}]"
+    ident = flat(item.id)
+    return f" [{ident}, {scope}]" if scope else f" [{ident}]"
 
 
 def render_md(items: Sequence[Item], task: Task, budget: int) -> str:
@@ -88,9 +111,9 @@ def render_md(items: Sequence[Item], task: Task, budget: int) -> str:
         lines.append(f"## {MD_TITLES[section]}")
         for item in group:
             if section == "temporal":
-                lines.append(item.text)
+                lines.append(make_inert(item.text))
             elif section == "session" and item.data.get("kind") == "summary":
-                lines.append(f"Summary: {item.text}")
+                lines.append(f"Summary: {flat(item.text)}")
             else:
                 lines.append(render_line(item))
     return "\n".join(lines) + "\n"
@@ -99,15 +122,23 @@ def render_md(items: Sequence[Item], task: Task, budget: int) -> str:
 def render_line(item: Item) -> str:
     """One item as a Markdown bullet: its text, id (and scope) and why it is included."""
     mark = "⚠️ " if item.section == "mistakes" else ""
-    return f"- {mark}{item.text}{_id_tag(item)} (why: {item.reason})"
+    return f"- {mark}{flat(item.text)}{_id_tag(item)} (why: {flat(item.reason)})"
 
 
 def _esc(text: str) -> str:
+    """Inert text as XML character data: only characters XML allows, markup escaped."""
+    text = _NOT_XML.sub("", make_inert(text))
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _attr(text: str) -> str:
-    return '"' + _esc(text).replace('"', "&quot;") + '"'
+    value = _esc(" ".join(text.split()))
+    return '"' + value.replace('"', "&quot;") + '"'
+
+
+def _tag(name: str, fallback: str) -> str:
+    """``name`` if it is a plain XML name (a session entry's kind), else ``fallback``."""
+    return name if re.fullmatch(r"[a-z][a-z_]{0,30}", name) else fallback
 
 
 def render_xml(items: Sequence[Item], task: Task, budget: int) -> str:
@@ -124,7 +155,7 @@ def render_xml(items: Sequence[Item], task: Task, budget: int) -> str:
             if item.data.get("scope"):
                 attrs += f" scope={_attr(str(item.data['scope']))}"
             if section == "session":
-                tag = str(item.data.get("kind") or inner)
+                tag = _tag(str(item.data.get("kind") or inner), inner)
                 if item.data.get("role"):
                     attrs += f" role={_attr(str(item.data['role']))}"
             lines.append(f"<{tag}{attrs}>{_esc(item.text)}</{tag}>")
@@ -141,24 +172,26 @@ def render_json(items: Sequence[Item], task: Task, budget: int) -> str:
         else:
             name = XML_SECTIONS[section][0]
             body[name] = [item.as_dict() for item in group]
+    body = inert_value(body)
     return json.dumps({"memory_context": body}, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def _agent_line(item: Item) -> str:
     data = item.data
-    flags = [str(f) for f in (data.get("needs_review") and REVIEW_FLAG, data.get("scope")) if f]
+    flags = [flat(f) for f in (data.get("needs_review") and REVIEW_FLAG, data.get("scope")) if f]
     tail = f" ({'; '.join(flags)})" if flags else ""
     if item.section == "patterns":
-        return f"- {data.get('name')}: {data.get('description')}{tail}"
+        return f"- {flat(data.get('name'))}: {flat(data.get('description'))}{tail}"
     if item.section == "mistakes":
-        correction = data.get("correction")
-        text = f"- ⚠️ {data.get('description')}" + (f" → {correction}" if correction else "")
+        correction = flat(data.get("correction") or "")
+        text = f"- ⚠️ {flat(data.get('description'))}" + (f" → {correction}" if correction else "")
         return text + tail
     if item.section == "files":
-        return f"- {data.get('path') or item.id}: {data.get('purpose') or ''}".rstrip(": ")
+        where = flat(data.get("path") or item.id)
+        return f"- {where}: {flat(data.get('purpose') or '')}".rstrip(": ")
     if item.section == "session" and data.get("kind") == "summary":
-        return f"Summary: {item.text}"
-    return f"- {item.text}"
+        return f"Summary: {flat(item.text)}"
+    return f"- {flat(item.text)}"
 
 
 def render_agent(items: Sequence[Item], task: Task, budget: int) -> str:
@@ -166,7 +199,7 @@ def render_agent(items: Sequence[Item], task: Task, budget: int) -> str:
     for section, group in by_section(items).items():
         lines.append(f"\n### {AGENT_TITLES[section]}")
         for item in group:
-            lines.append(item.text if section == "temporal" else _agent_line(item))
+            lines.append(make_inert(item.text) if section == "temporal" else _agent_line(item))
     return "\n".join(lines) + "\n"
 
 

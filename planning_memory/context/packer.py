@@ -277,8 +277,8 @@ def build_context(
 ) -> ContextPack:
     """The context block for ``task`` within ``budget`` tokens (config default 1500).
 
-    ``personal`` is the personal store's index, already synced (``Memory`` opens it),
-    searched with the project's."""
+    ``index`` (default: the tree's, opened and synced here) and ``personal`` (the personal
+    store's) are used as given, synced by the caller (``Memory`` opens them)."""
     cfg = effective_config(config)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -286,7 +286,8 @@ def build_context(
     own = index is None
     ix = index or Index.open(layout)
     try:
-        ensure_ready(ix, layout, store, cfg)
+        if own:  # a given index is the caller's, synced as it chose
+            ensure_ready(ix, layout, store, cfg)
         the_task = Task.of(task)
         items = gather(
             ix,
@@ -327,7 +328,8 @@ def full_context(
     own = index is None
     ix = index or Index.open(layout)
     try:
-        ensure_ready(ix, layout, store, cfg)
+        if own:
+            ensure_ready(ix, layout, store, cfg)
         items = gather(ix, layout, store, Task.of(task), now=now, config=cfg, session_id=session_id)
     finally:
         if own:

@@ -1,6 +1,7 @@
 """The few memories relevant to one prompt (the UserPromptSubmit hook), in a handful of lines.
 
-At most ``RECALL_ITEMS`` items within ``RECALL_BUDGET`` tokens, of two kinds:
+At most ``limit`` items (the config's ``agents.recallLimit``, 8 by default) within
+``RECALL_BUDGET`` tokens, of two kinds:
 
 - taught rules (``taught``) that share a word with the prompt once its words are widened with
   related ones (``RELATED``: "add lodash as a dependency" is also about npm, pnpm, yarn,
@@ -25,7 +26,7 @@ from planning_memory.search import Filters, Index, Row, estimate_tokens, query_t
 from planning_memory.search import search as search_index
 
 RECALL_BUDGET = 300  # tokens
-RECALL_ITEMS = 5
+RECALL_ITEMS = 8  # the default of ``agents.recallLimit``
 HEADING = "planning-memory: memories relevant to this prompt"
 # task words that say what to do, not what about: alone they make nothing relevant
 _GENERIC_TEXT = """
@@ -63,6 +64,7 @@ def recall(
     records: Iterable[Mapping[str, object]] = (),
     exclude: Collection[str] = (),
     budget: int = RECALL_BUDGET,
+    limit: int = RECALL_ITEMS,
 ) -> ContextPack:
     """The memories relevant to ``prompt``: taught rules from ``indexes`` and among
     ``records`` (a store without an index), then search hits from ``indexes``. ``exclude``
@@ -73,15 +75,15 @@ def recall(
     taught = [r for ix in indexes for r in ix.where(TAUGHT_SQL, [], records_only, MAX_TAUGHT)]
     docs = [d for d in map(record_doc, records) if d is not None and is_taught(d)]
     items = _taught_items([*taught, *(Row(d, 0.0, 0, "") for d in docs)], terms)
-    if indexes and terms:
-        items += _matching_items(indexes, prompt, terms, now)
+    if indexes and terms and limit:
+        items += _matching_items(indexes, prompt, terms, now, limit)
     seen = set(exclude)
     unique = []
     for item in items:
         if item.id not in seen:
             seen.add(item.id)
             unique.append(item)
-    return _pack(unique[:RECALL_ITEMS], budget)
+    return _pack(unique[:limit], budget)
 
 
 def related_words(terms: Sequence[str]) -> dict[str, str]:
@@ -133,11 +135,11 @@ def _taught_items(rows: Sequence[Row], terms: Sequence[str]) -> list[Item]:
 
 
 def _matching_items(
-    indexes: Sequence[Index], prompt: str, terms: Sequence[str], now: datetime
+    indexes: Sequence[Index], prompt: str, terms: Sequence[str], now: datetime, limit: int
 ) -> list[Item]:
     """The saved memories the prompt matches best, when they share enough of its words."""
     hits = search_index(
-        indexes, prompt, now=now, sources=("record",), limit=RECALL_ITEMS, include_pinned=False
+        indexes, prompt, now=now, sources=("record",), limit=limit, include_pinned=False
     )
     items: list[Item] = []
     for hit in hits:

@@ -61,6 +61,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
             "autoReindex": True,
             "injectBudgetTokens": 1500,
         },
+        "agents": {
+            "enabled": True,
+            "recallLimit": 8,
+            "autoSummary": True,
+            "defaultScope": "project",
+        },
         "render": {
             "claudeMdMaxChars": 8000,
             "targets": {"claudeMd": False, "agentsMd": False},

@@ -5,12 +5,15 @@
 - ``<private>...</private>`` (any case, across lines, nested, or left open to the end of the
   text) becomes ``[REDACTED]``;
 - a secret (provider API keys and tokens, private key blocks, JWTs, passwords in URLs, values
-  of ``password=`` / ``api_key:`` / ``token=`` style assignments) becomes ``[REDACTED:<kind>]``;
-  for assignments and URLs only the value goes: the key, the user name and the host stay.
+  of ``password=`` / ``api_key:`` / ``token=`` style assignments, random-looking values of
+  other ``..._key`` assignments) becomes ``[REDACTED:<kind>]``; for assignments and URLs only
+  the value goes: the key, the user name and the host stay. The provider shapes of gitleaks and
+  detect-secrets are a rule table (``secret_rules``, matched by ``secret_table``).
 
 ``find_secrets`` reports the same spans for the pre-commit secret scan. Overlapping findings are
-merged, so nothing partly covered survives. ``redact`` is idempotent. Every regex is compiled
-once and starts with a literal, so each rule costs one fast substring scan of the text.
+merged, so nothing partly covered survives. ``redact`` is idempotent. Every regex of this
+module is compiled once and starts with a literal, so each rule costs one fast substring scan
+of the text; the table's rules compile on first use.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
+from planning_memory.core import secret_table
 from planning_memory.errors import LimitError
 
 MAX_FIELD_CHARS = 50_000
@@ -65,7 +69,7 @@ _PLACEHOLDER = re.compile(
     r"""(?ix)^(?:
         \*+ | x{3,} | \.{3} | … | -+ | _+ | \?+
       | <[^<>]*> | \{\{.*\}\} | \$\{.*\} | \$\(.*\) | \$[a-z_][a-z0-9_]* | %[a-z_][a-z0-9_]*%
-      | your[-_ .].* | (?:my|the|some)[-_ ]?(?:password|secret|token|key).*
+      | your[-_ .][a-z_ .-]* | (?:my|the|some)[-_ ]?(?:password|secret|token|key)[a-z_ .-]*
       | change[-_ ]?me | replace[-_ ]?me | example | dummy | fake | placeholder
       | redacted | none | null | nil | undefined | todo | tbd | n/?a | \[redacted.*
       | password | passwd | pass | pwd | secret | token | api[-_ ]?key | contraseña
@@ -81,7 +85,7 @@ def _url_password_ok(value: str) -> bool:
 _C = re.compile
 _PEM_BEGIN = _C(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = _C(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_AWS_SECRET_TAIL = r"[\"']?[ \t]{0,3}(?:=>|=|:)[ \t]{0,3}[\"']?([a-z0-9/+=]{40})"
+_AWS_SECRET_TAIL = r"\\?[\"']?[ \t]{0,3}(?:=>|=|:)[ \t]{0,3}\\?[\"']?([a-z0-9/+=]{40})"
 
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws_access_key_id", (_C(r"A(?:KIA|SIA)[A-Z0-9]{16}\b"),), boundary=True),
@@ -163,20 +167,24 @@ _RULES: tuple[_Rule, ...] = (
 # Assignments: a key that ends in a secret word, a separator, then the value. One regex per
 # stem, each starting with the stem, run on the lower-cased text; the value is read from the
 # original text.
-_SEP = r"(?![\w-])[\"']?[ \t]{0,3}(?P<sep>=>|:=|=(?!=)|:(?![:/]))"
+_SEP = r"(?![\w-])(?:\\?[\"'])?[ \t]{0,3}(?P<sep>=>|:=|=(?!=)|:(?![:/]))"
 _HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("token", _C(r"token" + _SEP)),
     ("password", _C(r"pass(?P<long>w(?:or)?d|phrase)?" + _SEP)),
-    ("password", _C(r"contrase(?:ñ|n)a" + _SEP)),
+    ("password", _C(r"contrase(?:ñ|n|\\u00f1)a" + _SEP)),
     ("secret", _C(r"secret(?:[_-]?(?:access[_-]?)?key)?" + _SEP)),
     ("secret", _C(r"key" + _SEP)),
+    ("secret", _C(r"cred(?:s|entials?)" + _SEP)),
 )
+_PUBLIC_BEFORE_KEY = _C(r"(?:public|publishable|pub|site)[_-]?$")
 _KEY_BEFORE_KEY = _C(r"(?:api|access|private|signing|encryption|auth)[_-]?$")
 _VALUE = _C(
     r"""[ \t]{0,20}(?:
         "(?P<dq>[^"\n]+)"
       | '(?P<sq>[^'\n]+)'
       | `(?P<bq>[^`\n]+)`
+      | \\"(?P<edq>[^"\\\n]+)\\"   # quotes escaped inside a string of code or JSON
+      | \\'(?P<esq>[^'\\\n]+)\\'
       | (?P<bare>[^\s"'`,;&|(){}\[\]<>]+)
     )""",
     re.VERBOSE,
@@ -196,14 +204,26 @@ _SNAKE_VAR = _C(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PHRASE = _C(r"^[^\W\d_]+(?:[ '-][^\W\d_]+)+[.!:?]?$")
 _LABEL_PHRASE = _C(r"(?i)passw|contrase|token|secret|key|clave|[.!:?]$")
 _WORD = _C(r"^[A-Za-z_]{1,15}$")
+_NAME = _C(r"^[A-Za-z_]+$")
+_RANDOM_CHARS = _C(r"^[A-Za-z0-9+/_~.-]+={0,3}$")
+_UUID = _C(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+_HEX = _C(r"^[0-9a-fA-F]+$")
+_DIGIT_RUNS = _C(r"[0-9]+")
+_NOT_SECRET = _C(r"^(?:#[0-9a-fA-F]{3,8}|[-+]?[0-9]{1,5}(?:\.[0-9]+)?)$")  # a colour, a number
+_MARKER = _C(r"\[REDACTED(?::[a-z0-9_]+)?\]")
 _PRIVATE_TAG = _C(r"(?i)<(/?)private(?:\s[^<>]*)?>")
 _RESCAN_GAP = 2000  # lines closer than this are scanned again as one text
+# A shape that spans lines, a Kubernetes YAML secret block, may form anew a few lines from a
+# marker: where the text has a ``kind:``, the lines around a marker are scanned again too.
+_RESCAN_LINES = 12
+_YAML_KIND = _C(r"(?i)\bkind:")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _KINDS = (
     PRIVATE_KIND,
     "private_key",
     *(rule.kind for rule in _RULES),
+    *secret_table.KINDS,
     "password",
     "token",
     "secret",
@@ -262,6 +282,10 @@ def _after_word(text: str, start: int) -> bool:
 
 
 def _stem_in(stem: str, value: str) -> bool:
+    """Whether ``value`` is a name built on the key's own word (``token=refresh_token``); a
+    value with digits or symbols (``password=Passw0rd!2024``) is a secret all the same."""
+    if not _NAME.match(value):
+        return False
     low = value.lower()
     stems = {"token": ("token", "tok"), "password": ("pass", "pwd", "contrase")}
     return any(part in low for part in stems.get(stem, ("secret", "key")))
@@ -271,6 +295,10 @@ def _is_secret_value(value: str) -> bool:
     """Whether a quoted or whole value looks like a real secret (not empty, not a stand-in)."""
     text = value.strip()
     if not text or text.startswith("[REDACTED") or _PLACEHOLDER.match(text):
+        return False
+    if len(text) < 3 and not any(c.isalnum() for c in text):
+        return False  # a quote, an emoji: a symbol, not a secret
+    if _NOT_SECRET.match(text):
         return False
     return not (_PHRASE.match(text) and _LABEL_PHRASE.search(text))
 
@@ -292,35 +320,71 @@ def _bare_is_secret(stem: str, sep: str, spaced: bool, value: str, after: str) -
     return _is_secret_value(value)
 
 
-def _key_ok(head: re.Match[str], lowered: str) -> bool:
+def _key_strength(head: re.Match[str], lowered: str) -> bool | None:
+    """True for a key that names a secret (any literal value is one), False for a key that may
+    hold one (``storage_key``, ``hmacKey``, ``credentials``: only a random-looking value is),
+    None for no key at all."""
     stem = head.group(0)[:3]
     if stem == "key":
-        return bool(_KEY_BEFORE_KEY.search(lowered, max(0, head.start() - 12), head.start()))
+        before = max(0, head.start() - 12), head.start()
+        if _PUBLIC_BEFORE_KEY.search(lowered, *before):
+            return None  # a public or publishable key is meant to be shared
+        return bool(_KEY_BEFORE_KEY.search(lowered, *before))
+    if stem == "cre":
+        return False
     if stem == "pas" and head.group("long") is None:  # bare ``pass``: only as ``db_pass``
-        return head.start() > 0 and lowered[head.start() - 1] in "_.-"
+        return (head.start() > 0 and lowered[head.start() - 1] in "_.-") or None
     return True
+
+
+def _random_looking(value: str) -> bool:
+    """A generated key rather than a name, a word, a hash-like id or prose: 16 or more
+    characters of a token alphabet, with letters and digits, and high Shannon entropy."""
+    if not 16 <= len(value) <= 1024 or not _RANDOM_CHARS.match(value) or _UUID.match(value):
+        return False
+    if _DOTTED.match(value) or _SNAKE_VAR.match(value):
+        return False
+    digits = any(c.isdigit() for c in value)
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    if _HEX.match(value):
+        return digits and (upper or lower) and secret_table.entropy(value) >= 3.0
+    if value.isalnum() and len(_DIGIT_RUNS.findall(value)) < 2:
+        return False  # ``PKCS12PrivateKeyTypes``: a name with a number in it
+    return digits and upper and lower and secret_table.entropy(value) >= 3.5
 
 
 def _assignment_spans(text: str, lowered: str) -> Iterator[Finding]:
     for kind, head_re in _HEADS:
-        if kind == "secret" and "key" not in lowered and "secret" not in lowered:
+        if kind == "secret" and not ("key" in lowered or "secret" in lowered or "cred" in lowered):
             continue
         for head in head_re.finditer(lowered):
-            if not _key_ok(head, lowered):
+            strong = _key_strength(head, lowered)
+            if strong is None:
                 continue
             value = _VALUE.match(text, head.end())
             if value is None:
                 continue
-            found = _value_span(kind, head.group("sep"), value)
+            found = _value_span(kind, head.group("sep"), value, strong)
             if found is not None:
                 yield Finding(kind, *found)
 
 
-def _value_span(kind: str, sep: str, value: re.Match[str]) -> tuple[int, int] | None:
-    for name in ("dq", "sq", "bq"):
+def _value_span(
+    kind: str, sep: str, value: re.Match[str], strong: bool = True
+) -> tuple[int, int] | None:
+    for name in ("dq", "sq", "bq", "edq", "esq"):
         if value.group(name) is not None:
-            return value.span(name) if _is_secret_value(value.group(name)) else None
+            quoted = value.group(name)
+            if not strong:
+                return value.span(name) if _random_looking(quoted) else None
+            ok = _is_secret_value(quoted) and not _stem_in(kind, quoted)  # "ErrorIdToken"
+            return value.span(name) if ok else None
     start, end = value.span("bare")
+    if not strong:
+        after = value.string[end : end + 1]
+        code = bool(after) and after in "([{"  # a call or an index
+        return (start, end) if not code and _random_looking(value.group("bare")) else None
     spaced = start > value.start()
     text = value.string
     if _bare_is_secret(kind, sep, spaced, value.group("bare"), text[end : end + 1]):
@@ -341,9 +405,18 @@ def secret_key_kind(key: str) -> str | None:
 def find_secrets(text: str) -> list[Finding]:
     """Every private block and secret in ``text``, merged where they overlap, by position."""
     lowered = _lower(text)
-    if not _may_hold_secret(text, lowered):
+    found = [Finding(s.kind, s.start, s.end) for s in secret_table.find(text, lowered)]
+    if found and "[REDACTED" in text:
+        found = _outside_markers(text, found)
+    if not found and not _may_hold_secret(text, lowered):
         return []
-    return _merge([*_private_spans(text), *_secret_spans(text, lowered)])
+    return _merge([*_private_spans(text), *_secret_spans(text, lowered), *found])
+
+
+def _outside_markers(text: str, found: list[Finding]) -> list[Finding]:
+    """The findings that touch no ``[REDACTED...]`` marker (a marker is never a secret)."""
+    markers = [m.span() for m in _MARKER.finditer(text)]
+    return [f for f in found if not any(s < f.end and f.start < e for s, e in markers)]
 
 
 def _may_hold_secret(text: str, lowered: str) -> bool:
@@ -359,8 +432,10 @@ def _may_hold_secret(text: str, lowered: str) -> bool:
     return False
 
 
-def redact(text: str) -> str:
-    """``text`` with private blocks replaced by ``[REDACTED]``, secrets by ``[REDACTED:kind]``.
+def redact(text: str, *, keep_lines: bool = False) -> str:
+    """``text`` with private blocks replaced by ``[REDACTED]``, secrets by ``[REDACTED:kind]``;
+    with ``keep_lines`` each marker is followed by the line breaks of what it replaced, so a
+    source file keeps its line numbers.
 
     Idempotent: a shape can qualify only once its neighbour became a marker (``AKIA...`` glued
     to another secret, a quoted value that now reads differently), so every line that received
@@ -370,12 +445,14 @@ def redact(text: str) -> str:
     """
     findings = find_secrets(text)
     while findings:
-        text, markers = _replace(text, findings)
+        text, markers = _replace(text, findings, keep_lines)
         findings = _rescan_lines(text, markers)
     return text
 
 
-def _replace(text: str, findings: list[Finding]) -> tuple[str, list[tuple[int, int]]]:
+def _replace(
+    text: str, findings: list[Finding], keep_lines: bool = False
+) -> tuple[str, list[tuple[int, int]]]:
     """The text with each finding replaced by its marker, and where the markers now are."""
     parts: list[str] = []
     markers: list[tuple[int, int]] = []
@@ -384,10 +461,11 @@ def _replace(text: str, findings: list[Finding]) -> tuple[str, list[tuple[int, i
     for found in findings:
         kept = text[cursor : found.start]
         marker = PRIVATE_MARKER if found.kind == PRIVATE_KIND else f"[REDACTED:{found.kind}]"
-        parts += (kept, marker)
+        breaks = "\n" * text.count("\n", found.start, found.end) if keep_lines else ""
+        parts += (kept, marker, breaks)
         length += len(kept)
         markers.append((length, length + len(marker)))
-        length += len(marker)
+        length += len(marker) + len(breaks)
         cursor = found.end
     parts.append(text[cursor:])
     return "".join(parts), markers
@@ -396,21 +474,22 @@ def _replace(text: str, findings: list[Finding]) -> tuple[str, list[tuple[int, i
 def _rescan_lines(text: str, markers: list[tuple[int, int]]) -> list[Finding]:
     """Scan again the lines that hold a marker (close ones together, to save calls)."""
     found: list[Finding] = []
-    for start, end in _line_ranges(text, markers):
+    around = _RESCAN_LINES if _YAML_KIND.search(text) else 0
+    for start, end in _line_ranges(text, markers, around):
         found += (
             Finding(f.kind, f.start + start, f.end + start) for f in find_secrets(text[start:end])
         )
     return found
 
 
-def _line_ranges(text: str, markers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+def _line_ranges(
+    text: str, markers: list[tuple[int, int]], around: int = 0
+) -> Iterator[tuple[int, int]]:
     range_start, range_end = -1, -1
     for start, end in markers:
         if start <= range_end:
             continue  # already inside the current range
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", end)
-        line_end = len(text) if line_end == -1 else line_end
+        line_start, line_end = _lines_around(text, start, end, around)
         if range_end >= 0 and line_start - range_end <= _RESCAN_GAP:
             range_end = line_end
             continue
@@ -421,6 +500,18 @@ def _line_ranges(text: str, markers: list[tuple[int, int]]) -> Iterator[tuple[in
         yield range_start, range_end
 
 
+def _lines_around(text: str, start: int, end: int, around: int) -> tuple[int, int]:
+    """The span of the lines of ``text[start:end]`` and ``around`` lines either side."""
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    last = len(text) if last == -1 else last
+    for _ in range(around):
+        first = text.rfind("\n", 0, first - 1) + 1 if first > 0 else 0
+        last = text.find("\n", last + 1) if last < len(text) else last
+        last = len(text) if last == -1 else last
+    return first, last
+
+
 def redact_value(value: _T) -> _T:
     """A copy of a JSON value with every string value redacted (mapping keys are kept).
 
@@ -428,6 +519,41 @@ def redact_value(value: _T) -> _T:
     is replaced whole unless it is empty, a placeholder or already redacted.
     """
     return cast(_T, _redact_any(value, None))
+
+
+def redact_known(value: _T, source: str, found: list[Finding]) -> _T:
+    """``redact_value(value)`` for facts taken from ``source`` (``found``: its findings),
+    then every secret of ``source`` still in a string of ``value`` replaced by its marker,
+    and so is the start of one left at a string's end: a summary or a signature cut at a
+    length limit keeps a piece of a secret that no shape matches any more."""
+    known = sorted(
+        {(source[f.start : f.end], f.kind) for f in found if f.end - f.start >= _PIECE},
+        key=lambda item: -len(item[0]),
+    )
+    return cast(_T, _scrub(redact_value(value), known))
+
+
+_PIECE = 8  # the shortest piece of a known secret that is scrubbed
+
+
+def _scrub(value: object, known: list[tuple[str, str]]) -> object:
+    if isinstance(value, str):
+        for secret, kind in known:
+            marker = PRIVATE_MARKER if kind == PRIVATE_KIND else f"[REDACTED:{kind}]"
+            value = value.replace(secret, marker)
+            body = value.rstrip("…. ")
+            for size in range(min(len(secret), len(body)), _PIECE - 1, -1):
+                if body.endswith(secret[:size]):
+                    value = body[: len(body) - size] + marker + value[len(body) :]
+                    break
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub(v, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(item, known) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_scrub(item, known) for item in value)
+    return value
 
 
 def truncate_field(text: str, limit: int = MAX_FIELD_CHARS, marker: str = TRUNCATION_MARKER) -> str:

@@ -22,6 +22,14 @@ from planning_memory.errors import ConfigError
 GAP_THRESHOLD = timedelta(hours=24)
 
 
+def gap_notice(days: int | None) -> str | None:
+    """ "Notice: 3 days have passed since the last message." (None without a gap)."""
+    if days is None:
+        return None
+    unit = "day has" if days == 1 else "days have"
+    return f"Notice: {days} {unit} passed since the last message."
+
+
 @dataclass(frozen=True)
 class TemporalContext:
     """What an agent is told about time before it answers."""
@@ -40,10 +48,7 @@ class TemporalContext:
 
     @property
     def notice(self) -> str | None:
-        if self.gap_days is None:
-            return None
-        unit = "day has" if self.gap_days == 1 else "days have"
-        return f"Notice: {self.gap_days} {unit} passed since the last message."
+        return gap_notice(self.gap_days)
 
     def lines(self) -> list[str]:
         notice = self.notice

@@ -7,7 +7,9 @@ from typing import Any
 
 from planning_memory.core import Layout
 from planning_memory.entity import anchors, ignore_rules, on_disk, query
-from planning_memory.entity.scanner import ScanReport, scan
+from planning_memory.entity.entities import expand_component, expand_file, expand_function
+from planning_memory.entity.scanner import RELATIONSHIPS, ScanReport, scan
+from planning_memory.entity.shards import Shards
 from planning_memory.store import Store
 
 Entity = dict[str, Any]
@@ -81,3 +83,27 @@ class CodeMap:
     def complete_anchors(self, given: Sequence[Mapping[str, Any] | str]) -> list[dict[str, Any]]:
         """Code anchors with the hash the map gives them now (see ``anchors``)."""
         return anchors.complete_anchors(self.layout, self.store, given)
+
+    # -- browsing the whole map (the viewer) ------------------------------------------------
+    def areas(self) -> dict[str, Entity]:
+        """Every feature area of relationships.json, by name."""
+        found = Shards(self.layout, self.store).read(self.layout.entity / RELATIONSHIPS)
+        areas = found.get("areas") if found else None
+        return dict(sorted(areas.items())) if isinstance(areas, dict) else {}
+
+    def folders(self) -> list[str]:
+        """The source folders the map holds files of, sorted (``""``: the repository root)."""
+        return Shards(self.layout, self.store).directories()
+
+    def folder(self, directory: str) -> Entity:
+        """The files, functions and components directly in source folder ``directory``, each
+        in its full shape."""
+        if directory:
+            directory = query.repo_path(self.layout, directory)  # no way out of the map
+        shard = Shards(self.layout, self.store).load_dir(directory)
+        return {
+            "directory": directory,
+            "files": [expand_file(p, e) for p, e in sorted(shard.files.items())],
+            "functions": [expand_function(k, e) for k, e in sorted(shard.functions.items())],
+            "components": [expand_component(k, e) for k, e in sorted(shard.components.items())],
+        }

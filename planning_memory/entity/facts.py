@@ -20,6 +20,9 @@ class FunctionFact(TypedDict):
     signature: str
     purpose: str | None
     calls: list[str]  # callee expressions, unique, in first-call order
+    # the calls as written, when ``calls`` names the class of a receiver (``Console.print``
+    # for ``c.print``): side effects are read from these; not stored
+    written_calls: NotRequired[list[str]]
     exported: bool
     complexity: int  # 1 + branch points
     hash: str  # 16 hex digits of the function's source text

@@ -2,7 +2,7 @@
 
 A scan that changes a few files reads the folders of those files (and of the files whose
 ``called_by`` they touch), not every shard: the hash index gives every stored path with its
-hash and import links (``shards.links_of``), which is all the call graph needs of the files
+hash and import links (``hashindex.links_of``), which is all the call graph needs of the files
 left alone. ``everything`` reads the rest, for the steps that need every entity (feature
 areas when their inputs changed, coverage reports, imports resolved again after files came
 or went).
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from planning_memory.entity.hashindex import links_of
 from planning_memory.entity.languages import language_for
-from planning_memory.entity.shards import Shards, folder_of, links_of
+from planning_memory.entity.shards import Shards, folder_of
 
 Entity = dict[str, Any]
 

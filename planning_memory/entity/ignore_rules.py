@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from planning_memory.core import Exclusion
 from planning_memory.entity.walk import ALWAYS_EXCLUDED
+from planning_memory.errors import PlanningMemoryError
+from planning_memory.store import read_regular
 
 # folders the scanner never scans, wherever they are (``.git`` and ``.planning`` are the
 # watcher's own business)
@@ -53,9 +55,14 @@ class IgnoreRules:
         return spec
 
 
+IGNORE_FILE_LIMIT = 1_000_000
+
+
 def _read_lines(path: str) -> list[str]:
+    """The lines of an ignore file; none when it is missing, unreadable, too large or not a
+    regular file (a FIFO is never opened for a blocking read)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read().splitlines()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+        data = read_regular(path, IGNORE_FILE_LIMIT)
+    except PlanningMemoryError:
         return []
+    return [] if data is None else data.decode("utf-8", "replace").splitlines()

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from planning_memory.entity.entities import qualified_of
+from planning_memory.entity.languages.go import package_name
 
 if TYPE_CHECKING:
     from planning_memory.entity.callgraph import Functions, Graph
@@ -330,7 +331,7 @@ class _Site:
         return [
             p
             for module, target in imports.items()
-            if target and _go_package_name(module) == receiver
+            if target and package_name(module) == receiver
             for p in graph.package(target, "go")
         ]
 
@@ -350,18 +351,6 @@ class _Site:
         # nor does a module (``progress.wrap_file()`` in progress.py is on a local value)
         seen = [p for p in direct if p in self.visible and p != self.path]
         return self.linker.graph.reexported(*seen)
-
-
-_GO_VERSION = re.compile(r"v\d+")
-
-
-def _go_package_name(module: str) -> str:
-    """The name a Go import path gives its package: its last element, skipping a major
-    version suffix (``github.com/go-chi/chi/v5`` -> ``chi``)."""
-    parts = [p for p in module.split("/") if p]
-    while len(parts) > 1 and _GO_VERSION.fullmatch(parts[-1]):
-        parts.pop()
-    return parts[-1] if parts else ""
 
 
 def _qualified(key: str, path: str) -> str:

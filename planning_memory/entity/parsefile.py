@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat
 from typing import Any, NotRequired, TypedDict
 
 from planning_memory.core import privacy
@@ -82,13 +83,19 @@ def blob_id(data: bytes) -> str:
 
 
 def read_source(location: str, max_bytes: int) -> tuple[str, bytes]:
-    """``(status, data)``: ``ok`` with the bytes, or ``large``/``gone`` with none."""
+    """``(status, data)``: ``ok`` with the bytes, or ``large``/``gone`` with none. What is not
+    a regular file (a FIFO, a device, a socket, a link) is ``gone``: it is opened without
+    blocking and never read, so a FIFO cannot hang the scan."""
     try:
-        fd = os.open(location, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(location, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
-        return ("gone" if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) else "error"), b""
+        missing = (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.ENXIO)
+        return ("gone" if exc.errno in missing else "error"), b""
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "gone", b""
+        size = info.st_size
         if size > max_bytes:
             return "large", b""
         want = max(size + 1, 65536)
@@ -125,7 +132,7 @@ def run(job: Job) -> Parsed:
     except Exception as exc:  # a grammar bug must not stop a scan of 100k files
         return {"path": path, "status": "error", "hash": digest, "error": repr(exc)[:200]}
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    effects = [sideeffects.classify(f["calls"]) for f in facts["functions"]]
+    effects = [sideeffects.classify(f.get("written_calls", f["calls"])) for f in facts["functions"]]
     entity = entities.file_entity(path, language, digest, lines, facts, _is_utf8(data))
     if _context is not None:
         entity = resolved(entity, path, _context)
@@ -141,10 +148,10 @@ def run(job: Job) -> Parsed:
 
 def _redacted(facts: FileFacts, data: bytes) -> FileFacts:
     """``facts`` with secrets redacted when the source holds any (function hashes kept)."""
-    if not privacy.find_secrets(data.decode("utf-8", "replace")):
+    if not (found := privacy.find_secrets(text := data.decode("utf-8", "replace"))):
         return facts
     hashes = [f["hash"] for f in facts["functions"]]
-    clean = privacy.redact_value(facts)
+    clean = privacy.redact_known(facts, text, found)  # also a secret cut short in a summary
     for function, digest in zip(clean["functions"], hashes, strict=True):
         function["hash"] = digest
     return clean

@@ -4,14 +4,21 @@ Parsing uses ``fork`` when this process runs a single thread (a daemon's threads
 unsafe), else ``forkserver`` (or ``spawn``); workers get the repository root and the source
 file set once, through the pool initializer. Writing many shards uses forked workers only:
 they inherit the scan's state and the memory lock, so nothing big is pickled.
+
+Every worker dies with the process that started it (``PR_SET_PDEATHSIG`` on Linux, else a
+thread that watches the parent): a killed scan leaves no worker holding the memory lock.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import os
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
@@ -20,6 +27,8 @@ from planning_memory.entity import parsefile
 from planning_memory.entity.settings import Settings
 
 Progress = Callable[[int, int], None]
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+WATCH_PARENT_S = 0.5
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -49,7 +58,10 @@ def parse(
     batches = [jobs[i : i + size] for i in range(0, total, size)]
     done = 0
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context(), initializer=_worker, initargs=setup
+        max_workers=workers,
+        mp_context=context(),
+        initializer=_worker,
+        initargs=(os.getpid(), *setup),
     ) as pool:
         for batch in pool.map(parsefile.run_batch, batches):
             yield from batch
@@ -58,7 +70,8 @@ def parse(
                 progress(done, total)
 
 
-def _worker(root: str, sources: frozenset[str]) -> None:
+def _worker(owner: int, root: str, sources: frozenset[str]) -> None:
+    die_with_parent(owner)
     gc.enable()  # a forked worker inherits the scan's paused collector
     parsefile.prepare(root, sources)
 
@@ -80,9 +93,47 @@ def forked(
     """``fn`` over ``chunks`` in forked workers (the caller checked ``can_fork``); once the
     workers are forked and the chunks handed out, ``meanwhile`` runs here while they work."""
     with ProcessPoolExecutor(
-        max_workers=processes, mp_context=multiprocessing.get_context("fork")
+        max_workers=processes,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
     ) as pool:
         results = pool.map(fn, chunks)
         if meanwhile is not None:
             meanwhile()
         yield from results
+
+
+def die_with_parent(owner: int) -> None:
+    """Make this worker process end when its parent does. ``owner`` is the process that made
+    the pool: the parent itself (fork), or the parent of a forkserver, which exits with it."""
+    if sys.platform.startswith("linux") and _set_death_signal():
+        if os.getppid() != owner and not _alive(owner):  # it died before the prctl
+            os._exit(1)
+        return
+    parent = os.getppid()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _set_death_signal() -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_PARENT_S)
+    os._exit(1)

@@ -1,12 +1,16 @@
 """Props types imported from another file: their members merged into components' props.
 
 The extractor sees one file at a time: a component whose props type comes from another file
-records it as ``props_type`` (``import('../types').InputLabelProps``, several joined by
-`` & ``), and a TypeScript file records the members of the interfaces and type aliases it
-exports as ``types``. Once a scan's files are extracted, ``merge`` puts the members the
-imported file records for that name (when the import resolves to a file of the map) first
-in the component's props, then the props its own file gives. Only what that one file
-declares counts: a type it builds from a third file's types gives its own members.
+records it as ``props_type``: ``import('../types').InputLabelProps``; the props of a
+component it imports (``ComponentProps<typeof Button>``) as
+``typeof import('./Button').Button``; inside ``Omit`` as
+``Omit<import('./x').Props, 'a' | 'b'>``; several joined by `` & ``. A TypeScript file
+records the members of the interfaces and type aliases it exports as ``types``, and the
+props of each component it exports as ``types["typeof <name>"]``. Once a scan's files are
+extracted, ``merge`` puts the members the imported file records for that name (when the
+import resolves to a file of the map), less the keys ``Omit`` leaves out, first in the
+component's props, then the props its own file gives. Only what that one file declares
+counts: a type it builds from a third file's types gives its own members.
 
 A component's props so depend on two files. ``dependents`` names the files this scan did not
 parse whose merge may be out of date (a file their props types come from changed its
@@ -24,7 +28,10 @@ from planning_memory.entity.filetable import FileTable
 from planning_memory.entity.symbols import Symbols
 
 Entity = dict[str, Any]
-_REF = re.compile(r"import\('([^']*)'\)\.([\w$]+)")
+# ``import('m').Name``, ``typeof import('m').Button`` (a component's props), either inside
+# ``Omit<..., 'a' | 'b'>`` (those keys left out)
+_REF = re.compile(r"(typeof )?import\('([^']*)'\)\.([\w$]+)((?:, '[^']*'(?: \| '[^']*')*)?)")
+_KEY = re.compile(r"'([^']*)'")
 
 
 def merge(paths: Iterable[str], table: FileTable, symbols: Symbols) -> None:
@@ -40,10 +47,12 @@ def merge(paths: Iterable[str], table: FileTable, symbols: Symbols) -> None:
 
 def _merged(component: Entity, imports: dict[str, str | None], table: FileTable) -> Entity:
     members: list[str] = []
-    for module, name in _REF.findall(component.get("props_type", "")):
+    for typeof, module, name, omitted in _REF.findall(component.get("props_type", "")):
         target = imports.get(module)
         source = table.get(target) if target else None
-        members += (source or {}).get("types", {}).get(name, [])
+        found = (source or {}).get("types", {}).get(typeof + name, [])
+        left_out = set(_KEY.findall(omitted))
+        members += [m for m in found if m not in left_out]
     if not members:
         return component
     props = list(dict.fromkeys([*members, *component.get("props", [])]))
@@ -80,7 +89,7 @@ def _stale(
     any, when ``path``'s imports changed)."""
     imports = (table.get(path) or {}).get("imports", {})
     for component in symbols.components_of(path).values():
-        for module, _name in _REF.findall(component.get("props_type", "")):
+        for _typeof, module, _name, _omitted in _REF.findall(component.get("props_type", "")):
             if path in rewired or imports.get(module) in moved:
                 return True
     return False

@@ -20,8 +20,7 @@ from planning_memory.entity.entities import (
     name_of,
     qualified_of,
 )
-from planning_memory.entity.scanner import RELATIONSHIPS
-from planning_memory.entity.shards import Shards, file_of, folder_of
+from planning_memory.entity.shards import RELATIONSHIPS, Shards, file_of, folder_of
 from planning_memory.errors import InputError, LimitError, NotFoundError, UnsafePathError
 from planning_memory.store import Store
 

@@ -28,22 +28,23 @@ they are set (``query.update_file_annotations``).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from planning_memory.core import Layout, codec
+from planning_memory.entity import hashindex, jsontext
+from planning_memory.entity.hashindex import HashIndex
 from planning_memory.errors import InputError
 from planning_memory.store import Store
 
+RELATIONSHIPS = "relationships.json"  # the feature areas, beside ``files/``
 KINDS = ("files", "functions", "components")
 ROOT = "files"
 SHARD = "_shard"
@@ -83,6 +84,11 @@ def file_of(key: str) -> str:
 def _escape(segment: str) -> str:
     segment = segment.replace("%", "%25")
     return "%5F" + segment[1:] if segment.startswith(SHARD) else segment
+
+
+def _unescape(segment: str) -> str:
+    segment = "_" + segment[3:] if segment.startswith("%5F") else segment
+    return segment.replace("%25", "%")
 
 
 def bucket_count(entities: int) -> int:
@@ -185,7 +191,7 @@ def canonical_bytes(value: Any) -> bytes:
     times faster than ``json``'s pure-Python indenting encoder; the two differ only on floats
     under 1e-4, and output with their shapes takes the slow path. What orjson refuses (a path
     that is not valid UTF-8, a huge int, a non-string key) goes through the Python encoder
-    below, then ``codec``."""
+    (``jsontext``), then ``codec``."""
     try:
         data = orjson.dumps(value, option=_ORJSON_OPTIONS)
     except (TypeError, orjson.JSONEncodeError):
@@ -193,13 +199,10 @@ def canonical_bytes(value: Any) -> bytes:
     else:
         if b"0.0000" not in data and not _SHORT_EXPONENT.search(data):
             return data
-    out: list[str] = []
     try:
-        _encode(value, "\n", out)
-    except _Unusual:
+        return jsontext.encode(value)
+    except jsontext.Unusual:
         return codec.dump_bytes(value)
-    out.append("\n")
-    return "".join(out).encode("utf-8")
 
 
 _ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -208,139 +211,13 @@ _ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND
 _SHORT_EXPONENT = re.compile(rb"e-\d(?!\d)")
 
 
-class _Unusual(Exception):
-    pass
-
-
-def _encode(value: Any, newline: str, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(encode_basestring(value))
-    elif kind is dict:
-        _encode_dict(value, newline, out)
-    elif kind is list:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        sep = "[" + inner
-        for item in value:
-            out.append(sep)
-            _encode(item, inner, out)
-            sep = "," + inner
-        out.append(newline + "]")
-    elif value is True or value is False or value is None:
-        out.append("true" if value is True else "false" if value is False else "null")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is float and math.isfinite(value):
-        out.append(float.__repr__(value))
-    else:
-        raise _Unusual
-
-
-def _encode_dict(value: dict[Any, Any], newline: str, out: list[str]) -> None:
-    if not value:
-        out.append("{}")
-        return
-    if not all(type(k) is str for k in value):
-        raise _Unusual
-    inner = newline + "  "
-    sep = "{" + inner
-    for key in sorted(value):
-        out.append(sep)
-        out.append(encode_basestring(key))
-        out.append(": ")
-        _encode(value[key], inner, out)
-        sep = "," + inner
-    out.append(newline + "}")
-
-
-INDEX_VERSION = 3
-
-
-def links_of(entity: Entity) -> list[list[str]]:
-    """What the call graph needs of a file entity: ``[import targets, re-export targets]``
-    (repository paths, sorted, without repeats: the same whether the entity comes from a
-    worker or from a shard, whose keys are sorted)."""
-    imports = entity.get("imports")
-    if not imports:
-        return [[], []]
-    targets = sorted({t for t in imports.values() if t})
-    reexported = entity.get("reexports")
-    if not reexported:
-        return [targets, []]
-    return [targets, sorted({t for m in reexported if (t := imports.get(m))})]
-
-
-@dataclass
-class HashIndex:
-    """Stored hash of every file (``None`` for an entry that only carries annotations), its
-    import links (``links_of``) and whether it has parse errors, so that a scan that changes
-    a few files neither reads every shard to compare hashes, nor to know who imports whom,
-    nor to count the files with syntax errors."""
-
-    # shard folder -> [signature, {path: hash}, {path: links}, [paths with parse errors]]
-    # (files without links left out)
-    folders: dict[str, list[Any]]
-    stale: bool
-    notes: dict[str, Any] = field(default_factory=dict)  # other derived state (coverage)
-
-    @property
-    def hashes(self) -> dict[str, str | None]:
-        return {p: h for entry in self.folders.values() for p, h in entry[1].items()}
-
-    def links(self) -> dict[str, list[list[str]]]:
-        return {p: v for entry in self.folders.values() for p, v in entry[2].items()}
-
-    def failed(self) -> list[str]:
-        """Files stored with ``parse_errors``: syntax errors, or an extractor that failed."""
-        return [p for entry in self.folders.values() for p in entry[3]]
-
-
-def _index_entry(signature: list[list[Any]], files: dict[str, Entity]) -> list[Any]:
-    links = {}
-    for path, entity in files.items():
-        found = links_of(entity)
-        if found[0]:
-            links[path] = found
-    failed = sorted(p for p, e in files.items() if e.get("parse_errors"))
-    return [signature, {p: e.get("hash") for p, e in files.items()}, links, failed]
-
-
-def _signature(folder: Path | str, names: list[str]) -> list[list[Any]]:
-    found = []
-    for name in names:
-        try:
-            st = os.stat(os.path.join(folder, name))
-        except OSError:
-            continue
-        found.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
-    return found
-
-
 def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     try:
         with open(cache, "rb") as fh:
             value = _loads(fh.read())
     except (OSError, ValueError):
         return {}, {}
-    if not isinstance(value, dict) or value.get("version") != INDEX_VERSION:
-        return {}, {}
-    folders = value.get("folders")
-    notes = value.get("notes")
-    if not isinstance(folders, dict) or not isinstance(notes, dict):
-        return {}, {}
-    valid = {
-        k: v
-        for k, v in folders.items()
-        if isinstance(v, list)
-        and len(v) == 4
-        and isinstance(v[1], dict)
-        and isinstance(v[2], dict)
-        and isinstance(v[3], list)
-    }
-    return valid, notes
+    return hashindex.parse(value)
 
 
 class Shards:
@@ -395,6 +272,15 @@ class Shards:
             if value is not None:
                 shard.update(value)
         return shard
+
+    def directories(self) -> list[str]:
+        """The source folders that have a shard (``""``: the repository root), sorted."""
+        found = []
+        for folder, _dirs, names in os.walk(self.base):
+            if any(n.startswith(SHARD) and n.endswith(".json") for n in names):
+                rel = os.path.relpath(folder, self.base)
+                found.append("" if rel == "." else "/".join(map(_unescape, rel.split(os.sep))))
+        return sorted(found)
 
     def iter_shards(self) -> Iterator[Shard]:
         """Every folder's shard (buckets separately), in no particular order."""
@@ -465,14 +351,14 @@ class Shards:
             if not shard_names:
                 continue
             rel = os.path.relpath(folder, self.base)
-            signature = _signature(Path(folder), shard_names)
+            signature = hashindex.signature(Path(folder), shard_names)
             entry = recorded.get(rel)
             if entry is not None and entry[0] == signature:
                 folders[rel] = entry
                 continue
             stale = True
             files = self._heads(Path(folder), shard_names)
-            folders[rel] = _index_entry(signature, files)
+            folders[rel] = hashindex.entry(signature, files)
         stale = stale or recorded.keys() != folders.keys()
         return HashIndex(folders, stale, notes)
 
@@ -493,19 +379,24 @@ class Shards:
                 listed = []
             names = sorted(n for n in listed if n.startswith(SHARD) and n.endswith(".json"))
             if names:
-                index.folders[rel] = _index_entry(_signature(folder, names), files)
+                index.folders[rel] = hashindex.entry(hashindex.signature(folder, names), files)
             else:
                 index.folders.pop(rel, None)
             index.stale = True
         if index.stale:
-            value = {"version": INDEX_VERSION, "folders": index.folders, "notes": index.notes}
+            value = {"version": hashindex.VERSION, "folders": index.folders, "notes": index.notes}
             data = orjson.dumps(value)
             self.store.write_bytes(cache, data)
 
     # -- writing -----------------------------------------------------------------------------
     def encode(self, directory: str, shard: Shard) -> dict[str, bytes]:
-        """Canonical bytes of each shard file of ``directory`` (one per bucket)."""
-        buckets = bucket_count(len(shard.files) + len(shard.functions) + len(shard.components))
+        """Canonical bytes of each shard file of ``directory`` (one per bucket; none for a
+        folder without entities: its shard files are deleted, as a fresh scan never writes
+        them)."""
+        entities = len(shard.files) + len(shard.functions) + len(shard.components)
+        if not entities:
+            return {}
+        buckets = bucket_count(entities)
         if buckets == 1:  # the common case: one file, no grouping
             return {shard_name("", 1): canonical_bytes(_document(directory, shard))}
         grouped: dict[str, Shard] = {}

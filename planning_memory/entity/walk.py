@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planning_memory.core import Exclusion, Patterns, ignored_by_layers
-from planning_memory.errors import ConfigError
+from planning_memory.errors import ConfigError, PlanningMemoryError
+from planning_memory.store import read_regular
 
 ALWAYS_EXCLUDED = (
     ".git/",
@@ -38,6 +39,7 @@ ALWAYS_EXCLUDED = (
 _OWN = (".planning/", ".git/")  # never listed, not counted as ignored
 _GIT_TIMEOUT = 120
 _PATHSPEC_LIMIT = 200  # more explicit paths than this: list everything and filter
+_IGNORE_FILE_LIMIT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ class Listing:
     files: list[Listed]
     ignored: int = 0
     git: bool = False
+    git_dir: str | None = None  # the repository's git dir, when listed by git
+    git_stamp: GitStamp | None = None  # git's state just before the listing
+
+
+GitStamp = tuple[bytes, bytes, bool]  # HEAD, the ref it names, whether git holds index.lock
 
 
 @dataclass
@@ -89,9 +96,12 @@ def discover(
     root: Path, rules: Rules, *, paths: list[str] | None = None, use_git: bool = True
 ) -> Listing:
     """The files under ``root`` to consider (all of them, or only under ``paths``)."""
-    prefix = _git_prefix(root) if use_git else None
-    if prefix is not None:
+    found = _git_prefix(root) if use_git else None
+    if found is not None:
+        prefix, git_dir = found
+        stamp = git_stamp(git_dir)
         listing = _git_listing(root, prefix, paths)
+        listing.git_dir, listing.git_stamp = git_dir, stamp
     else:
         listing = _walk_listing(root, paths, rules)
     kept = [item for item in listing.files if rules.keep(item.path)]
@@ -119,16 +129,38 @@ class _GitFailed(Exception):
     pass
 
 
-def _git_prefix(root: Path) -> str | None:
-    """``root``'s path inside its git work tree ("" at the top), or None if not in git."""
+def _git_prefix(root: Path) -> tuple[str, str] | None:
+    """``root``'s path inside its git work tree ("" at the top) and the git dir, or None if
+    not in git."""
     try:
-        out = _git(root, "rev-parse", "--is-inside-work-tree", "--show-prefix")
+        out = _git(
+            root, "rev-parse", "--is-inside-work-tree", "--show-prefix", "--absolute-git-dir"
+        )
     except (_GitFailed, OSError, subprocess.SubprocessError):
         return None
     lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if not lines or lines[0] != "true":
+    if len(lines) != 3 or lines[0] != "true":
         return None
-    return lines[1] if len(lines) > 1 else ""
+    return lines[1], lines[2]
+
+
+def git_stamp(git_dir: str) -> GitStamp:
+    """What a checkout, reset, pull or rebase changes before or while it rewrites the work
+    tree: ``HEAD``, the ref it names, and git's index lock (held while files are written).
+    A scan whose stamp changed between its listing and its writes read a tree in motion."""
+    head = _read_small(os.path.join(git_dir, "HEAD"))
+    ref = b""
+    if head.startswith(b"ref: "):
+        ref = _read_small(os.path.join(git_dir, os.fsdecode(head[5:].strip())))
+    return head, ref, os.path.exists(os.path.join(git_dir, "index.lock"))
+
+
+def _read_small(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096)
+    except OSError:
+        return b""
 
 
 def _pathspecs(paths: list[str] | None) -> list[str]:
@@ -266,11 +298,13 @@ def _name(entry: os.DirEntry[str]) -> str:
 
 
 def _read_ignore(root: Path, folder: str, specs: _Specs) -> _Specs:
-    try:
-        with open(root / folder / ".gitignore", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+    try:  # never a blocking read: a FIFO named .gitignore is refused
+        data = read_regular(root / folder / ".gitignore", _IGNORE_FILE_LIMIT)
+    except PlanningMemoryError:
         return specs
+    if data is None:
+        return specs
+    lines = data.decode("utf-8", "replace").splitlines()
     try:
         return [*specs, (folder, Patterns(lines))]
     except ConfigError:

@@ -1,6 +1,7 @@
 """Git integration: ignore rules, attributes, the merge driver and the staged secret scan.
 
-The record-level merge driver also settles rendered views; ``resolve`` repairs conflicted
+The record-level merge driver also settles rendered views (``viewmerge`` renders them from
+the merged records); ``resolve`` repairs conflicted
 memory files after a merge without the driver. See docs/git.md.
 """
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from planning_memory.gitops.integration import merge_driver as merge_driver
     from planning_memory.gitops.integration import resolve as resolve
     from planning_memory.gitops.integration import scan_secrets as scan_secrets
+    from planning_memory.gitops.integration import stage as stage
 
     __all__ = [
         "InstallReport",
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
         "merge_driver",
         "resolve",
         "scan_secrets",
+        "stage",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -39,5 +42,6 @@ else:
             "merge_driver": "integration",
             "resolve": "integration",
             "scan_secrets": "integration",
+            "stage": "integration",
         },
     )

@@ -27,7 +27,7 @@ from planning_memory.errors import (
     PlanningMemoryError,
 )
 from planning_memory.gitops import merge as gitmerge
-from planning_memory.store import Store
+from planning_memory.store import Store, read_regular
 from planning_memory.views import body_hash, header_hashes
 
 DRIVER = "planning-memory"
@@ -151,9 +151,11 @@ def _hook_path(top: Path) -> Path:
 
 
 def hook_script(pmem: str) -> str:
-    """The pre-commit hook: a chained older hook, the staged secret scan, then validate and
-    render --check of the staged memory tree (a copy of what the commit would hold, so an
-    unstaged fix neither hides a staged problem nor an unstaged mistake blocks the commit)."""
+    """The pre-commit hook: a chained older hook; while a merge is being committed, the views
+    rendered from the merged records and staged (git reads the index again after the hook);
+    the staged secret scan, then validate and render --check of the staged memory tree (a copy
+    of what the commit would hold, so an unstaged fix neither hides a staged problem nor an
+    unstaged mistake blocks the commit)."""
     return f"""#!/bin/sh
 {HOOK_MARK}: written by `pmem git install`.
 # Runs the hook that was here before (renamed {CHAINED_HOOK}), then checks memory.
@@ -164,6 +166,9 @@ if [ -x "$here/{CHAINED_HOOK}" ]; then
 fi
 PMEM=$(command -v pmem 2>/dev/null || echo {_sh_quote(pmem)})
 cd "$(git rev-parse --show-toplevel)" || exit 1
+if git rev-parse -q --verify MERGE_HEAD >/dev/null 2>&1; then
+    "$PMEM" render --stage >/dev/null 2>&1  # a merge commit: views from the merged records
+fi
 fail() {{
     printf '%s\\n' "$2" >&2
     echo "planning-memory: commit blocked: $1 (git commit --no-verify skips this check)" >&2
@@ -207,7 +212,7 @@ def install_hook(top: Path) -> str:
             chained = path.with_name(CHAINED_HOOK)
             if chained.exists():
                 raise ConflictError(
-                    f"{path.name} is not ours and {CHAINED_HOOK} already exists",
+                    f"{path.name} is not ours and {chained.name} already exists",
                     path=str(path),
                     hint=f"merge them by hand, or call `pmem validate` from {path.name}",
                 )
@@ -219,14 +224,27 @@ def install_hook(top: Path) -> str:
     return action
 
 
+def stage(paths: Sequence[Path], cwd: Path) -> None:
+    """``git add`` the files ``paths`` (rendered views, for a merge commit)."""
+    if paths:
+        top = toplevel(cwd)
+        git(top, "add", "--", *(os.path.relpath(p, top) for p in paths))
+
+
 # -- the merge driver --------------------------------------------------------------------------
 def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path, path_name: str = "") -> int:
     """Git's ``merge=planning-memory`` driver: write the merge into ``ours_path``; 0 when clean,
     1 when a real conflict is left there between markers. Input that is not memory JSON falls
-    back to git's line merge. A rendered view that both sides only re-rendered keeps ours: it
-    is rendered again from the merged records (by the next write, the daemon or `pmem
-    render`); a hand edit on either side is merged line by line."""
+    back to git's line merge. A rendered view that both sides only re-rendered becomes the
+    render of the merged records (``viewmerge``); where those cannot be known (a rebase, a
+    record in real conflict) it keeps ours, stale until the next write, the daemon or `pmem
+    render`. A hand edit on either side is merged line by line."""
     if Path(path_name).name in VIEW_NAMES and _only_rendered(ours_path, theirs_path):
+        from planning_memory.gitops.viewmerge import merged_view
+
+        merged = merged_view(Path.cwd(), path_name)
+        if merged is not None:
+            Path(ours_path).write_bytes(merged)
         return 0
     try:
         base = _parse(Path(base_path).read_bytes(), "base")
@@ -298,7 +316,10 @@ def conflicted_files(top: Path) -> list[Path]:
     }
     planning = top / PLANNING_DIR
     for path in planning.rglob("*.json") if planning.is_dir() else ():
-        data = path.read_bytes()
+        try:
+            data = read_regular(path) or b""  # bounded, and never blocks on a FIFO
+        except PlanningMemoryError:
+            continue
         if b"<<<<<<<" in data and gitmerge.has_markers(data.decode("utf-8", "replace")):
             found.add(path.resolve())
     return sorted(p for p in found if p.is_file() and p.suffix == ".json")
@@ -307,7 +328,9 @@ def conflicted_files(top: Path) -> list[Path]:
 def resolve_file(top: Path, path: Path) -> Resolution:
     rel = path.relative_to(top).as_posix() if path.is_relative_to(top) else str(path)
     try:
-        current = path.read_bytes()
+        current = read_regular(path)  # a FIFO or device refused, never read without bound
+        if current is None:
+            raise InputError("no such file", path=rel)
         text = codec.decode_text(current, path=rel)
         if not gitmerge.has_markers(text):
             return Resolution(rel, "clean")
@@ -461,16 +484,40 @@ def disk_files(cwd: Path, paths: Sequence[Path]) -> Iterator[tuple[str, bytes]]:
             for folder, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d != ".git")
                 for name in sorted(files):
-                    yield from _read(Path(folder) / name, cwd)
+                    yield from _read(Path(folder) / name, cwd, named=False)
         else:
             yield from _read(path, cwd)
 
 
-def _read(path: Path, cwd: Path) -> Iterator[tuple[str, bytes]]:
+SCAN_MAX_BYTES = 64 * 1024 * 1024  # a bigger text file is refused, not half scanned
+_SNIFF_BYTES = 8192  # a NUL in the first bytes: binary, skipped without reading the rest
+
+
+def _read(path: Path, cwd: Path, *, named: bool = True) -> Iterator[tuple[str, bytes]]:
+    """``(shown path, bytes)`` of a regular file; a device, FIFO or socket is refused when
+    ``named`` on the command line (skipped in a folder), and reads stop at a size cap."""
     try:
-        data = path.read_bytes()
+        info = path.stat()
     except FileNotFoundError:
         raise InputError("no such file", path=str(path)) from None
+    if not stat.S_ISREG(info.st_mode):
+        if not named:
+            return
+        raise InputError(
+            "not a regular file (a device, FIFO or socket is never read)",
+            path=str(path),
+            hint="give files or folders to scan",
+        )
+    with path.open("rb") as fh:
+        data = fh.read(_SNIFF_BYTES)
+        if b"\0" not in data:
+            data += fh.read(SCAN_MAX_BYTES + 1 - len(data))
+    if len(data) > SCAN_MAX_BYTES:
+        raise InputError(
+            f"larger than the scan limit of {SCAN_MAX_BYTES // 2**20} MiB",
+            path=str(path),
+            hint="secrets in memory files are redacted when written; scan a smaller file",
+        )
     shown = os.path.relpath(path, cwd) if path.is_absolute() else str(path)
     yield shown, data
 

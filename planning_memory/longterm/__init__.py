@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from planning_memory.longterm.level import observation_fields as observation_fields
     from planning_memory.longterm.records import check_record as check_record
     from planning_memory.longterm.records import load_all as load_all
+    from planning_memory.longterm.records import load_checked as load_checked
     from planning_memory.longterm.records import load_record as load_record
     from planning_memory.longterm.records import record_stats as record_stats
     from planning_memory.longterm.records import save as save_record
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         "detect",
         "extract_memorize_markers",
         "load_all",
+        "load_checked",
         "load_record",
         "new_record",
         "observation_fields",
@@ -52,6 +54,7 @@ else:
             "detect": "triggers",
             "extract_memorize_markers": "triggers",
             "load_all": "records",
+            "load_checked": "records",
             "load_record": "records",
             "new_record": "rules",
             "observation_fields": "level",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from planning_memory import longterm
 from planning_memory.core import TAUGHT_TAG, Layout, Record, check_id, timestamp
 from planning_memory.errors import NotFoundError
+from planning_memory.longterm import preferences
 from planning_memory.longterm import rules as learn
 
 if TYPE_CHECKING:
@@ -143,14 +144,21 @@ def learn_utterance(
         return Lesson(utterance, found, outcome)
     if settings["confirmBeforeLearn"]:
         path = review_dir(tree.layout) / f"{record['id']}.json"
+        said = found.rule or found.phrase  # the rule as said, never the task around it
         tree.store.write_json(
-            path, {"record": record, "utterance": utterance, "queued_at": timestamp(now)}
+            path, {"record": record, "utterance": said, "queued_at": timestamp(now)}
         )
         outcome = learn.Outcome(
             "queued", record, notes=["waiting for review: `pmem review --accept ID`"]
         )
         return Lesson(utterance, found, outcome)
-    return Lesson(utterance, found, learn.remember(tree, record, now))
+    outcome = learn.remember(tree, record, now)
+    settings_said = preferences.stated(found)
+    if settings_said:
+        preferences.apply(tree.layout, tree.store, settings_said, now)
+        said = ", ".join(f"{key} = {value}" for key, value in settings_said.items())
+        outcome.notes.append(f"preferences.json: {said}")
+    return Lesson(utterance, found, outcome)
 
 
 def pending(tree: learn.Tree) -> list[dict[str, Any]]:

@@ -7,12 +7,12 @@ Markdown views nor the search index: the ``Memory`` facade does that after each 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from planning_memory.core import Layout, Record
-from planning_memory.longterm import lessons, records, rules
+from planning_memory.longterm import lessons, preferences, records, rules
 from planning_memory.store import Store
 
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
@@ -78,6 +78,10 @@ class LongTerm:
             return {}
         value: dict[str, Any] = self.tree.store.read_json(path)
         return value
+
+    def set_preferences(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Set ``section.key`` preferences in ``preferences.json`` (``None`` removes one)."""
+        return preferences.apply(self.tree.layout, self.tree.store, changes, self.clock())
 
     def ranked(self, record_type: str) -> list[Record]:
         """Live records of one type, in ``priority`` order."""

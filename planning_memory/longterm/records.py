@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from planning_memory.core import (
@@ -15,7 +16,8 @@ from planning_memory.core import (
     normalize,
     schema,
 )
-from planning_memory.errors import NotFoundError, SchemaError
+from planning_memory.errors import InputError, NotFoundError, SchemaError
+from planning_memory.longterm import catalog
 from planning_memory.store import Loaded, Store
 
 _DIR_FOR_PREFIX = {"pat": "patterns", "mis": "mistakes"}
@@ -24,14 +26,39 @@ _DIR_FOR_PREFIX = {"pat": "patterns", "mis": "mistakes"}
 def iter_loaded(
     layout: Layout, store: Store, types: Iterable[str] | None = None
 ) -> Iterator[Loaded]:
-    """Every long-term record file (of ``types`` if given), in id order per folder."""
+    """Every long-term record file (of ``types`` if given), in id order per folder. A file
+    that cannot be read or fails its schema is skipped and told to ``store.skip_broken``."""
     wanted = set(types) if types is not None else set(LONG_TERM_DIRS)
     folders = sorted({LONG_TERM_DIRS[t] for t in wanted})
     for folder in folders:
         for path in store.list_json(layout.long_term / folder):
-            loaded = store.load(path)
-            if _is_record(loaded.value, wanted):
+            loaded = load_checked(store, path)
+            if loaded is not None and _is_record(loaded.value, wanted):
                 yield loaded
+
+
+def load_checked(store: Store, path: Path) -> Loaded | None:
+    """The record file at ``path``, schema-checked; None (and ``store.skip_broken``) when it is
+    broken. The fast schema check costs ~10 us; only a failing record pays for jsonschema."""
+    try:
+        loaded = store.load(path)
+        value = loaded.value
+        name = SCHEMA_FOR_TYPE.get(value.get("type", "")) if isinstance(value, dict) else None
+        valid = schema.fast_check(name) if name is not None else None
+        if valid is None or not valid(value):
+            check_record(value, path=store.rel(path))
+        if value.get("id") != path.stem:  # a save would write a second file: a duplicate
+            raise SchemaError(
+                f"id {value.get('id')!r} does not match the file name",
+                path=store.rel(path),
+                json_path="$.id",
+                hint=f"rename the file to {value.get('id')}.json or set its id to {path.stem}",
+            )
+    except (InputError, NotFoundError) as exc:  # broken JSON, a FIFO, a schema problem
+        if os.path.lexists(path):  # not a file removed since it was listed
+            store.skip_broken(exc)
+        return None
+    return loaded
 
 
 def _is_record(value: Any, types: Collection[str]) -> bool:
@@ -75,8 +102,11 @@ def record_stats(layout: Layout) -> Stats:
 
 def load_record(layout: Layout, store: Store, file: str) -> Record | None:
     """The record in ``file`` (named as ``record_stats`` names it), or None when that JSON
-    file holds no long-term record (``load_all`` skips it too)."""
-    value = store.load(layout.long_term / file).value
+    file holds no long-term record or is broken (``load_all`` skips it too)."""
+    loaded = load_checked(store, layout.long_term / file)
+    if loaded is None:
+        return None
+    value: Record = loaded.value
     return value if _is_record(value, LONG_TERM_DIRS) else None
 
 
@@ -98,8 +128,10 @@ def locate(layout: Layout, store: Store, record_id: str) -> Loaded:
     folders = [first, *(d for d in ("patterns", "mistakes", "learnings") if d != first)]
     for folder in folders:
         path = layout.long_term / folder / f"{record_id}.json"
-        if path.is_file():
-            return store.load(path)
+        if os.path.lexists(path):
+            loaded = store.load(path)
+            check_record(loaded.value, path=store.rel(path))
+            return loaded
     raise NotFoundError(
         f"no record with id {record_id}",
         record_id=record_id,
@@ -130,4 +162,5 @@ def save(layout: Layout, store: Store, record: Record, *, expect: str | None = N
         check_record(record)  # raises with the list of known types
     target = layout.record_path(record["type"], str(record.get("id", "")))
     check_record(record, path=store.rel(target))
-    return store.write_json(target, record, expect=expect)
+    with catalog.writing(layout, store, target):
+        return store.write_json(target, record, expect=expect)

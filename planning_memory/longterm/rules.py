@@ -16,10 +16,10 @@ an ``Outcome`` saying what happened, for the CLI to print.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from planning_memory.core import (
     ESCALATE_AT,
@@ -34,19 +34,24 @@ from planning_memory.core import (
     timestamp,
 )
 from planning_memory.errors import InputError, NotFoundError
-from planning_memory.longterm import records, similarity
+from planning_memory.longterm import catalog, records, similarity
 from planning_memory.store import Store
+
+_T = TypeVar("_T")
 
 
 @dataclass
 class Outcome:
     """What a learning call did: ``action`` is one of created, reinforced, escalated, upserted,
-    duplicate, deleted, restored, pinned, unpinned, queued, suggested."""
+    duplicate, deleted, restored, pinned, unpinned, queued, suggested. ``merged`` is set when a
+    new pattern or mistake was merged into the similar ``record`` (reinforced or escalated)
+    rather than saved; ``archived`` names the records a save archived past a cap."""
 
     action: str
     record: Record
     archived: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    merged: float | None = None  # the similarity score when a save merged into ``record``
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -55,6 +60,9 @@ class Outcome:
             "type": self.record.get("type"),
             "title": self.record.get("title"),
             "archived": self.archived,
+            "merged": None
+            if self.merged is None
+            else {"into": self.record.get("id"), "similarity": self.merged},
             "notes": self.notes,
         }
 
@@ -73,68 +81,54 @@ class Tree:
         return settings
 
 
-def _text_of(record: Record) -> str:
-    if record["type"] == "pattern":
-        return f"{record.get('name', '')} {record.get('description', '')}"
-    if record["type"] == "mistake":
-        return f"{record.get('description', '')} {record.get('correction', '')}"
-    return f"{record.get('title', '')} {record.get('learned', '')}"
-
-
-def _fingerprint(record: Record) -> str:
-    """Exact-duplicate key: type, scope and normalised content."""
-    return "\x1f".join(
-        [
-            record["type"],
-            record.get("scope", "project"),
-            " ".join(_text_of(record).lower().split()),
-            " ".join(record["body"].get("what", "").lower().split()),
-        ]
-    )
-
-
 def _touch(record: Record, now: datetime) -> Record:
     return {**record, "updated_at": timestamp(now)}
-
-
-def _live(tree: Tree, *types: str) -> list[Record]:
-    return records.load_all(tree.layout, tree.store, types)
 
 
 def _within(stamp: str, now: datetime, minutes: int) -> bool:
     return now - parse_timestamp(stamp) <= timedelta(minutes=minutes)
 
 
-def _same_topic(candidates: Iterable[Record], record: Record) -> Record | None:
+def _looked_up(shelf: catalog.Catalog, record_type: str, find: Callable[[], _T]) -> _T:
+    """``find()`` over a fresh catalog; once more after a full refresh of the folder if a
+    record it picked changed in place since it was catalogued."""
+    shelf.refresh(record_type)
+    try:
+        return find()
+    except catalog.Stale:
+        shelf.refresh(record_type, force=True)
+        return find()
+
+
+def _same_topic(shelf: catalog.Catalog, record: Record) -> Record | None:
     key = record.get("topic_key")
     if not key:
         return None
-    for other in candidates:
-        if other.get("topic_key") == key and other.get("scope") == record.get("scope"):
-            return other
+    for entry in shelf.same_topic(record["type"], record.get("scope"), key):
+        return shelf.load(entry)
     return None
 
 
 def _duplicate(
-    candidates: Iterable[Record], record: Record, now: datetime, minutes: int
+    shelf: catalog.Catalog, record: Record, now: datetime, minutes: int
 ) -> Record | None:
-    mark = _fingerprint(record)
-    for other in candidates:
-        if _fingerprint(other) == mark and _within(other["updated_at"], now, minutes):
-            return other
+    for entry, updated_at in shelf.same_fingerprint(record):
+        if _within(updated_at, now, minutes):
+            return shelf.load(entry)
     return None
 
 
-def _similar(candidates: list[Record], record: Record, threshold: float) -> Record | None:
-    pool = [
-        (c["id"], _text_of(c))
-        for c in candidates
-        if c["type"] == record["type"] and c.get("scope") == record.get("scope")
-    ]
-    found = similarity.best_match(_text_of(record), pool, threshold)
-    if found is None:
-        return None
-    return next(c for c in candidates if c["id"] == found[0])
+def _similar(
+    shelf: catalog.Catalog, record: Record, threshold: float
+) -> tuple[Record, float] | None:
+    """The live record of the same type and scope most similar to ``record`` (first in file
+    order on a tie) and its score, if it reaches ``threshold``."""
+    mine = similarity.profile(catalog.text_of(record))
+    entries = shelf.similar(record["type"], record.get("scope"), mine, threshold)
+    found = similarity.best_profile(
+        mine, ((str(i), e.profile) for i, e in enumerate(entries) if e.profile), threshold
+    )
+    return None if found is None else (shelf.load(entries[int(found[0])]), found[1])
 
 
 def _save(tree: Tree, record: Record) -> Record:
@@ -142,22 +136,40 @@ def _save(tree: Tree, record: Record) -> Record:
     return record
 
 
+def _match(tree: Tree, shelf: catalog.Catalog, record: Record, now: datetime) -> Outcome | None:
+    """What ``remember`` does with an existing record, if one matches: topic upsert, dedup
+    window, similarity (patterns and mistakes)."""
+    topic = _same_topic(shelf, record)
+    if topic is not None:
+        return Outcome("upserted", _save(tree, _upsert(topic, record, now)))
+    dup = _duplicate(shelf, record, now, int(tree.long_term["dedupWindowMinutes"]))
+    if dup is not None:
+        bumped = _touch({**dup, "duplicate_count": dup["duplicate_count"] + 1}, now)
+        return Outcome("duplicate", _save(tree, bumped))
+    if record["type"] in catalog.SIMILAR_TYPES:
+        threshold = float(tree.long_term["similarityThreshold"])
+        match = _similar(shelf, record, threshold)
+        if match is not None:
+            outcome = _repeat(tree, match[0], now)
+            outcome.merged = round(match[1], 3)
+            outcome.notes.insert(
+                0,
+                f"merged into {match[0]['id']}: {match[1]:.0%} similar (similarityThreshold "
+                f"{threshold:g}), so no new {record['type']} was saved",
+            )
+            return outcome
+    return None
+
+
 def remember(tree: Tree, record: Record, now: datetime) -> Outcome:
     """Store ``record`` (complete, with a fresh id) applying topic upsert, the dedup window and,
-    for patterns and mistakes, similarity; then enforce the caps."""
+    for patterns and mistakes, similarity; then enforce the caps. The candidates come from the
+    catalog (``catalog.Catalog``), not from reading every record of the type."""
     with tree.store.lock():
-        live = _live(tree, record["type"])
-        topic = _same_topic(live, record)
-        if topic is not None:
-            return Outcome("upserted", _save(tree, _upsert(topic, record, now)))
-        dup = _duplicate(live, record, now, int(tree.long_term["dedupWindowMinutes"]))
-        if dup is not None:
-            bumped = _touch({**dup, "duplicate_count": dup["duplicate_count"] + 1}, now)
-            return Outcome("duplicate", _save(tree, bumped))
-        if record["type"] in ("pattern", "mistake"):
-            match = _similar(live, record, float(tree.long_term["similarityThreshold"]))
-            if match is not None:
-                return _repeat(tree, match, now)
+        shelf = catalog.Catalog.of(tree.layout, tree.store)
+        matched = _looked_up(shelf, record["type"], lambda: _match(tree, shelf, record, now))
+        if matched is not None:
+            return matched
         outcome = Outcome("created", _save(tree, record))
         outcome.archived = enforce_caps(tree, record["type"], now, keep=record["id"])
         return outcome
@@ -229,18 +241,19 @@ def enforce_caps(tree: Tree, record_type: str, now: datetime, *, keep: str) -> l
     if cap_key is None:
         return []
     cap = int(tree.long_term[cap_key])
-    live = _live(tree, record_type)
-    excess = len(live) - cap
-    if excess <= 0:
-        return []
-    uses = "usage_count" if record_type == "pattern" else "occurrences"
-    victims = sorted(
-        (r for r in live if not r.get("pinned") and not r.get("established") and r["id"] != keep),
-        key=lambda r: (r[uses], r["updated_at"], r["id"]),
-    )[:excess]
-    for victim in victims:
-        _save(tree, _touch({**victim, "deleted_at": timestamp(now)}, now))
-    return [v["id"] for v in victims]
+    with tree.store.lock():
+        shelf = catalog.Catalog.of(tree.layout, tree.store)
+
+        def victims() -> list[Record]:
+            excess = shelf.live_count(record_type) - cap
+            if excess <= 0:
+                return []
+            return [shelf.load(e) for e in shelf.archive_order(record_type, keep, excess)]
+
+        chosen = _looked_up(shelf, record_type, victims)
+        for victim in chosen:
+            _save(tree, _touch({**victim, "deleted_at": timestamp(now)}, now))
+        return [v["id"] for v in chosen]
 
 
 def new_record(record_type: str, now: datetime, *, title: str, **fields: Any) -> Record:
@@ -290,14 +303,20 @@ def praise(tree: Tree, now: datetime, record_id: str | None = None) -> Outcome:
                     record_id=record_id,
                 )
         else:
-            patterns = _live(tree, "pattern")
-            if not patterns:
+            shelf = catalog.Catalog.of(tree.layout, tree.store)
+            found = _looked_up(shelf, "pattern", lambda: _latest(shelf))
+            if found is None:
                 raise NotFoundError(
                     "no pattern to reinforce yet",
                     hint='teach one first, e.g. `pmem learn "always use X"`',
                 )
-            target = max(patterns, key=lambda r: (r["updated_at"], r["id"]))
+            target = found
         return reinforce(tree, target, now)
+
+
+def _latest(shelf: catalog.Catalog) -> Record | None:
+    entry = shelf.latest("pattern")
+    return None if entry is None else shelf.load(entry)
 
 
 def forget(tree: Tree, now: datetime, record_id: str, *, hard: bool = False) -> Outcome:
@@ -305,7 +324,8 @@ def forget(tree: Tree, now: datetime, record_id: str, *, hard: bool = False) -> 
     with tree.store.lock():
         loaded = records.locate(tree.layout, tree.store, record_id)
         if hard:
-            tree.store.delete(loaded.path, expect=loaded.digest)
+            with catalog.writing(tree.layout, tree.store, loaded.path):
+                tree.store.delete(loaded.path, expect=loaded.digest)
             return Outcome("deleted", loaded.value, notes=["file removed"])
         record = _touch({**loaded.value, "deleted_at": timestamp(now)}, now)
         records.save(tree.layout, tree.store, record, expect=loaded.digest)

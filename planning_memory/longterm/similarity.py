@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 TOKEN_WEIGHT = 0.5
@@ -190,20 +191,121 @@ def best_match(
 ) -> tuple[str, float] | None:
     """The ``(id, score)`` of the candidate ``(id, text)`` most like ``text``, if it reaches
     ``threshold``; on a tie the first candidate wins."""
-    mine = _profile(text)
+    return best_profile(
+        _profile(text), ((key, _profile(other)) for key, other in candidates), threshold
+    )
+
+
+def best_profile(
+    mine: Profile, candidates: Iterable[tuple[str, Profile]], threshold: float
+) -> tuple[str, float] | None:
+    """``best_match`` over profiles already made (``profile`` / ``profile_of``)."""
     best: tuple[str, float] | None = None
-    for candidate_id, candidate_text in candidates:
-        score = _score(mine, _profile(candidate_text))
+    for candidate_id, theirs in candidates:
+        score = _score(mine, theirs)
         if score >= threshold and (best is None or score > best[1]):
             best = (candidate_id, score)
     return best
 
 
-_Profile = tuple[frozenset[str], frozenset[str], frozenset[str]]  # words, code words, trigrams
+Profile = tuple[frozenset[str], frozenset[str], frozenset[str]]  # words, code words, trigrams
+
+
+def profile(text: str) -> Profile:
+    """What ``similarity`` compares of ``text``: its words, those that look like code, and
+    the character trigrams of its words (``profile_of(words, code)`` rebuilds it)."""
+    return _profile(text)
+
+
+def profile_of(words: Iterable[str], code: Iterable[str]) -> Profile:
+    """The profile whose words and code words are these (as ``profile`` gave them)."""
+    kept = frozenset(words)
+    return kept, frozenset(code), frozenset(gram for word in kept for gram in _trigrams(word))
+
+
+MASK_BITS = 1024
+
+
+def gram_mask(grams: Iterable[str]) -> int:
+    """A ``MASK_BITS``-bit sketch of a trigram set: one bit per trigram (crc32), so a stored
+    record's trigrams fit a small blob and ``ceiling`` can bound a score without them."""
+    mask = 0
+    for gram in grams:
+        mask |= 1 << (zlib.crc32(gram.encode("utf-8")) % MASK_BITS)
+    return mask
+
+
+def gram_layers(grams: Iterable[str]) -> list[int]:
+    """The trigrams of one text as layers of bits: layer k has the bits that k+1 or more of
+    its trigrams fall on (their sum over the bits of another mask bounds the trigrams shared
+    with it)."""
+    counts: dict[int, int] = {}
+    for gram in grams:
+        bit = zlib.crc32(gram.encode("utf-8")) % MASK_BITS
+        counts[bit] = counts.get(bit, 0) + 1
+    layers = [0] * max(counts.values(), default=0)
+    for bit, count in counts.items():
+        for layer in range(count):
+            layers[layer] |= 1 << bit
+    return layers
+
+
+def ceiling(
+    mine: Profile, layers: list[int], shared: int, counts: tuple[int, int, int], mask: int
+) -> float:
+    """An upper bound of ``_score(mine, theirs)`` from what a catalog stores of ``theirs``:
+    ``shared`` words in common, its counts of words, code words and trigrams, and its
+    ``gram_mask``.
+
+    Token part: the best case counts ``CODE_WEIGHT`` times as many shared words as there can
+    be code words (``token_ceiling``). Trigram part: each trigram of ``mine`` shared with
+    theirs sets a bit of ``mask``, so the trigrams of ``mine`` falling on bits of ``mask``
+    (``layers``) bound the shared ones."""
+    words, code, grams = counts
+    if not mine[0] and not words:
+        return 0.0
+    tokens = token_ceiling(shared, len(mine[0]), words, min(shared, len(mine[1]) + code))
+    total = len(mine[2]) + grams
+    common = min(sum((layer & mask).bit_count() for layer in layers), grams, len(mine[2]))
+    dice = 2 * common / total if total else 0.0
+    return TOKEN_WEIGHT * min(tokens, 1.0) + (1 - TOKEN_WEIGHT) * dice
+
+
+def may_reach(mine: Profile, threshold: float) -> Callable[[int, int, int, int, bytes], bool]:
+    """``ceiling(...) >= threshold`` as a fast test of stored counts and a mask's bytes (the
+    catalog calls it for every record sharing a word with ``mine``)."""
+    layers = gram_layers(mine[2])
+    first, rest = (layers[0], layers[1:]) if layers else (0, [])
+    words, code, grams = len(mine[0]), len(mine[1]), len(mine[2])
+    extra_weight, token_weight = CODE_WEIGHT - 1, TOKEN_WEIGHT
+    from_bytes = int.from_bytes
+
+    def test(shared: int, their_words: int, their_code: int, their_grams: int, raw: bytes) -> bool:
+        if not words and not their_words:
+            return threshold <= 0.0
+        extra = extra_weight * min(shared, code + their_code)
+        tokens = min(1.0, (shared + extra) / max(1, words + their_words - shared + extra))
+        mask = from_bytes(raw, "little")
+        common = (first & mask).bit_count()
+        for layer in rest:
+            common += (layer & mask).bit_count()
+        total = grams + their_grams
+        dice = 2 * min(common, grams, their_grams) / total if total else 0.0
+        return token_weight * tokens + (1 - token_weight) * dice >= threshold
+
+    return test
+
+
+def token_ceiling(shared: int, mine: int, theirs: int, code: int) -> float:
+    """The weighted Jaccard index of two word sets of sizes ``mine`` and ``theirs`` sharing
+    ``shared`` words, at most ``code`` of them code words, in the best case: the shared code
+    words count ``CODE_WEIGHT`` times, no other word does."""
+    extra = (CODE_WEIGHT - 1) * code
+    return (shared + extra) / max(1, mine + theirs - shared + extra)
 
 
 @lru_cache(maxsize=4096)
-def _profile(text: str) -> _Profile:
+def _profile(text: str) -> Profile:
     found = _tokens(text)
     words = frozenset(word for word, _ in found)
     code = frozenset(word for word, looks in found if looks)
@@ -211,7 +313,7 @@ def _profile(text: str) -> _Profile:
     return words, code, grams
 
 
-def _score(a: _Profile, b: _Profile) -> float:
+def _score(a: Profile, b: Profile) -> float:
     words_a, code_a, grams_a = a
     words_b, code_b, grams_b = b
     if not words_a and not words_b:

@@ -225,6 +225,15 @@ _LEAD = re.compile(
     r"\b[\s,:—–-]*",
     re.IGNORECASE,
 )
+# a scope opening the sentence before the directive, kept with the rule: "When writing tests,
+# always use vitest", "For migrations always use prisma migrate", "En los tests, nunca uses any"
+_SCOPE = re.compile(
+    r"(?P<scope>(?:when(?:ever)?|while|for|in|inside|within|cuando|para|en|dentro\s+de)"
+    r"\s+(?!(?:this|that|now|the\s+future|adelante)\b)[^\s,.;:!?][^,.;:!?]{0,59}?)\s*,?\s+"
+    r"(?=(?:(?:you|we)\s+(?:should|must)\s+)?(?:always|never|don['’]?t|do\s+not|avoid|siempre"
+    r"|nunca|no\s|evit))",
+    re.IGNORECASE,
+)
 _BULLET = re.compile(r"[ \t¡\-*•]*")
 _CLAUSE_BREAK = re.compile(r"[,:;(—–]\s*|\s[-–]\s+|\s(?:and|but|then)\s+", re.IGNORECASE)
 # "y" / "pero" join two orders only after one ("Arregla el bug y usa zod en vez de yup"); after
@@ -357,6 +366,8 @@ def _clause_starts(text: str, start: int, end: int) -> Iterator[int]:
         while (lead := _LEAD.match(text, pos, end)) is not None and lead.end() > pos:
             pos = lead.end()
             yield pos
+        if (scope := _SCOPE.match(text, pos, end)) is not None:
+            yield scope.end()
 
 
 def _skip_bullet(text: str, pos: int, end: int) -> int:
@@ -374,7 +385,7 @@ def _first(
             match = _search(rule, text, sentence)
             if match is None:
                 continue
-            found = _build(rule, match, original, sentence.end)
+            found = _build(rule, match, sentence, original)
             if found.subject or not _APPROVAL.match(found.phrase):
                 return found
     return None
@@ -393,17 +404,35 @@ def _search(rule: _Rule, text: str, sentence: _Sentence) -> re.Match[str] | None
     return match
 
 
-def _build(rule: _Rule, match: re.Match[str], original: str, end: int) -> Trigger:
+def _build(rule: _Rule, match: re.Match[str], sentence: _Sentence, original: str) -> Trigger:
     phrase = " ".join(original[match.start() : match.end()].split()).strip(" ,")
     if match.groupdict().get("verb") is not None:
         subject_start = match.start("verb")
     else:
         subject_start = match.end("head")
+    end = sentence.end
     subject = _clean(original[subject_start:end])
     negated = rule.kind == "mistake" and match.groupdict().get("verb") is not None
     preferred, avoided = _choices(rule.kind, phrase, subject, negated)
-    rule_text = " ".join(original[match.start() : end].split())
+    start = match.start()
+    scope = _scope_before(original, sentence, start)
+    if scope is not None and subject:
+        subject = f"{' '.join(original[scope[0] : scope[1]].split())}, {subject}"
+        start = scope[0]
+    rule_text = " ".join(original[start:end].split())
     return Trigger(rule.kind, phrase, subject, rule.language, preferred, avoided, rule_text)
+
+
+def _scope_before(original: str, sentence: _Sentence, start: int) -> tuple[int, int] | None:
+    """The span of the scope ("when writing tests") that opens a clause right before the
+    directive at ``start``, if any."""
+    for pos in sentence.clauses:
+        if pos >= start:
+            break
+        found = _SCOPE.match(original, pos, sentence.end)
+        if found is not None and found.end() == start:
+            return found.start("scope"), found.end("scope")
+    return None
 
 
 def _praise(original: str, text: str) -> Trigger | None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from planning_memory.search.semantic import load_ranker as load_ranker
     from planning_memory.search.semantic import semantic_wanted as semantic_wanted
     from planning_memory.search.upkeep import IndexReport as IndexReport
+    from planning_memory.search.upkeep import ensure_memories as ensure_memories
     from planning_memory.search.upkeep import ensure_ready as ensure_ready
     from planning_memory.search.upkeep import index_files as index_files
     from planning_memory.search.upkeep import rebuild as rebuild
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         "Row",
         "TimelineEntry",
         "check_sources",
+        "ensure_memories",
         "ensure_ready",
         "estimate_tokens",
         "index_files",
@@ -78,6 +80,7 @@ else:
             "Row": "database",
             "TimelineEntry": "chronology",
             "check_sources": "ranking",
+            "ensure_memories": "upkeep",
             "ensure_ready": "upkeep",
             "estimate_tokens": "chunks",
             "index_files": "upkeep",

@@ -31,7 +31,7 @@ from planning_memory.core import Layout
 from planning_memory.search.documents import Doc
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: code and Markdown chunks are stored redacted (older indexes are rebuilt)
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
@@ -161,6 +161,7 @@ class Index:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA secure_delete = ON")  # replaced text leaves no bytes behind
             conn.execute("PRAGMA journal_size_limit = 67108864")
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 _migrate(conn)
@@ -205,6 +206,24 @@ class Index:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    @contextlib.contextmanager
+    def build_guard(self) -> Iterator[bool]:
+        """Whether this process may finish a pending build: True for one process at a time
+        (a lock on ``<index>.build`` beside the database), False while another holds it."""
+        import fcntl
+
+        with open(f"{self.path}.build", "a") as guard:
+            try:
+                fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+
+    def delete_meta(self, key: str) -> None:
+        with self.write():
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     @property
     def built(self) -> bool:
@@ -297,19 +316,23 @@ class Index:
             )
 
     # -- reading -------------------------------------------------------------------------------
-    def match(self, expression: str, filters: Filters, limit: int) -> list[Row]:
+    def match(
+        self, expression: str, filters: Filters, limit: int, *, scan: int = SCAN_CAP
+    ) -> list[Row]:
         """Documents matching an FTS5 ``expression``, best BM25 first, at most ``limit``."""
         where, args = filters.sql()
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # Two steps: rank ids (small columns only; big ones are last in the row and are never
         # read for rows that do not make the cut), then fetch the winners' rows. BM25 is
-        # computed for at most ``SCAN_CAP`` matches, the most recently indexed ones: a step
-        # matching more than that names nothing distinctive, and ranking every match of a
-        # very common word would cost about 2 us per match.
+        # computed for at most ``scan`` matches, the most recently indexed ones: a step
+        # matching more than ``SCAN_CAP`` names nothing distinctive, and ranking every match
+        # of a very common word would cost about 2 us per match. A caller that knows how many
+        # documents can match (the OR step: its terms are each in fewer than ``COMMON_DF``)
+        # passes that bound, so every match is scored.
         join = "JOIN docs d ON d.id = fts.rowid " if where else ""
         sql = (
             f"SELECT rowid, score FROM (SELECT fts.rowid AS rowid, bm25(fts, {weights}) AS score "
-            f"FROM fts {join}WHERE fts MATCH ?{where} ORDER BY fts.rowid DESC LIMIT {SCAN_CAP}) "
+            f"FROM fts {join}WHERE fts MATCH ?{where} ORDER BY fts.rowid DESC LIMIT {int(scan)}) "
             "ORDER BY score LIMIT ?"
         )
         try:

@@ -18,6 +18,7 @@ from typing import Any
 
 from planning_memory.core import Layout, codec
 from planning_memory.errors import PlanningMemoryError
+from planning_memory.longterm import load_checked
 from planning_memory.store import Store
 
 SOURCES = ("record", "entity", "code", "doc", "message", "decision", "session")
@@ -152,11 +153,10 @@ def record_doc(record: Mapping[str, Any]) -> Doc | None:
 
 
 def read_record_file(store: Store, path: Path) -> list[Doc]:
-    """Adapter: the documents of one record file (none if unreadable or deleted)."""
-    try:
-        value = codec.loads(store.read_bytes(path), path=str(path))
-    except PlanningMemoryError:
-        return []
+    """Adapter: the documents of one record file (none if deleted, or broken: then
+    ``store.skip_broken`` is told)."""
+    loaded = load_checked(store, path)
+    value = loaded.value if loaded is not None else None
     doc = record_doc(value) if isinstance(value, Mapping) else None
     return [doc] if doc else []
 

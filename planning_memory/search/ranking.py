@@ -336,7 +336,9 @@ def _scored(
     for ix in indexes:
         wider = _or_terms(ix, terms)
         if wider:
-            extra += ix.match(match_expression(wider, "any"), filters, pool)
+            # each term is in fewer than COMMON_DF documents: every match is scored
+            scan = len(wider) * COMMON_DF
+            extra += ix.match(match_expression(wider, "any"), filters, pool, scan=scan)
     wide = [(s, r, "any") for s, r in _ranked(extra, now, decay) if r.doc.key not in seen]
     return scored + wide
 

@@ -4,16 +4,18 @@ Files are listed with ``git ls-files`` inside a git work tree (so ``.gitignore``
 else by a walk that skips hidden and vendor folders; the config's exclude patterns apply in both
 cases, in gitignore syntax (``core.ignore``, the scanner's and the watch daemon's dialect);
 ``.planning/`` is never included. Reading refuses big, binary and non-UTF-8 files and
-symlinks that leave the repository. Nothing here writes.
+symlinks that leave the repository; secrets and ``<private>`` blocks are redacted before a file
+is chunked, so none reaches the index or what is served from it. Nothing here writes.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from planning_memory.core import Exclusion
+from planning_memory.core import Exclusion, privacy
 from planning_memory.search.chunks import chunk_file
 from planning_memory.search.documents import MAX_INDEXED_CHARS, Doc, mtime_stamp
 
@@ -133,7 +135,7 @@ def read_source_text(root: Path, rel: str, max_bytes: int) -> tuple[str, float] 
         if not real.startswith(os.path.realpath(root) + os.sep):
             return None
         st = os.stat(path)
-        if st.st_size > max_bytes:
+        if st.st_size > max_bytes or not stat.S_ISREG(st.st_mode):  # a FIFO would block
             return None
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
@@ -148,7 +150,9 @@ def read_source_text(root: Path, rel: str, max_bytes: int) -> tuple[str, float] 
 
 
 def file_docs(rel: str, text: str, mtime: float, size: int = 500, overlap: int = 50) -> list[Doc]:
-    """The chunk documents of one repository file (code or Markdown)."""
+    """The chunk documents of one repository file (code or Markdown), its secrets and
+    ``<private>`` blocks redacted first (line numbers kept)."""
+    text = privacy.redact(text, keep_lines=True)
     lang = language_of(rel)
     source = "doc" if lang in DOC_LANGUAGES else "code"
     stamp = mtime_stamp(mtime)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,8 @@ from planning_memory.store import Store
 RACY_NS = 100_000_000  # stats younger than this (0.1 s) are re-checked on the next sync
 ENTITY_PREFIX = "memory/entity/"
 CODE_PREFIX = "file:"
+CODE_BATCH = 2000  # files indexed per transaction
+PENDING = "pending_since"  # meta: the code map and the code are still to index
 
 Reader = Callable[[Path], list[Doc]]
 
@@ -155,7 +156,9 @@ Entry = tuple[str, Path, int, int]  # group, file, mtime_ns (0: do not trust), s
 
 
 def _scan(folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entry]:
-    """The regular files directly in ``folder`` whose name ``accept``s (symlinks skipped)."""
+    """The entries directly in ``folder`` whose name ``accept``s: regular files, and anything
+    else too (a FIFO, a symlink, a folder named ``x.json``) so that its reader refuses it out
+    loud."""
     now = time.time_ns()
     found: list[Entry] = []
     try:
@@ -167,9 +170,8 @@ def _scan(folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entr
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if stat.S_ISREG(st.st_mode):
-                    mtime = st.st_mtime_ns if now - st.st_mtime_ns > RACY_NS else 0
-                    found.append((prefix + entry.name, Path(entry.path), mtime, st.st_size))
+                mtime = st.st_mtime_ns if now - st.st_mtime_ns > RACY_NS else 0
+                found.append((prefix + entry.name, Path(entry.path), mtime, st.st_size))
     except (FileNotFoundError, NotADirectoryError):
         pass
     return found
@@ -281,9 +283,11 @@ def _sync_entities(
     return report
 
 
-def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> IndexReport:
-    """Re-index the records, sessions and entity shards that changed on disk. Each folder is
-    listed only when its mtime moved since the last sync."""
+def sync(
+    index: Index, layout: Layout, store: Store, *, force: bool = False, entities: bool = True
+) -> IndexReport:
+    """Re-index the records, sessions and (unless ``entities`` is false) entity shards that
+    changed on disk. Each folder is listed only when its mtime moved since the last sync."""
     report = IndexReport()
     for name in ("patterns", "mistakes", "learnings"):
         report += _sync_folder(
@@ -310,6 +314,8 @@ def sync(index: Index, layout: Layout, store: Store, *, force: bool = False) -> 
         lambda p: sources.read_archive(store, p),
         force=force,
     )
+    if not entities:
+        return report
     return report + _sync_entities(index, layout, store, force=force)
 
 
@@ -329,14 +335,18 @@ def reindex_codebase(
     names = codebase.repo_files(root, opts["exclude"])
     known = index.group_state(CODE_PREFIX)
     report = IndexReport(seen=len(names))
+    # one transaction per batch (unless the caller holds one): a killed run keeps what it
+    # indexed, and the next run skips those files (their mtime and size match)
+    for start in range(0, len(names), CODE_BATCH):
+        with index.write():
+            for rel in names[start : start + CODE_BATCH]:
+                group = CODE_PREFIX + rel
+                mtime, size = _stat(root / rel)
+                state = known.pop(group, None)
+                if state is not None and mtime and state[1] == mtime and state[2] == size:
+                    continue
+                report += _sync_one(index, group, root / rel, _code_reader(root, rel, opts))
     with index.write():
-        for rel in names:
-            group = CODE_PREFIX + rel
-            mtime, size = _stat(root / rel)
-            state = known.pop(group, None)
-            if state is not None and mtime and state[1] == mtime and state[2] == size:
-                continue
-            report += _sync_one(index, group, root / rel, _code_reader(root, rel, opts))
         for group in known:
             report += IndexReport(removed=index.remove_group(group))
         index.set_meta("code_indexed_at", timestamp_now())
@@ -366,6 +376,8 @@ def rebuild(
             if code and layout.planning.name == ".planning":
                 report += reindex_codebase(index, layout, config)
         index.set_meta("built_at", timestamp_now())
+        if code:
+            index.delete_meta(PENDING)
     index.optimize()
     return report
 
@@ -373,7 +385,32 @@ def rebuild(
 def ensure_ready(
     index: Index, layout: Layout, store: Store, config: Mapping[str, Any] | None = None
 ) -> IndexReport:
-    """Rebuild a new (or deleted) index; otherwise sync what changed on disk."""
+    """Rebuild a new (or deleted) index; finish one that ``ensure_memories`` started;
+    otherwise sync what changed on disk."""
     if not index.built:
         return rebuild(index, layout, store, config)
-    return sync(index, layout, store)
+    if index.get_meta(PENDING) is None:
+        return sync(index, layout, store)
+    report = sync(index, layout, store, force=True)
+    if layout.planning.name == ".planning":
+        report += reindex_codebase(index, layout, config)
+    with index.write():
+        index.delete_meta(PENDING)
+    return report
+
+
+def ensure_memories(index: Index, layout: Layout, store: Store) -> bool:
+    """What a hook may do in its time: when no index was built, index the memories (records
+    and sessions: quick at any repository size) and leave the code map and the code pending
+    (``ensure_ready`` finishes them, resumably); otherwise sync the memories that changed.
+    Returns whether the rest is still pending."""
+    if not index.built:
+        with index.write():
+            index.clear()
+            with index.bulk():
+                sync(index, layout, store, force=True, entities=False)
+            index.set_meta(PENDING, timestamp_now())
+            index.set_meta("built_at", timestamp_now())
+        return True
+    sync(index, layout, store, entities=False)
+    return index.get_meta(PENDING) is not None

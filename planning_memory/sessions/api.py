@@ -215,11 +215,19 @@ class Sessions(SessionFiles):
         sid = self._id(session_id, start=False)
         return lifecycle.restore(self, sid, data, now=self.now())
 
-    def end(self, session_id: str | None, summarizer: Summarizer | None = None) -> Session:
+    def end(
+        self,
+        session_id: str | None,
+        summarizer: Summarizer | None = None,
+        *,
+        summarize: bool = True,
+    ) -> Session:
         """End with seed 003's summary (by ``summarizer``, default: the config's; a failing
-        command gives way to the built-in one; nothing recorded keeps the summary it had)."""
+        command gives way to the built-in one; nothing recorded keeps the summary it had);
+        ``summarize=False`` ends it without one."""
         sid = self._id(session_id, start=False)
-        return lifecycle.end(self, sid, summarizer or self.summarizer, now=self.now())
+        chosen = (summarizer or self.summarizer) if summarize else None
+        return lifecycle.end(self, sid, chosen, now=self.now())
 
     def inherit(self, session_id: str, source_id: str) -> list[str]:
         """Carry the standing facts of ``source_id`` (an ended session: its decisions, stated

@@ -335,11 +335,14 @@ class SessionFiles:
                 return session, result
         raise AssertionError("unreachable")
 
-    def enqueue(self, session_id: str, now: datetime) -> None:
-        """Drop the marker "this session needs a summary" (kept if already there)."""
+    def enqueue(self, session_id: str, now: datetime) -> bool:
+        """Drop the marker "this session needs a summary" (kept if already there); True when
+        it was not there."""
         path = self.queue_path(session_id)
-        if not path.exists():
-            self.store.write_json(path, {"session_id": session_id, "queued_at": timestamp(now)})
+        if path.exists():
+            return False
+        self.store.write_json(path, {"session_id": session_id, "queued_at": timestamp(now)})
+        return True
 
     def dequeue(self, session_id: str) -> None:
         self.store.delete(self.queue_path(session_id))

@@ -149,13 +149,18 @@ def _restore_into(session: Session, data: Mapping[str, Any]) -> None:
 
 
 # -- end, delete -------------------------------------------------------------------------------
-def end(files: SessionFiles, session_id: str, summarizer: Summarizer, *, now: datetime) -> Session:
-    """End the session with seed 003's summary. A summariser command that fails gives way to
-    the built-in summariser (a system message records why); a session with nothing recorded,
-    or whose summary comes out empty, keeps the end summary it had (null for a new one)."""
+def end(
+    files: SessionFiles, session_id: str, summarizer: Summarizer | None, *, now: datetime
+) -> Session:
+    """End the session with seed 003's summary (none when ``summarizer`` is None). A
+    summariser command that fails gives way to the built-in summariser (a system message
+    records why); a session with nothing recorded, or whose summary comes out empty, keeps
+    the end summary it had (null for a new one)."""
     session = files.load(session_id).value
     require(session, OPEN)
-    result, warning = _end_summary(session, summarizer) if has_activity(session) else (None, None)
+    result, warning = (None, None)
+    if summarizer is not None and has_activity(session):
+        result, warning = _end_summary(session, summarizer)
     note = _message("system", warning, now) if warning else None
 
     def apply(s: Session) -> None:

@@ -61,6 +61,7 @@ class Appended:
     memorize: list[str]
     summary_queued: bool
     previous_at: str | None  # when the message before this one was recorded
+    newly_queued: bool = False  # this message queued the summary (it was not queued yet)
 
     def gap_days(self) -> int | None:
         if self.previous_at is None:
@@ -68,6 +69,10 @@ class Appended:
         return temporal.gap_days(
             parse_timestamp(self.message["at"]), parse_timestamp(self.previous_at)
         )
+
+    def gap_notice(self) -> str | None:
+        """The notice an agent gets with this message after a gap of a day or more."""
+        return temporal.gap_notice(self.gap_days())
 
 
 def append_message(
@@ -99,10 +104,9 @@ def append_message(
 
     with files.store.lock():
         _s, (previous, queue) = files.mutate(session_id, add, now=now)
-        if queue:
-            files.enqueue(session_id, now)
+        newly = files.enqueue(session_id, now) if queue else False
     memorize = memorize_markers(message["content"]) if role == "assistant" else []
-    return Appended(session_id, message, memorize, queue, previous)
+    return Appended(session_id, message, memorize, queue, previous, newly)
 
 
 def _tool_result(value: Mapping[str, Any]) -> dict[str, str]:

@@ -32,6 +32,7 @@ from typing import Any
 from planning_memory.core import codec, privacy, timestamp
 from planning_memory.errors import InputError, SchemaError
 from planning_memory.sessions import new_session
+from planning_memory.store import read_regular
 
 LONG_TERM_FILE = "largo_plazo.json"
 SESSION_FILE = "sesion_actual.json"
@@ -234,9 +235,8 @@ def find_files(folder: Path) -> tuple[Path | None, Path | None]:
 
 
 def _load(path: Path | None) -> Any:
-    if path is None:
-        return None
-    return codec.loads(path.read_bytes(), path=str(path))
+    data = read_regular(path) if path is not None else None  # bounded; never a FIFO
+    return None if data is None else codec.loads(data, path=str(path))
 
 
 def read_memoria(

@@ -27,7 +27,8 @@ from planning_memory.core import (
     schema,
     timestamp,
 )
-from planning_memory.errors import InputError, LimitError, PlanningMemoryError, SchemaError
+from planning_memory.errors import InputError, PlanningMemoryError, SchemaError
+from planning_memory.store import read_regular
 
 FORMAT_VERSION = 1
 _KIND_KEYS = {"patterns": "pattern", "mistakes": "mistake", "learnings": "learning"}
@@ -324,12 +325,7 @@ def read_document(path: Path) -> Any:
     regular file is read, and never more than the size limit (a device or FIFO is refused)."""
     if path.is_dir():
         raise InputError("is a directory, expected a JSON file", path=str(path))
-    if not path.exists():
+    data = read_regular(path)  # opened non-blocking, checked with fstat, read up to the limit
+    if data is None:
         raise InputError("no such file", path=str(path))
-    if not path.is_file():
-        raise InputError("not a regular file, expected a JSON file", path=str(path))
-    with path.open("rb") as handle:
-        data = handle.read(codec.MAX_BYTES + 1)
-    if len(data) > codec.MAX_BYTES:
-        raise LimitError(f"file is over the {codec.MAX_BYTES:,}-byte limit", path=str(path))
     return codec.loads(data, path=str(path))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.core import Layout, Record
+from planning_memory.errors import InputError
 from planning_memory.longterm import save_record
 from planning_memory.store import Store
 from planning_memory.transfer.shapes import ImportResult, export_document
@@ -26,13 +27,16 @@ def export_tree(
     *,
     seed: bool = False,
 ) -> dict[str, Any]:
-    """The combined document: ``records``, ``preferences``, every session file of the tree,
-    the ``entity`` snapshot and where the derived index lives."""
-    sessions = [
-        store.read_json(path)
-        for path in store.list_json(layout.short_term)
-        if path.name.startswith("session-")
-    ]
+    """The combined document: ``records``, ``preferences``, every session file of the tree
+    (a broken one skipped and told to ``store.skip_broken``), the ``entity`` snapshot and
+    where the derived index lives."""
+    sessions = []
+    for path in store.list_json(layout.short_term):
+        if path.name.startswith("session-"):
+            try:
+                sessions.append(store.read_json(path))
+            except InputError as exc:
+                store.skip_broken(exc)
     where = {"provider": "local", "path": store.rel(index_path), "present": index_path.is_file()}
     return export_document(
         list(records), dict(preferences), sessions, dict(entity), {"index": where}, now, seed=seed

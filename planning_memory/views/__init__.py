@@ -2,7 +2,7 @@
 
 ``Views`` knows each rendered file's state; ``render_all``, ``refresh``, ``check`` and ``sync``
 render JSON to Markdown and import hand edits back, stopping at a real conflict. Rendered text
-is inert. See docs/markdown.md.
+is inert (``make_inert``; the context formats use it too). See docs/markdown.md.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from planning_memory.core.exports import exports
 if TYPE_CHECKING:
     from planning_memory.views.fileformat import body_hash as body_hash
     from planning_memory.views.fileformat import header_hashes as header_hashes
+    from planning_memory.views.inert import active_injections as active_injections
+    from planning_memory.views.inert import inline as inline
+    from planning_memory.views.inert import make_inert as make_inert
     from planning_memory.views.state import Views as Views
     from planning_memory.views.state import ViewState as ViewState
     from planning_memory.views.workflow import SyncReport as SyncReport
@@ -26,9 +29,12 @@ if TYPE_CHECKING:
         "SyncReport",
         "ViewState",
         "Views",
+        "active_injections",
         "body_hash",
         "check",
         "header_hashes",
+        "inline",
+        "make_inert",
         "refresh",
         "render_all",
         "sync",
@@ -40,9 +46,12 @@ else:
             "SyncReport": "workflow",
             "ViewState": "state",
             "Views": "state",
+            "active_injections": "inert",
             "body_hash": "fileformat",
             "check": "workflow",
             "header_hashes": "fileformat",
+            "inline": "inert",
+            "make_inert": "inert",
             "refresh": "workflow",
             "render_all": "workflow",
             "sync": "workflow",

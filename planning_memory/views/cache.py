@@ -89,7 +89,7 @@ def _stat(path: Path | str, now: int) -> tuple[int, int]:
 def _memos_of(row: Row) -> set[str]:
     """The views whose source hash a record file's row is part of."""
     found = {name for name in ("patterns", "mistakes") if row.type == name[:-1]}
-    return found | {"claude"} if row.shown else found
+    return found | {"claude"} if row.shown or found else found  # see ``source_hash``
 
 
 class RenderCache:
@@ -233,11 +233,21 @@ class RenderCache:
 
     def source_hash(self, memo: str, template: str) -> str:
         """The ``source-hash`` of the view of ``memo`` with ``template``: ``digests_hash`` of
-        its records' digests (and the preferences' for CLAUDE.md), kept while they are."""
+        its records' digests (and the preferences' for CLAUDE.md), kept while they are.
+
+        CLAUDE.md's covers every live pattern and mistake too, shown or not: a merge that sums
+        uses or occurrences can establish a pattern or escalate a mistake that neither side
+        showed, so any change to one must change the file on its side for git to hand the
+        merge of CLAUDE.md to the driver (which renders it from the merged records)."""
         key = f"{memo} {hashlib.sha256(template.encode()).hexdigest()}"
         if key not in self.hashes:
             ids, digests = self.table.id, self.table.digest
-            pairs = [(ids[i], digests[i]) for i in self._group(memo)]
+            rows = self._group(memo)
+            if memo == "claude":
+                live = self.table.live
+                both = [*self._group("patterns"), *self._group("mistakes")]
+                rows = sorted({*rows, *(i for i in both if live[i])})
+            pairs = [(ids[i], digests[i]) for i in rows]
             if memo == "claude":
                 pairs.append(("", self.preferences.digest))
             self.hashes[key] = digests_hash(pairs, template)

@@ -147,10 +147,15 @@ def claude_source_hash(
     records: Iterable[Mapping[str, Any]], preferences: Mapping[str, Any], template: str
 ) -> str:
     """The ``source-hash`` of CLAUDE.md: what it is rendered from, the records it has an
-    entry for (a change to any other record leaves it as it is), the preferences and the
-    template."""
-    shown = [r for r in records if claude_entry(r) is not None]
+    entry for, every live pattern and mistake (a merge that sums uses or occurrences can make
+    one of them shown: see ``cache.RenderCache.source_hash``), the preferences and the
+    template. A change to any other record leaves it as it is."""
+    shown = [r for r in records if claude_entry(r) is not None or _may_show(r)]
     return source_hash([*shown, preferences], template)
+
+
+def _may_show(record: Mapping[str, Any]) -> bool:
+    return record.get("type") in ("pattern", "mistake") and record.get("deleted_at") is None
 
 
 def render_claude_md(

@@ -44,7 +44,9 @@ FIELD_RE = re.compile(
 HEADING_LIKE_RE = re.compile(r"^ {0,3}##(?:[ \t]|$)")
 HEADING_PREFIX_RE = re.compile(r"^ {0,3}##[ \t]*")
 MARKER_RE = re.compile(r"^(?P<text>.*?)[ \t]*<!--[ \t]*id:[ \t]*(?P<id>[^ \t>]*)[ \t]*-->$")
-MARKER_HINT_RE = re.compile(r"<!--\s*id\s*:", re.IGNORECASE)
+# What a heading may hold only inside its one id marker: a comment fragment or a record id.
+# A hand-mangled marker (``<!- id: pat_… -->``, ``(id: pat_…)``) is an error, never a new item.
+MARKER_HINT_RE = re.compile(r"(?i:<!-|-->|<--)|\b[a-z]{2,8}_[0-9A-HJKMNP-TV-Z]{26}\b")
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
@@ -68,6 +70,18 @@ def normalize_newlines(text: str) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_CONFLICT_LINE_RE = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def conflict_marker_line(text: str) -> int | None:
+    """The 1-based line of the first git conflict marker when ``text`` holds a conflict hunk
+    (a ``<<<<<<<`` line and a ``>>>>>>>`` line), else None."""
+    marks = list(_CONFLICT_LINE_RE.finditer(text))
+    if {m.group(1)[0] for m in marks} != {"<", ">"}:
+        return None
+    return text.count("\n", 0, marks[0].start()) + 1
 
 
 def is_unsafe_char(char: str) -> bool:

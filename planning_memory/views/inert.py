@@ -15,7 +15,6 @@ import unicodedata
 from collections.abc import Collection
 
 from planning_memory.errors import InputError
-from planning_memory.views.blocks import markdown_tokens
 
 START_MARKER = "<!-- planning-memory:start -->"
 END_MARKER = "<!-- planning-memory:end -->"
@@ -92,6 +91,8 @@ def _marker_problems(lines: list[str]) -> list[str]:
 
 
 def _token_problems(text: str, allowed_headings: Collection[str]) -> list[str]:
+    from planning_memory.views.blocks import markdown_tokens  # the checker only: no parser cost
+
     env: dict[str, object] = {}
     tokens = markdown_tokens(text, env, inline=True)
     refs = env.get("references")

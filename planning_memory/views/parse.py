@@ -30,10 +30,16 @@ from planning_memory.views.fileformat import (
     VIEW_FILES,
     Issue,
     Kind,
+    conflict_marker_line,
     fill_template,
     json_string,
     json_string_list,
     normalize_newlines,
+)
+
+CONFLICT_MESSAGE = (
+    "git conflict markers (<<<<<<< ... >>>>>>>) from a merge: a view is never imported with "
+    "them; `pmem sync --prefer json` renders it again from the merged records"
 )
 
 # --- parsed values ----------------------------------------------------------------------
@@ -293,6 +299,9 @@ def parse_view(text: str, kind: Kind, *, template: str | None = None) -> ParsedV
     when the text above the first item was edited.
     """
     doc = scan(text)
+    conflict = conflict_marker_line(text)
+    if conflict is not None:
+        doc.errors.insert(0, Issue(CONFLICT_MESSAGE, conflict))
     header = HEADER_RE.match(doc.lines[0])
     if header and header["view"] != VIEW_FILES[kind]:
         doc.errors.insert(

@@ -23,7 +23,7 @@ from planning_memory.core import Layout, Record, privacy, timestamp
 from planning_memory.errors import ConflictError, SchemaError
 from planning_memory.longterm import check_record, new_record, save_record
 from planning_memory.views.diff import Changes, diff_view
-from planning_memory.views.fileformat import header_hashes
+from planning_memory.views.fileformat import conflict_marker_line, header_hashes
 from planning_memory.views.parse import ParsedView, parse_view
 from planning_memory.views.state import VIEWS, Views, ViewState
 from planning_memory.views.templates import load_template
@@ -47,6 +47,12 @@ class SyncReport:
     def conflict_error(self, rel: Callable[[Path], str]) -> ConflictError:
         """The one-line error for this report's hand-edit conflicts (nothing was written)."""
         names = ", ".join(f"{rel(c.path)} ({c.state})" for c in self.conflicts)
+        if any(conflict_marker_line(c.on_disk or "") for c in self.conflicts):
+            return ConflictError(
+                f"git conflict markers from a merge in: {names}; nothing was written",
+                hint="`pmem sync --prefer json` renders the views again from the merged records "
+                "(your copy is kept as .orig)",
+            )
         return ConflictError(
             f"edited by hand: {names}; nothing was written",
             hint="`pmem sync --prefer md` imports your edits, `--prefer json` re-renders "
@@ -173,15 +179,18 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
             if s.state == "conflict" or (s.name == "CLAUDE.md" and s.state == "edited")
         ]
         conflicts = [s for s in conflicts if not _noise_only(views, s, now)]
+        marked = [s for s in states if s.state != "current" and _merge_leftover(s)]
+        conflicts += [s for s in marked if s not in conflicts]
         if conflicts and prefer is None:
             report.conflicts = conflicts
             views.save_cache()
             return report
         for state in states:
             if state.name in ("patterns.md", "mistakes.md") and (
-                state.state == "edited" or (state.state == "conflict" and prefer == "md")
+                (state.state == "edited" and state not in marked)
+                or (state in conflicts and prefer == "md")
             ):
-                _import(views, state, now, report)
+                _import(views, state, now, report)  # refuses a view with conflict markers
         if prefer == "json":
             for state in conflicts:
                 if state.on_disk is not None:
@@ -197,6 +206,11 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
             _write(views, state, report)
         views.save_cache()
     return report
+
+
+def _merge_leftover(state: ViewState) -> bool:
+    """The view holds git conflict markers: never imported, settled only by a choice."""
+    return state.on_disk is not None and conflict_marker_line(state.on_disk) is not None
 
 
 def _noise_only(views: Views, state: ViewState, now: datetime) -> bool:

@@ -64,5 +64,7 @@ def job(start: Path | None, paths: list[str] | None) -> dict[str, Any]:
     return {
         "written": [str(p) for p in writes.take_written()],
         "files_seen": getattr(report, "files_seen", 0),
+        "errors": getattr(report, "errors", 0),
+        "error_paths": list(getattr(report, "error_paths", ()))[:10],
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }

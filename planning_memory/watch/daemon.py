@@ -95,6 +95,9 @@ class Daemon:
             "reactions": self.reactions,
             "warnings": [],
             "scan_child_peak_rss_mb": 0.0,
+            "busy_since_epoch": None,
+            "files_with_errors": 0,
+            "error_files": [],
         }
 
     def _open(self) -> tuple[Memory, Memory]:
@@ -191,6 +194,7 @@ class Daemon:
             return todo
         started = time.monotonic()
         self.info["state"] = "busy"
+        self.info["busy_since_epoch"] = time.time()
         self.info["last_event_at"] = _now()
         self.flush_status(force=True)
         if todo.gitignore:
@@ -233,6 +237,7 @@ class Daemon:
             what, todo.count(), len(todo.source), waited, seconds,
         )  # fmt: skip
         self.info["state"] = "idle"
+        self.info["busy_since_epoch"] = None
         self.flush_status(force=True)
 
     def _reload_config(self) -> None:
@@ -259,12 +264,26 @@ class Daemon:
         if self.reactions.get(name) != "available":
             return
         try:
-            (reaction or REACTIONS[name])(memory or self.memory, paths)
+            result = (reaction or REACTIONS[name])(memory or self.memory, paths)
         except PlanningMemoryError as exc:
             self._error(name, exc)
         except Exception as exc:
             log.exception("%s reaction failed", name)
             self._error(name, exc)
+        else:
+            if name == "entity":
+                self._note_scan(result)
+
+    def _note_scan(self, report: object) -> None:
+        """Files the code map holds with errors (syntax errors, unreadable shards), for
+        ``status``; a scan of a few paths reports every such file the map knows."""
+        if isinstance(report, dict):  # the scan child's answer
+            errors, paths = report.get("errors"), report.get("error_paths")
+        else:
+            errors, paths = getattr(report, "errors", None), getattr(report, "error_paths", None)
+        if isinstance(errors, int):
+            self.info["files_with_errors"] = errors
+            self.info["error_files"] = list(paths or ())[:10]
 
     def _error(self, name: str, exc: Exception) -> None:
         text = exc.one_line() if isinstance(exc, PlanningMemoryError) else repr(exc)
@@ -283,17 +302,18 @@ class Daemon:
         with self._index_lock:  # the summaries thread syncs it too
             self._react("index", paths)
 
-    def _scan_in_child(self, memory: Memory, paths: list[str] | None) -> None:
+    def _scan_in_child(self, memory: Memory, paths: list[str] | None) -> dict[str, Any] | None:
         """The ``entity`` reaction in the scan child; the files it wrote become our own."""
         result = child.run(self.root, paths, self._stop)
         if result is None:
             log.info("scan interrupted by the stop request")
-            return
+            return None
         self.writes.adopt(result["written"])
         peak = max(self.info["scan_child_peak_rss_mb"], float(result["peak_rss_mb"]))
         self.info["scan_child_peak_rss_mb"] = peak
         if paths is None:
             self._files_seen = int(result["files_seen"])
+        return result
 
     def _summaries_loop(self) -> None:
         while not self._stop.is_set():

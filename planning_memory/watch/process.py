@@ -223,7 +223,8 @@ def stop(memory: Memory, *, timeout: float = STOP_WAIT_S) -> dict[str, Any]:
 
 def status(memory: Memory) -> dict[str, Any]:
     """What the daemon of this repository is doing (or last did): its status file, plus
-    ``running`` (from the lock), ``pid``, ``uptime_s`` and ``log``."""
+    ``running`` (from the lock), ``pid``, ``uptime_s``, ``log`` and, while a batch runs,
+    ``busy_s``: how long it has run (a batch stuck on a file shows as a growing number)."""
     rt = Runtime(memory)
     running = is_running(rt)
     info = _read_json(rt.status)
@@ -235,6 +236,10 @@ def status(memory: Memory) -> dict[str, Any]:
     }
     if running and "started_epoch" in info:
         result["uptime_s"] = round(time.time() - float(info["started_epoch"]), 1)
+    busy = info.get("busy_since_epoch")
+    result.pop("busy_since_epoch", None)
+    if running and isinstance(busy, (int, float)):  # a batch that never ends shows here
+        result["busy_s"] = round(time.time() - busy, 1)
     elif not running:
         result["state"] = "stopped"
         result["queue"] = 0

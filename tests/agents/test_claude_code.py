@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -307,3 +308,119 @@ def test_session_start_says_how_long_ago_the_last_session_ended(repo: Path) -> N
     assert "Notice: the last session ended 9 days ago" in text
     assert "- Next step: Add a test for the retry limit" in text
     assert "Goal: Retry failed payment webhooks" in text
+
+
+def test_session_start_on_a_fresh_clone_indexes_the_code_in_the_background(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No search index yet: the hook answers from the memories it indexes at once, and the
+    code is indexed by a background ``pmem reindex --finish``."""
+    monkeypatch.setenv("PMEM_BACKGROUND", "1")
+    Memory(repo).learn_utterance("Always use pnpm, never npm")  # a taught rule
+    (repo / "src/payments/webhook.py").write_text("def refund_wombat():\n    pass\n", "utf-8")
+    for derived in (repo / ".planning/memory/contextual").glob("*"):
+        if derived.is_file():
+            derived.unlink()
+    start = context_of(
+        ok(hook("SessionStart", payload("session_start_startup", repo), repo)), "SessionStart"
+    )
+    assert "pnpm" in start
+
+    def pending() -> bool:
+        mem = Memory(repo)
+        with mem.index(quick=True):
+            return mem.index_pending
+
+    deadline = time.monotonic() + 180
+    while pending():
+        assert time.monotonic() < deadline, "the background finish never completed"
+        time.sleep(0.2)
+    hits = Memory(repo).search("refund_wombat", sources=["code"])
+    assert [h.ref_id for h in hits] == ["src/payments/webhook.py"] or hits[0].key.startswith(
+        "code:src/payments/webhook.py"
+    )
+
+
+def test_a_prompt_after_days_away_tells_the_agent_how_long(repo: Path) -> None:
+    ok(hook("SessionStart", payload("session_start_startup", repo), repo))
+    ok(hook("UserPromptSubmit", payload("user_prompt_submit", repo, prompt="hello"), repo))
+    [session] = claude_sessions(repo)
+    path = repo / ".planning/memory/short-term" / f"session-{session['id']}.json"
+    data = json.loads(path.read_text("utf-8"))
+    data["messages"][-1]["at"] = "2020-01-01T10:00:00Z"  # the person left years ago
+    path.write_text(json.dumps(data), "utf-8")
+    said = context_of(
+        ok(hook("UserPromptSubmit", payload("user_prompt_submit", repo, prompt="back"), repo)),
+        "UserPromptSubmit",
+    )
+    assert "days have passed since the last message." in said
+    assert "Current date & time:" in said
+    again = ok(hook("UserPromptSubmit", payload("user_prompt_submit", repo, prompt="hi"), repo))
+    assert again is None or "passed since the last message" not in context_of(
+        again, "UserPromptSubmit"
+    )
+
+
+def test_a_held_lock_costs_one_answer_never_the_hook_timeout(repo: Path) -> None:
+    """A long ``pmem scan`` holds the memory lock: the hook gives up after ``LOCK_WAIT``
+    seconds, well inside its installed timeout (15 s), with one line and exit 0."""
+    ok(hook("SessionStart", payload("session_start_startup", repo), repo))
+    with Memory(repo).store.lock():
+        t0 = time.monotonic()
+        done = hook("UserPromptSubmit", payload("user_prompt_submit", repo), repo)
+        took = time.monotonic() - t0
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "locked" in done.stderr
+    assert 4 < took < 15  # the installed timeout of UserPromptSubmit
+
+
+def _agents_config(repo: Path, **settings: Any) -> None:
+    path = repo / ".planning/memory-config.json"
+    config = json.loads(path.read_text("utf-8"))
+    config["memory"]["agents"] = settings
+    path.write_text(json.dumps(config), "utf-8")
+
+
+def test_agents_enabled_false_turns_every_hook_off(repo: Path) -> None:
+    _agents_config(repo, enabled=False)
+    before = sorted(str(p) for p in (repo / ".planning").rglob("*"))
+    for name, event in (
+        ("session_start_startup", "SessionStart"),
+        ("user_prompt_submit", "UserPromptSubmit"),
+        ("post_tool_use_edit", "PostToolUse"),
+        ("session_end", "SessionEnd"),
+    ):
+        assert ok(hook(event, payload(name, repo), repo)) is None
+    assert sorted(str(p) for p in (repo / ".planning").rglob("*")) == before
+
+
+def test_auto_summary_false_ends_sessions_without_a_summary(repo: Path) -> None:
+    _agents_config(repo, autoSummary=False)
+    ok(hook("SessionStart", payload("session_start_startup", repo), repo))
+    ok(hook("UserPromptSubmit", payload("user_prompt_submit", repo), repo))
+    ok(hook("SessionEnd", payload("session_end", repo), repo))
+    [ended] = claude_sessions(repo)
+    assert ended["status"] == "ended" and ended["end_summary"] is None
+
+
+def test_recall_limit_bounds_what_a_prompt_recalls(repo: Path) -> None:
+    mem = Memory(repo)
+    for n in range(6):  # decisions: never merged by similarity
+        mem.save(f"Webhook retry rule {n}", "decision")
+    mem.reindex()
+    prompt = "fix the webhook retry handling"
+    assert Memory(repo).recall(prompt).text.count("Webhook retry rule") >= 3
+    _agents_config(repo, recallLimit=2)
+    assert Memory(repo).recall(prompt).text.count("Webhook retry rule") == 2
+    _agents_config(repo, recallLimit=0)
+    assert "Webhook retry rule" not in Memory(repo).recall(prompt).text
+
+
+def test_default_scope_personal_saves_to_the_personal_store(repo: Path) -> None:
+    _agents_config(repo, defaultScope="personal")
+    saved = Memory(repo).save("I like short commit messages", "preference")
+    assert saved.record["scope"] == "personal"
+    assert Memory(repo).records() == []
+    assert [r["id"] for r in Memory(repo).personal().records()] == [saved.record["id"]]
+    kept = Memory(repo).save("Use zod", "decision", scope="project")
+    assert [r["id"] for r in Memory(repo).records()] == [kept.record["id"]]

@@ -26,6 +26,7 @@ USER_SETTINGS = {
     },
     "model": "opus",
 }
+GUARD = "command -v pmem >/dev/null 2>&1 &&"
 USER_MCP = {"mcpServers": {"github": {"command": "gh-mcp", "args": [], "env": {"X": "1"}}}}
 
 
@@ -49,7 +50,7 @@ def test_fresh_install_writes_both_files(tmp_path: Path) -> None:
     settings = read(tmp_path / ".claude" / "settings.json")
     for event, (matcher, timeout) in HOOK_EVENTS.items():
         [hook] = ours(settings, event)
-        assert hook["command"] == f"pmem hook claude-code {event}"
+        assert hook["command"] == f"{GUARD} pmem hook claude-code {event} || true"
         assert hook["type"] == "command" and hook["timeout"] == timeout
         assert hook["matcher"] == matcher
     assert ours(settings, "PostToolUse")[0]["matcher"] == "Read|Edit|MultiEdit|Write"
@@ -68,7 +69,7 @@ def test_merging_keeps_the_users_settings_and_is_idempotent(tmp_path: Path) -> N
     assert settings["model"] == "opus"
     assert settings["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert [h["command"] for h in settings["hooks"]["Stop"][1]["hooks"]] == [
-        "pmem hook claude-code Stop"
+        f"{GUARD} pmem hook claude-code Stop || true"
     ]  # the user's Stop hook stays first; ours is added after it
     assert settings["hooks"]["PostToolUse"][0] == USER_SETTINGS["hooks"]["PostToolUse"][0]
     assert len(settings["hooks"]["PostToolUse"]) == 2
@@ -90,7 +91,9 @@ def test_a_new_command_updates_our_entries_only(tmp_path: Path) -> None:
     settings = read(tmp_path / ".claude" / "settings.json")
     for event in HOOK_EVENTS:
         [hook] = ours(settings, event)
-        assert hook["command"] == f"uv run pmem hook claude-code {event}"
+        assert hook["command"] == (
+            f"command -v uv >/dev/null 2>&1 && uv run pmem hook claude-code {event} || true"
+        )
     server = read(tmp_path / ".mcp.json")["mcpServers"]["planning-memory"]
     assert server["command"] == "uv" and server["args"] == ["run", "pmem", "mcp"]
 
@@ -130,7 +133,7 @@ def test_a_malformed_file_is_an_error_and_nothing_is_written(
 
 def test_merge_settings_does_not_change_its_input() -> None:
     given = json.loads(json.dumps(USER_SETTINGS))
-    merge_settings(given, "pmem")
+    merge_settings(given, ("pmem",), Path("settings.json"))
     assert given == USER_SETTINGS
 
 
@@ -139,10 +142,13 @@ def test_the_cli_command(empty_repo: Path) -> None:
     result = runner.invoke(cli, ["-C", str(empty_repo), "install", "claude-code", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["settings_changed"] and report["mcp_changed"]
-    assert Path(report["settings"]) == empty_repo / ".claude" / "settings.json"
+    assert report["changed"] and report["agent"] == "claude-code"
+    assert {Path(f["path"]) for f in report["files"]} == {
+        empty_repo / ".claude" / "settings.json",
+        empty_repo / ".mcp.json",
+    }
     text = runner.invoke(cli, ["-C", str(empty_repo), "install", "claude-code"]).output
-    assert "Unchanged" in text
+    assert "nothing to change" in text
 
 
 def test_missing_memory_tree_is_a_note(tmp_path: Path) -> None:
@@ -160,3 +166,21 @@ def test_the_api_example_in_the_agent_docs_runs() -> None:
     assert done.returncode == 0, done.stderr
     assert "### Patterns to Follow" in done.stdout and "## Task" in done.stdout
     assert "'mistakes': 1" in done.stdout
+
+
+def test_recording_hooks_run_in_the_background() -> None:
+    """PostToolUse and Stop only record: Claude Code runs them with ``"async": true`` and
+    does not wait; the hooks whose answer it reads (SessionStart, UserPromptSubmit) and the
+    ones that must finish (PreCompact, SessionEnd) stay synchronous."""
+    hooks = merge_settings({}, ("pmem",), Path("settings.json"))["hooks"]
+    waits = {
+        event: not groups[0]["hooks"][0].get("async", False) for event, groups in hooks.items()
+    }
+    assert waits == {
+        "SessionStart": True,
+        "UserPromptSubmit": True,
+        "PostToolUse": False,
+        "Stop": False,
+        "PreCompact": True,
+        "SessionEnd": True,
+    }

@@ -372,3 +372,40 @@ def test_session_tools_join_the_session_the_claude_code_hooks_keep(
     assert [m["role"] for m in ended["messages"]] == ["user", "assistant", "assistant"]
     hook("Stop", stop_hook_active=False)  # the rest of the reply: no session is started for it
     assert [i.id for i in mem.sessions.list(channel="claude-code", status="active")] == []
+
+
+def test_a_lone_surrogate_is_cleaned_and_answered(repo: Path) -> None:
+    """A cut emoji (``\\ud83d`` with no low half) in a client's request: the SDK's parser
+    refuses it, so the line is cleaned first; the request is answered and the text kept."""
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    call = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_save",'
+    call += '"arguments":{"title":"cut \\ud83d emoji kept","type":"learning"}}}'
+    server = subprocess.Popen(
+        [*pmem_command(), "mcp"],
+        cwd=repo,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    for line in [*map(json.dumps, lines), call]:
+        server.stdin.write(line.encode() + b"\n")
+    server.stdin.flush()
+    answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+    server.stdin.close()
+    server.wait(timeout=30)
+    assert answers[1]["id"] == 2 and answers[1]["result"]["isError"] is False
+    saved = [r for r in Memory(repo).records() if "emoji kept" in r["title"]]
+    assert [r["title"] for r in saved] == ["cut \ufffd emoji kept"]

@@ -360,16 +360,15 @@ def test_context_never_exceeds_the_budget(
         store = Store(layout)
         for n, rec in enumerate(records):
             prefix = {"pattern": "pat", "mistake": "mis"}.get(rec["type"], "lrn")
-            extra = {"severity": rec["severity"]} if rec["type"] == "mistake" else {}
-            put(
-                layout,
-                store,
-                rec["type"],
-                f"{prefix}_{n}",
-                description=" ".join(rec["words"]),
-                pinned=rec["pinned"],
-                **extra,
-            )
+            extra: dict[str, Any] = {}
+            if rec["type"] == "mistake":
+                extra["severity"] = rec["severity"]
+            text = " ".join(rec["words"])
+            if rec["type"] in ("pattern", "mistake"):
+                extra["description"] = text
+            else:  # a learning has no description: its text is its body
+                extra["body"] = {"what": text, "why": "", "where": "", "learned": ""}
+            put(layout, store, rec["type"], f"{prefix}_{n}", pinned=rec["pinned"], **extra)
         if messages:
             make_session(layout, store, "ses_p", messages)
         result = build_context(layout, store, " ".join(task), now=NOW, budget=budget, fmt=fmt)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from planning_memory.core.layout import Layout
-from planning_memory.entity import get_file, get_function, parsefile, scan, walk
+from planning_memory.entity import IgnoreRules, get_file, get_function, parsefile, scan, walk
 from planning_memory.store import Store
 
 
@@ -140,3 +141,87 @@ def test_config_include_and_exclude_patterns(root: Path) -> None:
     assert report.parsed == 1
     assert lookup(root, "src/app.py") is not None
     assert lookup(root, "src/vendor/lib.py") is None and lookup(root, "scripts/tool.py") is None
+
+
+def test_fifos_and_other_special_files_are_skipped_without_blocking(root: Path) -> None:
+    """A FIFO named like a source file (new, or in place of a tracked file) would block an
+    open for reading until a writer came: the scan must finish and leave it out."""
+    (root / "tracked.py").write_text("def tracked():\n    return 1\n")
+    if (root / ".git").exists():
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "x")
+    run(root)
+    (root / "tracked.py").unlink()
+    os.mkfifo(root / "tracked.py")
+    os.mkfifo(root / "pipe.py")
+    if not (root / ".git").exists():  # outside git the walk reads each folder's .gitignore
+        (root / "sub").mkdir()
+        (root / "sub" / "inner.py").write_text("def inner():\n    return 2\n")
+        os.mkfifo(root / "sub" / ".gitignore")
+    done = subprocess.run(  # in a child, so that a hang fails the test instead of stalling it
+        [
+            sys.executable,
+            "-c",
+            "import sys; from planning_memory.core.layout import Layout;"
+            "from planning_memory.entity import scan; from planning_memory.store import Store;"
+            "layout = Layout.for_repo(sys.argv[1]); r = scan(layout, Store(layout), {});"
+            "print(r.files_seen, r.removed, r.errors)",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert lookup(root, "tracked.py") is None and lookup(root, "pipe.py") is None
+    assert lookup(root, "ok.py") is not None
+    if (root / "sub").exists():
+        assert lookup(root, "sub/inner.py") is not None
+        assert not IgnoreRules(str(root), []).ignored("sub/inner.py")  # read without blocking
+    status, data = parsefile.read_source(str(root / "pipe.py"), 1000)
+    assert (status, data) == ("gone", b"")
+
+
+def test_a_checkout_during_a_scan_is_never_written_as_a_mix_of_two_branches(
+    tmp_path: Path,
+) -> None:
+    """``git checkout`` runs while the files are parsed (from the progress callback): the scan
+    notices that git moved the tree, lists it again, and writes the settled branch's map,
+    byte for byte what a first scan of that branch writes."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for i in range(40):
+        (root / f"m{i}.py").write_text(f"def on_main_{i}():\n    return {i}\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "main")
+    git(root, "checkout", "-q", "-b", "other")
+    for i in range(40):
+        (root / f"m{i}.py").write_text(f"def on_other_{i}():\n    return {i}\n")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "other")
+    git(root, "checkout", "-q", "main")
+    switched: list[bool] = []
+
+    def progress(done: int, total: int) -> None:
+        if not switched:
+            switched.append(True)
+            git(root, "checkout", "-q", "other")
+
+    layout = Layout.for_repo(root)
+    scan(layout, Store(layout), {}, progress=progress)
+    assert switched
+    text = "".join(p.read_text() for p in sorted(layout.entity.rglob("*.json")))
+    assert "on_other_0" in text and "on_main_" not in text
+    fresh = tmp_path / "fresh"
+    subprocess.run(["cp", "-a", str(root), str(fresh)], check=True)
+    subprocess.run(["rm", "-rf", str(fresh / ".planning")], check=True)
+    run(fresh)
+    assert {
+        p.relative_to(fresh): p.read_bytes()
+        for p in (fresh / ".planning").rglob("*.json")
+        if "entity" in p.parts
+    } == {
+        p.relative_to(root): p.read_bytes()
+        for p in (root / ".planning").rglob("*.json")
+        if "entity" in p.parts
+    }

@@ -122,6 +122,31 @@ def test_deleted_and_renamed_files_lose_their_entities(repo: Path) -> None:
     )
 
 
+def entity_files(root: Path) -> dict[str, bytes]:
+    entity = root / ".planning" / "memory" / "entity"
+    return {str(p.relative_to(entity)): p.read_bytes() for p in sorted(entity.rglob("*.json"))}
+
+
+def test_a_deleted_or_renamed_folder_leaves_no_shard_and_matches_a_fresh_scan(
+    repo: Path, tmp_path: Path
+) -> None:
+    run(repo)
+    ui = repo / "src/components/ui"
+    shutil.rmtree(repo / "src/lib/auth")  # deleted; then a rescan of just that folder
+    run(repo, paths=["src/lib/auth"])
+    ui.rename(repo / "src/components/widgets")  # renamed: both folders named
+    run(repo, paths=["src/components/ui", "src/components/widgets"])
+    shards = entity_files(repo)
+    assert not [
+        k for k in shards if k.startswith(("files/src/lib/auth/", "files/src/components/ui/"))
+    ]
+    fresh = tmp_path / "fresh"
+    shutil.copytree(repo, fresh)
+    shutil.rmtree(fresh / ".planning" / "memory")
+    run(fresh)
+    assert entity_files(fresh) == shards
+
+
 def test_annotations_survive_rescans(repo: Path) -> None:
     run(repo)
     layout = Layout.for_repo(repo)

@@ -197,3 +197,152 @@ def test_a_root_package_file_lists_the_subfolder_files_that_import_it(tmp_path: 
     mem = Memory.init(tmp_path)
     mem.scan()
     assert mem.code.relationships("kit.go")["imported_by"] == ["middleware/log.go"]
+
+
+PY_TYPED = {
+    "pkg/__init__.py": "",
+    "pkg/console.py": """class Console:
+    def print(self, x):
+        return x
+
+    def log(self, x):
+        return x
+
+
+class Base:
+    def setup(self):
+        return 1
+""",
+    "pkg/app.py": """from typing import Optional
+
+from .console import Base, Console
+
+
+def render(c: Console, d: Optional[Console] = None):
+    c.print(1)
+    out = Console()
+    out.log(2)
+
+
+def unknown(items, other: "list[Console]"):
+    items.print(5)
+    other.log(6)
+
+
+class App(Base):
+    size: Console
+
+    def __init__(self):
+        self.console = Console()
+
+    def setup(self):
+        super().setup()
+        self.console.print(3)
+        self.size.log(4)
+""",
+}
+
+
+def test_python_calls_through_typed_parameters_locals_attributes_and_super(
+    tmp_path: Path,
+) -> None:
+    """``c: Console`` then ``c.print()``, ``out = Console(); out.log()``, ``self.console``
+    given a class, and ``super().setup()`` link to the class's methods; a value of unknown
+    type (``items.print()``, a ``list[Console]``) links to nothing."""
+    write(tmp_path, PY_TYPED)
+    run(tmp_path)
+    assert function(tmp_path, "Console.print")["called_by"] == [
+        "pkg/app.py::App.setup",
+        "pkg/app.py::render",
+    ]
+    assert function(tmp_path, "Console.log")["called_by"] == [
+        "pkg/app.py::App.setup",
+        "pkg/app.py::render",
+    ]
+    assert function(tmp_path, "Base.setup")["called_by"] == ["pkg/app.py::App.setup"]
+
+
+def test_typescript_calls_through_typed_parameters_locals_fields_and_super(
+    tmp_path: Path,
+) -> None:
+    """The TypeScript counterparts: ``c: Console``, ``new Console()``, ``const x: Console``,
+    class fields and constructor parameter properties, ``this.z = new Console()``, and
+    ``super.setup()``; ``items: any`` links to nothing. Side effects stay read from the
+    calls as written."""
+    write(
+        tmp_path,
+        {
+            "src/console.ts": """export class Console {
+  print(x: number) { return x; }
+  log(x: number) { return x; }
+}
+export class Base {
+  setup() { return 1; }
+}
+""",
+            "src/app.ts": """import { Base, Console } from './console';
+
+export function render(c: Console, d?: Console | null) {
+  c.print(1);
+  const out = new Console();
+  out.log(2);
+  const typed: Console = make();
+  typed.print(3);
+}
+
+export class App extends Base {
+  private size: Console;
+  con = new Console();
+  constructor(private readonly out: Console) { super(); this.z = new Console(); }
+  setup() {
+    super.setup();
+    this.size.log(4);
+    this.out.print(5);
+    [1].forEach(() => this.con.log(7));
+  }
+  other(items: any) { items.print(5); }
+}
+""",
+        },
+    )
+    run(tmp_path)
+    both = ["src/app.ts::App.setup", "src/app.ts::render"]
+    assert function(tmp_path, "Console.print")["called_by"] == both
+    assert function(tmp_path, "Console.log")["called_by"] == both
+    assert function(tmp_path, "Base.setup")["called_by"] == ["src/app.ts::App.setup"]
+    assert function(tmp_path, "App.other")["calls"] == ["items.print"]
+    assert function(tmp_path, "App.constructor")["calls"] == ["new Console", "super"]
+
+
+def test_go_calls_through_an_import_alias_link_unless_the_name_is_ambiguous(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        {
+            "go.mod": "module example.com/app\n\ngo 1.22\n",
+            "bar/bar.go": "package bar\n\nfunc Get() int { return 1 }\n",
+            "other/bar/bar.go": "package bar\n\nfunc Get() int { return 2 }\n",
+            "cmd/main.go": """package main
+
+import (
+	foo "example.com/app/bar"
+)
+
+func main() { foo.Get() }
+""",
+            "cmd/both.go": """package main
+
+import (
+	one "example.com/app/bar"
+	two "example.com/app/other/bar"
+)
+
+func both() { one.Get(); two.Get() }
+""",
+        },
+    )
+    run(tmp_path)
+    layout = Layout.for_repo(tmp_path)
+    found = {f["key"]: f.get("called_by") for f in get_function(layout, Store(layout), "Get")}
+    assert found == {"bar/bar.go::Get": ["cmd/main.go::main"], "other/bar/bar.go::Get": []}

@@ -98,3 +98,39 @@ def test_imported_props_follow_the_type_file_when_only_it_changes(tmp_path: Path
     before = {p: p.read_bytes() for p in (layout.entity / "files").rglob("_shard*.json")}
     run(tmp_path, {})  # nothing changed: nothing written
     assert {p: p.read_bytes() for p in (layout.entity / "files").rglob("_shard*.json")} == before
+
+
+SURFACE = (
+    "import * as React from 'react'\n\n"
+    "export type Props = { elevation?: number; mode?: 'flat' | 'elevated'; children: any }\n\n"
+    "const Surface = ({ elevation, mode, children }: Props) => <div>{children}</div>\n\n"
+    "export default Surface\n"
+)
+BUTTON = (
+    "import * as React from 'react'\n"
+    "import type { $Omit } from './types'\n"
+    "import Surface from './Surface'\n\n"
+    "export type Props = $Omit<React.ComponentProps<typeof Surface>, 'mode'> & {\n"
+    "  label: string\n}\n\n"
+    "export const Button = ({ label, ...rest }: Props) => <Surface {...rest}>{label}</Surface>\n\n"
+    "type Wide = React.ComponentProps<typeof Surface> & { extra?: boolean }\n"
+    "export function Wider(props: Wide) { return <Surface {...props} /> }\n\n"
+    "type Diffed = $Diff<{ a: number; b: number; c: number }, { b: number }>\n"
+    "export function Diff(props: Diffed) { return <i>{props.a}</i> }\n"
+)
+
+
+def test_props_of_a_component_type_and_flow_style_helpers(tmp_path: Path) -> None:
+    """``ComponentProps<typeof Surface>`` gives Surface's props (from its own file), less
+    what ``$Omit`` leaves out; ``$Diff<A, B>`` is A's members without B's."""
+    types = "export type $Omit<T, K> = Pick<T, Exclude<keyof T, K>>\n"
+    files = {"src/types.ts": types, "src/Surface.tsx": SURFACE, "src/Button.tsx": BUTTON}
+    layout = run(tmp_path, files)
+    button = component(layout, "Button")
+    assert button["props_type"] == "Omit<typeof import('./Surface').Surface, 'mode'>"
+    assert button["props"] == ["elevation", "children", "label"]
+    assert component(layout, "Wider")["props"] == ["elevation", "mode", "children", "extra"]
+    assert component(layout, "Diff")["props"] == ["a", "c"]
+    changed = SURFACE.replace("children: any }", "children: any; tint?: string }")
+    run(tmp_path, {"src/Surface.tsx": changed})  # the component's props follow
+    assert component(layout, "Button")["props"] == ["elevation", "children", "tint", "label"]

@@ -20,7 +20,9 @@ def _configure(repo: Path, **long_term: object) -> None:
 
 
 def _long_term_files(repo: Path) -> list[Path]:
-    return sorted((repo / ".planning" / "memory" / "long-term").rglob("*.json"))
+    """The records (``preferences.json``, which a taught setting updates, is not one)."""
+    found = (repo / ".planning" / "memory" / "long-term").rglob("*.json")
+    return sorted(p for p in found if p.name != "preferences.json")
 
 
 @pytest.mark.parametrize(
@@ -60,7 +62,8 @@ def test_confirm_before_learn_queues_for_review(empty_repo: Path) -> None:
     _configure(empty_repo, confirmBeforeLearn=True)
     mem = Memory(empty_repo)
     first = mem.learn_utterance("always use pnpm for installs").outcome
-    second = mem.learn_utterance("never use var in new code").outcome
+    task = "Fix the flaky login test in src/auth/session.ts. Never use var in new code"
+    second = mem.learn_utterance(task).outcome
     assert first is not None and second is not None
     assert (first.action, second.action) == ("queued", "queued")
     assert _long_term_files(empty_repo) == []
@@ -70,6 +73,8 @@ def test_confirm_before_learn_queues_for_review(empty_repo: Path) -> None:
         first.record["id"],
         second.record["id"],
     ]
+    # the queue keeps the rule as said, not the task around it
+    assert json.loads(listed.output)[1]["utterance"] == "Never use var in new code"
     runner.invoke(
         cli,
         [

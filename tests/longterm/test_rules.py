@@ -186,3 +186,44 @@ def test_personal_scope_lives_outside_the_repo(mem: Memory, tmp_path: Path) -> N
     assert (path.stat().st_mode & 0o777) == 0o600
     assert (path.parent.stat().st_mode & 0o777) == 0o700
     assert mem.records() == []
+
+
+def test_merges_are_right_on_realistic_distinct_memories(tmp_path: Path, clock: Clock) -> None:
+    """316 patterns and mistakes (241 distinct rules: the retrieval fixture's records, the
+    similarity pairs, and rules written for this set, each labelled with its rule) saved one by
+    one, an hour apart, caps out of the way: a merge is right when the record it merged into
+    holds the same rule. Precision 0.92-0.94 and recall 0.97-0.99 over three orders (the wrong
+    merges are rules in the same words about another subject: docstrings / type hints, file /
+    branch names)."""
+    import random
+
+    items = json.loads(
+        (Path(__file__).parents[1] / "fixtures" / "merge_memories.json").read_text("utf-8")
+    )
+    Memory.init(tmp_path)
+    cfg_path = tmp_path / ".planning" / "memory-config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["memory"]["longTerm"].update(maxPatterns=10_000, maxMistakes=10_000)
+    cfg_path.write_text(json.dumps(cfg))
+    mem = Memory(tmp_path, clock=clock)
+    random.Random(1).shuffle(items)
+    rule_of: dict[str, str] = {}
+    saved: set[tuple[str, str]] = set()
+    merges = right = expected = 0
+    for item in items:
+        clock.advance(hours=1)
+        expected += (item["type"], item["group"]) in saved
+        if item["type"] == "pattern":
+            out = mem.longterm.learn_pattern(item["text"])
+        else:
+            out = mem.longterm.learn_mistake(item["text"])
+        if out.merged is None:
+            rule_of[out.record["id"]] = item["group"]
+            saved.add((item["type"], item["group"]))
+            continue
+        merges += 1
+        right += rule_of[out.record["id"]] == item["group"]
+    precision, recall = right / merges, right / expected
+    print(f"merge precision {precision:.3f} ({right}/{merges}), recall {recall:.3f}")
+    assert precision >= 0.9
+    assert recall >= 0.95

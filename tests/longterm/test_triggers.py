@@ -549,6 +549,38 @@ def test_the_rule_is_the_clause_that_holds_the_trigger(utterance: str, rule: str
     assert found is not None and found.rule == rule
 
 
+@pytest.mark.parametrize(
+    ("utterance", "subject", "rule"),
+    [
+        (
+            "When writing tests, always use vitest instead of jest",
+            "When writing tests, use vitest instead of jest",
+            "When writing tests, always use vitest instead of jest",
+        ),
+        (
+            "For migrations always use prisma migrate, never db push",
+            "For migrations, use prisma migrate, never db push",
+            "For migrations always use prisma migrate, never db push",
+        ),
+        (
+            "Add lodash. In the API layer, never return raw database rows.",
+            "In the API layer, return raw database rows",
+            "In the API layer, never return raw database rows.",
+        ),
+        (
+            "Cuando hagas commits, siempre usa conventional commits",
+            "Cuando hagas commits, usa conventional commits",
+            "Cuando hagas commits, siempre usa conventional commits",
+        ),
+        ("For now, always use npm ci", "use npm ci", "always use npm ci"),
+    ],
+)
+def test_a_scope_before_the_rule_stays_with_it(utterance: str, subject: str, rule: str) -> None:
+    """ "When writing tests, always use vitest": the rule holds only when writing tests."""
+    found = detect(utterance)
+    assert found is not None and (found.subject, found.rule) == (subject, rule)
+
+
 MISSED: list[Row] = [
     ("use vitest, not jest", "preference", "en", "use vitest, not jest", "vitest", "jest"),
     ("usa vitest, no jest", "preference", "es", "usa vitest, no jest", "vitest", "jest"),

@@ -287,3 +287,22 @@ def test_memory_search_api_rejects_an_unknown_source(tmp_path: Path) -> None:
     assert [h.title for h in mem.search("heron", sources=["record"])] == ["Heron wading pattern"]
     with pytest.raises(InputError, match="unknown search source 'bogus'"):
         mem.search("heron", sources=["bogus"])
+
+
+def test_the_or_step_scores_every_match_not_only_the_newest(
+    env: tuple[Layout, Store, Index],
+) -> None:
+    """More OR matches than ``SCAN_CAP``: the best one, indexed first (the oldest), is still
+    found. Each OR term is in fewer than ``COMMON_DF`` documents, so every match is scored."""
+    from planning_memory.search.database import SCAN_CAP
+
+    put(env, "pattern", "pat_best", description="alpha widget")
+    per_term = search.COMMON_DF - 10
+    assert 2 * per_term > SCAN_CAP
+    with env[2].write():
+        for n in range(per_term):
+            put(env, "learning", f"lrn_w{n}", learned=f"widget number {n}")
+            put(env, "learning", f"lrn_g{n}", learned=f"gizmo number {n}")
+    hits = search.search(env[2], "alpha widget gizmo", now=NOW, limit=5)
+    assert hits[0].ref_id == "pat_best"
+    assert hits[0].match == "any"

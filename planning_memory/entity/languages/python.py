@@ -20,15 +20,16 @@ import tree_sitter_python
 from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.languages import pytypes
 from planning_memory.entity.syntax import (
     MAX_CALL,
     Grammar,
     Scope,
-    assign_calls,
     callee,
     count_branches,
     field_text,
     function_fact,
+    innermost,
     last_segment,
     leading_comment,
     nest,
@@ -46,6 +47,13 @@ QUERY = """
 (call function: (_) @call)
 (import_statement) @import
 (import_from_statement) @import
+(typed_parameter) @param
+(typed_default_parameter) @param
+(assignment type: (_)) @assign
+(assignment right: (call function: (identifier) @_made (#match? @_made "^[A-Z]"))) @assign
+(assignment
+  right: (call function: (attribute attribute: (identifier) @_made (#match? @_made "^[A-Z]")))
+) @assign
 [(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)
  (boolean_operator) (conditional_expression) (case_clause) (for_in_clause) (if_clause)] @branch
 """
@@ -73,10 +81,26 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
             scope.kind = "constructor" if scope.name == "__init__" else "method"
     imports = ordered(caps.get("import", []))
     calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
+    calls.sort(key=_position)  # stable: an outer call before the inner one it starts with
+    owners = innermost(every, [position for position, _ in calls])
+    params, assigned = caps.get("param", []), caps.get("assign", [])
+    rewrites: dict[int, str] = {}
+    if params or assigned or b"super(" in source:
+        known = {s.name for s in every if s.kind == "class"} | _bound_names(imports)
+        types = pytypes.collect(ordered(params), ordered(assigned), every, known)
+        rewrites = pytypes.typed(calls, owners, types)
     bindings = _bindings(imports, every)
-    if bindings:
-        calls = [(position, _through(call, bindings)) for position, call in calls]
-    assign_calls(every, calls)
+    texts = [_through(call, bindings) for _, call in calls] if bindings else [c for _, c in calls]
+    written: dict[int, list[str]] = {}
+    if rewrites:  # side effects are read from the calls as written (``logger.info``)
+        for owner, call in zip(owners, texts, strict=True):
+            if owner is not None:
+                written.setdefault(id(owner), []).append(call)
+        for i, call in rewrites.items():
+            texts[i] = _through(call, bindings) if bindings else call
+    for owner, call in zip(owners, texts, strict=True):
+        if owner is not None:
+            owner.calls.append(call)
     branches = count_branches(every, caps.get("branch", []))
     exports = _exports(root, every)
     public = set(exports)
@@ -85,7 +109,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         "imports": _imports(imports),
         "exports": exports,
         "classes": [s.qualified for s in every if s.kind == "class"],
-        "functions": [_function(s, source, public) for s in every if s.is_function],
+        "functions": [_function(s, source, public, written) for s in every if s.is_function],
         "components": [],
         "complexity": 1 + branches,
         "parse_errors": root.has_error,
@@ -93,19 +117,28 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     }
 
 
-def _function(scope: Scope, source: bytes, public: set[str]) -> FunctionFact:
+def _position(call: tuple[int, str]) -> int:
+    return call[0]
+
+
+def _function(
+    scope: Scope, source: bytes, public: set[str], written: dict[int, list[str]]
+) -> FunctionFact:
     node = scope.node
     signature = field_text(node, "parameters")
     returns = node.child_by_field_name("return_type")
     if returns is not None:
         signature += " -> " + text(returns)
-    return function_fact(
+    fact = function_fact(
         scope,
         source,
         signature=squash(signature),
         purpose=_docstring(node.child_by_field_name("body")),
         exported=_is_exported(scope, public),
     )
+    if id(scope) in written:
+        fact["written_calls"] = unique(written[id(scope)])
+    return fact
 
 
 def _is_exported(scope: Scope, public: set[str]) -> bool:
@@ -210,6 +243,22 @@ def _bindings(nodes: list[Node], scopes: list[Scope]) -> dict[str, tuple[str, bo
             found.pop(scope.name, None)
     for name in itself:
         found.pop(name, None)
+    return found
+
+
+def _bound_names(nodes: list[Node]) -> set[str]:
+    """The names the imports bind (``import a.b``: ``a``)."""
+    found: set[str] = set()
+    for node in nodes:
+        if node.type == "import_statement":
+            children = node.named_children
+        else:
+            children = node.children_by_field_name("name")
+        for child in children:
+            if child.type == "aliased_import":
+                found.add(field_text(child, "alias"))
+            else:
+                found.add(text(child).split(".", 1)[0])
     return found
 
 

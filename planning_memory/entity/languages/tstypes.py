@@ -13,6 +13,10 @@ from tree_sitter import Node
 from planning_memory.entity.syntax import field_text, last_segment, text, unique, unquote
 
 _SAME_KEYS = frozenset({"Readonly", "Partial", "Required"})
+_OMIT = frozenset({"Omit", "$Omit", "$Diff"})  # Flow-style helpers as projects declare them
+_COMPONENT_PROPS = frozenset(
+    {"ComponentProps", "ComponentPropsWithRef", "ComponentPropsWithoutRef"}
+)
 
 
 def key_name(node: Node | None) -> str:
@@ -51,12 +55,15 @@ def pattern_keys(pattern: Node) -> list[str]:
 
 class Types:
     """The interfaces and type aliases one file declares, and the member names of a type
-    built from them: ``A & B``, ``A | B``, ``extends``, ``Readonly<A>``, ``Omit<A, 'x'>``,
+    built from them: ``A & B``, ``A | B``, ``extends``, ``Readonly<A>``, ``Omit<A, 'x'>``
+    (and the Flow-style ``$Omit<A, 'x'>``, ``$Diff<A, {x: ...}>`` projects declare),
     ``PropsWithChildren<A>``, inline ``{ ... }``. A type from elsewhere gives no members; one
     the file imports (``imports``: local name -> ``(module, imported name)``, ``*`` for a
-    namespace) is reported in ``refs``, when asked, as ``import('module').Name`` wherever
-    all its members would count: not inside ``Omit``/``Pick``, nor when it takes type
-    arguments (``ComponentProps<typeof View>``: its members depend on them)."""
+    namespace) is reported in ``refs``, when asked, as ``import('module').Name``, and the
+    props of a component it imports (``ComponentProps<typeof Button>``) as
+    ``typeof import('module').Button`` (a default import by its local name); inside
+    ``Omit`` the keys left out follow: ``Omit<import('module').Name, 'a' | 'b'>``. A generic
+    type of the file's own that takes arguments is read as declared."""
 
     def __init__(
         self, declarations: Iterable[Node], imports: Mapping[str, tuple[str, str]] | None = None
@@ -97,11 +104,18 @@ class Types:
             return self.members(args[0], seen, refs)
         if wrapper == "PropsWithChildren" and args:
             return [*self.members(args[0], seen, refs), "children"]
-        if wrapper in ("Omit", "Pick") and len(args) == 2:
-            listed = _literal_keys(args[1])
-            if wrapper == "Pick":
-                return listed
-            return [m for m in self.members(args[0], seen) if m not in listed]
+        if wrapper in _COMPONENT_PROPS and len(args) == 1 and args[0].type == "type_query":
+            return self._component_props(args[0], refs)
+        if wrapper == "Pick" and len(args) == 2:
+            return _literal_keys(args[1])
+        if wrapper in _OMIT and len(args) == 2:
+            listed = _literal_keys(args[1]) if wrapper != "$Diff" else self.members(args[1], seen)
+            inner: list[str] | None = [] if refs is not None else None
+            kept = [m for m in self.members(args[0], seen, inner) if m not in listed]
+            if refs is not None and inner:
+                left_out = " | ".join(f"'{k}'" for k in listed)
+                refs.extend(f"Omit<{ref}, {left_out}>" if listed else ref for ref in inner)
+            return kept
         if name not in self.declared:
             return []  # its members depend on its arguments (``ComponentProps<typeof X>``)
         return self._declared(name, seen, refs)
@@ -124,6 +138,21 @@ class Types:
             if clause.type == "extends_type_clause":
                 own += [m for base in clause.named_children for m in self.members(base, seen, refs)]
         return own
+
+    def _component_props(self, query: Node, refs: list[str] | None) -> list[str]:
+        """``ComponentProps<typeof X>``: nothing here, ``X``'s props as a ref when the file
+        imports ``X`` (they are merged once every file is read)."""
+        if refs is None or query.named_child_count != 1:
+            return []
+        name = text(query.named_children[0])
+        head, _, rest = name.partition(".")
+        binding = self.imports.get(head)
+        if binding is None or (rest and binding[1] != "*"):
+            return []
+        module, imported = binding
+        target = rest if rest else (head if imported == "default" else imported)
+        refs.append(f"typeof import('{module}').{target}")
+        return []
 
     def _imported(self, name: str) -> str | None:
         """``import('module').Name`` for a type name the file imports (``Props``, ``T.Props``

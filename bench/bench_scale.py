@@ -1,0 +1,398 @@
+"""Memory at scale: save latency, bulk import, recall@5 and merge precision as the store grows,
+side by side with Basic Memory on the same corpus.
+
+Corpus: the 60 labelled long-term records of ``tests/fixtures/retrieval/records.json`` (the
+oldest records of the store: indexed first) plus synthetic records to reach each size, words
+drawn by frequency from the source of click and markdown-it-py (``bench_search.make_records``:
+30% patterns, 30% mistakes, 40% learnings, decisions, discoveries and bug fixes). Record files
+are written directly to set up; ``maxPatterns`` / ``maxMistakes`` are raised out of the way so
+that every record is live (the worst case for the rules: the defaults, 200 / 100, archive the
+rest).
+
+Figures, per size (default 100, 1k, 10k, 100k):
+
+- **save in-process**: ``Memory.longterm.save`` of a new pattern (the learning rules and the
+  record write, no view re-rendering), p50 wall and CPU time over 40 saves, after a first
+  save that builds the catalog (its time is shown too). ``--before COMMIT`` also times the
+  rules as they were at COMMIT (every record of the type read on each save).
+- **Memory.save**: the same through the facade, which also re-renders the Markdown views.
+- **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up.
+- **recall@5**: the 60 labelled queries of ``tests/fixtures/retrieval/queries.json`` that aim
+  at records, recall of their record targets in the first 5 hits; with every OR match scored
+  (now) and with only the ``SCAN_CAP`` most recently indexed ones (before); search p50.
+
+Once: **bulk import** of 10k memories through the API (``Memory.longterm.save`` for each,
+under one lock, then one re-render of the views; default settings), and **merge precision**
+on ``tests/fixtures/merge_memories.json`` (316 realistic patterns and mistakes, 241 distinct
+rules, each labelled with its rule).
+
+Basic Memory (``--basic-memory``): installed at bench time in its own venv under
+``bench/.cache/basic-memory-venv`` (``pip install basic-memory``, Python 3.12), driven by
+``bench/basic_memory_driver.py``: the same records written as Markdown notes and indexed
+(``project add``), 8 ``write_note`` calls and the same queries through its MCP server (stdio).
+
+Run: ``.venv/bin/python bench/bench_scale.py [--sizes 100,1000,10000,100000]
+[--basic-memory] [--bm-sizes 1000,10000] [--before 926df0e]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_search import make_records
+
+from planning_memory.core import codec
+from planning_memory.core.model import new_long_term
+from planning_memory.memory import Memory
+from planning_memory.search import ranking as search
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.database import SCAN_CAP, Index
+
+FIXTURES = REPO / "tests" / "fixtures"
+NOW = datetime(2026, 2, 1, tzinfo=UTC)
+PMEM = str(Path(sys.executable).parent / "pmem")
+CACHE = REPO / "bench" / ".cache"
+BM_VENV = CACHE / "basic-memory-venv"
+BM_VERSION = "0.24.1"
+K = 5
+SAVES = 40
+
+
+def labelled() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The labelled records (as complete records) and the queries that aim at records."""
+    start = datetime(2025, 6, 1, tzinfo=UTC)
+    records = []
+    for n, spec in enumerate(json.loads((FIXTURES / "retrieval" / "records.json").read_text())):
+        fields = dict(spec)
+        rid, rtype, title = fields.pop("id"), fields.pop("type"), fields.pop("title")
+        created = start + timedelta(days=3 * n)
+        records.append(new_long_term(rtype, rid, created, title=title, **fields))
+    queries = []
+    for q in json.loads((FIXTURES / "retrieval" / "queries.json").read_text()):
+        wanted = [t.split(":", 1)[1] for t in q["relevant"] if t.startswith("record:")]
+        if wanted:
+            queries.append({"q": q["q"], "relevant": wanted})
+    return records, queries
+
+
+def corpus(n: int) -> list[dict[str, Any]]:
+    """The labelled records, then synthetic ones (ids that sort after them) up to ``n``."""
+    records, _queries = labelled()
+    extra = make_records(max(0, n - len(records)), random.Random(n))
+    for record in extra:
+        prefix, number = str(record["id"]).split("_", 1)
+        record["id"] = f"{prefix}_Z{number}"
+    return (records + extra)[:n]
+
+
+def write_tree(root: Path, records: list[dict[str, Any]], **settings: Any) -> Memory:
+    Memory.init(root)
+    config = root / ".planning" / "memory-config.json"
+    value = json.loads(config.read_text())
+    value["memory"]["longTerm"].update(settings)
+    config.write_text(json.dumps(value))
+    mem = Memory(root)
+    for record in records:
+        path = mem.layout.record_path(str(record["type"]), str(record["id"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(codec.dump_bytes(record))
+    return Memory(root)
+
+
+UNCAPPED = {"maxPatterns": 10**7, "maxMistakes": 10**7}
+
+
+def new_texts(count: int, seed: int) -> list[tuple[str, str]]:
+    """(title, description) of new memories, from the same words as the corpus."""
+    made = make_records(count, random.Random(10_000 + seed))
+    return [(str(r["title"]), str(r.get("description") or r.get("learned"))[:200]) for r in made]
+
+
+def p50(values: list[float]) -> float:
+    return 1000 * statistics.median(values)
+
+
+def timed(call: Callable[..., object], *args: Any, **kwargs: Any) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    call(*args, **kwargs)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def old_rules(commit: str) -> Any:
+    """``planning_memory.longterm.rules`` as it was at ``commit`` (read every record)."""
+    source = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{commit}:planning_memory/longterm/rules.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp()) / "old_rules.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("old_rules", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["old_rules"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_saves(n: int, before: str | None) -> dict[str, float]:
+    out: dict[str, float] = {"records": n}
+    texts = iter(new_texts(SAVES * 3 + 40, n))
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = write_tree(Path(tmp), corpus(n), **UNCAPPED)
+        title, text = next(texts)
+        save = mem.longterm.save
+        out["first_save_s"] = timed(save, "pattern", title, description=text)[0]
+        walls, cpus = [], []
+        for _ in range(SAVES):
+            title, text = next(texts)
+            wall, cpu = timed(save, "pattern", title, description=text)
+            walls.append(wall)
+            cpus.append(cpu)
+        out["save_p50_ms"], out["save_cpu_p50_ms"] = p50(walls), p50(cpus)
+        if before:
+            old = old_rules(before)
+            tree, now = mem.longterm.tree, mem.longterm.clock
+            walls = []
+            for _ in range(min(SAVES, 10 if n >= 10_000 else SAVES)):
+                title, text = next(texts)
+                record = old.new_record("pattern", now(), title=title, name=title, description=text)
+                walls.append(timed(old.remember, tree, record, now())[0])
+            out["before_save_p50_ms"] = p50(walls)
+        walls = []
+        for _ in range(10):
+            title, text = next(texts)
+            walls.append(timed(mem.save, title, "pattern", description=text)[0])
+        out["memory_save_p50_ms"] = p50(walls)
+        walls, cpus = [], []
+        for i in range(9):
+            title, text = next(texts)
+            cmd = [PMEM, "-C", tmp, "save", title, "-t", "pattern", "--description", text]
+            before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
+            after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if i:  # the first one warms the page cache
+                walls.append(wall)
+                used = after_run.ru_utime + after_run.ru_stime
+                cpus.append(used - before_run.ru_utime - before_run.ru_stime)
+        out["cli_save_p50_ms"], out["cli_save_cpu_p50_ms"] = p50(walls), p50(cpus)
+    return out
+
+
+def recall(n: int) -> dict[str, float]:
+    records, queries = labelled()
+    out: dict[str, float] = {"records": n}
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = write_tree(Path(tmp), corpus(n))
+        with Index.open(mem.layout) as index:
+            indexer.rebuild(index, mem.layout, mem.store, code=False)
+            original = index.match
+
+            def capped_match(*args: Any, scan: int = SCAN_CAP, **kw: Any) -> Any:
+                return original(*args, **kw)  # every step scans SCAN_CAP matches at most
+
+            for name, capped in (("now", False), ("capped", True)):
+                if capped:
+                    index.match = capped_match  # type: ignore[method-assign]
+                found, times = 0.0, []
+                for q in queries:
+                    start = time.perf_counter()
+                    hits = search.search(index, q["q"], now=NOW, limit=K, include_pinned=False)
+                    times.append(time.perf_counter() - start)
+                    got = {h.ref_id for h in hits[:K]}
+                    found += len(got & set(q["relevant"])) / len(q["relevant"])
+                index.match = original  # type: ignore[method-assign]
+                out[f"recall_{name}"] = found / len(queries)
+                out[f"search_p50_ms_{name}"] = p50(times)
+    del records
+    return out
+
+
+def bulk_import(n: int = 10_000) -> dict[str, float]:
+    """``n`` memories saved one by one through ``Memory.longterm.save`` (all the rules; default
+    settings), under one lock, then the views rendered once."""
+    memories = make_records(n, random.Random(7))
+    with tempfile.TemporaryDirectory() as tmp:
+        Memory.init(tmp)
+        mem = Memory(tmp)
+        actions: dict[str, int] = {}
+        start, cpu = time.perf_counter(), time.process_time()
+        with mem.store.lock():
+            for r in memories:
+                keys = ("description", "correction", "severity", "learned")
+                fields = {k: r[k] for k in keys if r.get(k)}
+                outcome = mem.longterm.save(str(r["type"]), str(r["title"]), **fields)
+                key = "merged" if outcome.merged is not None else outcome.action
+                actions[key] = actions.get(key, 0) + 1
+                actions["archived"] = actions.get("archived", 0) + len(outcome.archived)
+        saves = time.perf_counter() - start
+        mem.refresh_views()
+        total = time.perf_counter() - start
+        live = len(mem.records())
+    return {
+        "memories": n,
+        "saves_s": saves,
+        "total_s": total,
+        "cpu_s": time.process_time() - cpu,
+        "live": live,
+        **{f"n_{k}": v for k, v in actions.items()},
+    }
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def merge_precision() -> dict[str, float]:
+    items = json.loads((FIXTURES / "merge_memories.json").read_text())
+    totals = {"merges": 0, "right": 0, "expected": 0}
+    for seed in (1, 2, 3):
+        order = items[:]
+        random.Random(seed).shuffle(order)
+        with tempfile.TemporaryDirectory() as tmp:
+            write_tree(Path(tmp), [], maxPatterns=10_000, maxMistakes=10_000)
+            clock = Clock(NOW)
+            mem = Memory(tmp, clock=clock)
+            rule_of: dict[str, str] = {}
+            saved: set[tuple[str, str]] = set()
+            for item in order:
+                clock.now += timedelta(hours=1)
+                totals["expected"] += (item["type"], item["group"]) in saved
+                if item["type"] == "pattern":
+                    outcome = mem.longterm.learn_pattern(item["text"])
+                else:
+                    outcome = mem.longterm.learn_mistake(item["text"])
+                if outcome.merged is None:
+                    rule_of[outcome.record["id"]] = item["group"]
+                    saved.add((item["type"], item["group"]))
+                else:
+                    totals["merges"] += 1
+                    totals["right"] += rule_of[outcome.record["id"]] == item["group"]
+    return {
+        "memories": len(items),
+        "rules": len({i["group"] for i in items}),
+        "precision": totals["right"] / totals["merges"],
+        "recall": totals["right"] / totals["expected"],
+        "merges_per_order": totals["merges"] / 3,
+    }
+
+
+# -- Basic Memory ----------------------------------------------------------------------------
+def install_basic_memory() -> str | None:
+    """Basic Memory's venv (made once); None, or why it cannot run."""
+    python = BM_VENV / "bin" / "python"
+    if python.exists():
+        return None
+    interpreter = shutil.which("python3.12") or shutil.which("python3.13")
+    if interpreter is None:
+        return "Basic Memory needs Python >= 3.12 and none is installed"
+    steps = [
+        [interpreter, "-m", "venv", str(BM_VENV)],
+        [str(BM_VENV / "bin" / "pip"), "install", "-q", f"basic-memory=={BM_VERSION}"],
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            shutil.rmtree(BM_VENV, ignore_errors=True)
+            return f"{' '.join(step[:3])} failed: {done.stderr.strip()[-300:]}"
+    return None
+
+
+def basic_memory(n: int) -> dict[str, Any]:
+    _records, queries = labelled()
+    notes = []
+    for r in corpus(n):
+        text = " ".join(
+            str(r.get(k) or "") for k in ("description", "correction", "learned", "example")
+        ).strip()
+        notes.append({"id": r["id"], "title": r["title"], "text": text})
+    writes = [{"title": t, "text": d} for t, d in new_texts(9, n)]
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        job = {
+            "home": f"{tmp}/home",
+            "project": f"{tmp}/project",
+            "notes": notes,
+            "writes": writes,
+            "queries": [q["q"] for q in queries],
+            "k": K,
+        }
+        done = subprocess.run(
+            [str(BM_VENV / "bin" / "python"), str(REPO / "bench" / "basic_memory_driver.py")],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=4 * 3600,
+        )
+    if done.returncode:
+        return {"records": n, "error": done.stderr.strip()[-400:]}
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    found = 0.0
+    for q, got in zip(queries, answer["found"], strict=True):
+        ids = {g.rsplit("/", 1)[-1] for g in got[:K]}
+        found += len(ids & set(q["relevant"])) / len(q["relevant"])
+    return {
+        "records": n,
+        "index_s": answer["add_s"],
+        "write_p50_ms": p50(answer["write_s"][1:]),
+        "recall": found / len(queries),
+        "search_p50_ms": p50(answer["search_s"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000,10000,100000")
+    parser.add_argument("--recall-sizes", default="1000,10000,100000")
+    parser.add_argument("--basic-memory", action="store_true")
+    parser.add_argument("--bm-sizes", default="1000,10000")
+    parser.add_argument("--before", default=None, help="also time the rules of this commit")
+    parser.add_argument("--skip", default="", help="comma list of: saves,recall,bulk,merge")
+    args = parser.parse_args()
+    skip = set(args.skip.split(","))
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    if "merge" not in skip:
+        print(json.dumps({"merge": merge_precision()}), flush=True)
+    if "saves" not in skip:
+        for n in (int(s) for s in args.sizes.split(",")):
+            print(json.dumps({"saves": bench_saves(n, args.before)}), flush=True)
+    if "recall" not in skip:
+        for n in (int(s) for s in args.recall_sizes.split(",")):
+            print(json.dumps({"recall": recall(n)}), flush=True)
+    if "bulk" not in skip:
+        print(json.dumps({"bulk": bulk_import()}), flush=True)
+    if args.basic_memory:
+        problem = install_basic_memory()
+        if problem:
+            print(json.dumps({"basic_memory": {"error": problem}}), flush=True)
+        else:
+            for n in (int(s) for s in args.bm_sizes.split(",")):
+                print(json.dumps({"basic_memory": basic_memory(n)}), flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Claude Code's installer: hooks in ``.claude/settings.json``, the server in ``.mcp.json``.
+
+Claude Code: the hooks in ``.claude/settings.json`` and the server in ``.mcp.json`` (with
+``--global``: ``~/.claude/settings.json`` and ``~/.claude.json``).
+
+A hook of ours is a command containing ``hook claude-code``; one already present stays where
+it is and only its command changes. Each hook command is guarded (``command -v pmem ... ||
+true``) so a teammate without pmem gets no error from a committed hook.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planning_memory.agents.installers import edits
+from planning_memory.agents.installers.agent import Agent
+from planning_memory.agents.installers.parts import (
+    Hook,
+    JsonServers,
+    Part,
+    Plan,
+    Where,
+    edit,
+    guarded,
+    read,
+)
+from planning_memory.errors import InputError
+
+OUR_HOOK = "hook claude-code"
+# event -> (matcher or None, timeout in seconds)
+HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
+    "SessionStart": (None, 30),
+    "UserPromptSubmit": (None, 15),
+    "PostToolUse": ("Read|Edit|MultiEdit|Write", 15),
+    "Stop": (None, 30),
+    "PreCompact": (None, 60),
+    "SessionEnd": (None, 60),
+}
+# hooks whose answer Claude Code need not wait for: they only record (``"async": true``,
+# https://code.claude.com/docs/en/hooks#run-hooks-in-the-background)
+ASYNC_EVENTS = frozenset({"PostToolUse", "Stop"})
+
+
+def hook_command(words: tuple[str, ...], event: str) -> str:
+    return guarded(words, "hook", "claude-code", event)
+
+
+def is_ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and OUR_HOOK in str(hook.get("command", ""))
+
+
+def _groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise edits_error("must be an array of matcher groups", path, f"$.hooks.{event}")
+    for n, group in enumerate(groups):
+        inner = edits.obj(group, f"$.hooks.{event}[{n}]", path).get("hooks", [])
+        if not isinstance(inner, list):
+            raise edits_error("must be an array", path, f"$.hooks.{event}[{n}].hooks")
+    return groups
+
+
+def edits_error(message: str, path: Path, where: str) -> InputError:
+    return InputError(
+        message, path=str(path), json_path=where, hint="fix or move the file; nothing was written"
+    )
+
+
+def merge_settings(existing: Any, words: tuple[str, ...], path: Path) -> dict[str, Any]:
+    """``existing`` settings with our hooks added (or their command updated)."""
+    settings = copy.deepcopy(edits.obj(existing, "$", path))
+    hooks = edits.obj(settings.setdefault("hooks", {}), "$.hooks", path)
+    for event, (matcher, timeout) in HOOK_EVENTS.items():
+        groups = _groups(hooks, event, path)
+        ours = [h for g in groups for h in g.get("hooks", []) if is_ours(h)]
+        for hook in ours:
+            hook["command"] = hook_command(words, event)
+            if event in ASYNC_EVENTS:
+                hook["async"] = True
+        if ours:
+            continue
+        entry = {"type": "command", "command": hook_command(words, event), "timeout": timeout}
+        if event in ASYNC_EVENTS:
+            entry["async"] = True
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        groups.append({**group, "hooks": [entry]})
+    return settings
+
+
+def drop_hooks(existing: dict[str, Any]) -> dict[str, Any]:
+    """``existing`` without our hooks (and without the groups and events left empty)."""
+    settings = copy.deepcopy(existing)
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                group["hooks"] = [h for h in group["hooks"] if not is_ours(h)]
+        hooks[event] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+        if not hooks[event]:
+            del hooks[event]
+    if not hooks:
+        del settings["hooks"]
+    return settings
+
+
+def hooks_in(settings: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """``(event, command, timeout)`` of each of our hooks in ``settings``."""
+    found = []
+    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    for event, groups in (hooks or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+                if is_ours(hook):
+                    found.append((event, str(hook["command"]), int(hook.get("timeout", 60))))
+    return found
+
+
+@dataclass(frozen=True)
+class Hooks(Part):
+    """Our hooks in Claude Code's settings file."""
+
+    kind = "hooks"
+
+    def path(self, where: Where) -> Path | None:
+        return where.home / ".claude" / "settings.json" if where.user else where.project(SETTINGS)
+
+    def files(self, where: Where) -> list[Path]:
+        found = [where.project(SETTINGS), where.home / ".claude" / "settings.json"]
+        return [p for p in found if p is not None]
+
+    def install(self, where: Where) -> Plan:
+        path = self.path(where)
+        if path is None:
+            return Plan(notes=["not inside a repository: no project settings written"])
+        settings = edits.parse_json(read(path), path)
+        merged = merge_settings(settings, where.words, path)
+        same = merged == settings and read(path) is not None
+        return Plan([edit(path, read(path) if same else edits.json_text(merged, read(path)))])
+
+    def uninstall(self, where: Where) -> Plan:
+        path = self.path(where)
+        if path is None or read(path) is None:
+            return Plan()
+        settings = edits.parse_json(read(path), path)
+        dropped = drop_hooks(settings)
+        if dropped == settings:
+            return Plan()
+        return Plan([edit(path, edits.json_text(dropped, read(path)) if dropped else "")])
+
+    def hooks(self, where: Where) -> list[Hook]:
+        return [
+            (path, *hook)
+            for path in self.files(where)
+            for hook in hooks_in(edits.parse_json(read(path), path))
+        ]
+
+
+SETTINGS = ".claude/settings.json"
+SERVERS = JsonServers(
+    ".mcp.json", lambda home: home / ".claude.json", extra={"type": "stdio", "env": {}}
+)
+AGENT = Agent(
+    name="claude-code",
+    title="Claude Code",
+    parts=(Hooks(), SERVERS),
+)

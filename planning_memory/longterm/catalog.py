@@ -1,0 +1,452 @@
+"""The catalog of long-term records: what the learning rules look up, kept in a derived file.
+
+A save asks four questions of the records of its type: is there a live record of the same
+topic (``topic_key`` and scope), an exact duplicate (``fingerprint``), a pattern or mistake
+similar enough to merge into, and, past ``maxPatterns`` / ``maxMistakes``, which records are
+archived first. Reading every record file to answer grows with the store; the catalog answers
+from SQLite indexes: one row per record file (its keys, counts and normalised words) and a
+posting list from each word to the live patterns and mistakes that hold it. Similarity is
+scored only for the records sharing a word with the new one (with none the score cannot
+reach the default threshold; see ``similar``), so the answers are those of the full reading.
+
+Where: ``memory/contextual/longterm.sqlite3``, gitignored with the rest of ``contextual/``.
+It is derived: deleting it is safe, the next save rebuilds it from the record files.
+
+Fresh or stale: ``meta`` keeps a stamp of each record folder (mtime in ns and inode). Every
+write of a record file (an atomic rename), new file or removed file changes its folder's
+stamp, so a folder written by anything else (git, an editor, another tool) is seen as stale
+and refreshed: a stat of each of its files, re-reading those whose (mtime, size) changed.
+``records.save`` keeps the catalog fresh when it was fresh before the write. A file rewritten
+in place (its folder's stamp unchanged) is caught when a lookup picks it: its stat differs
+from the catalog's, ``Stale`` is raised, and the caller refreshes the whole folder and asks
+again.
+
+Writes to the file are the catalog's own (SQLite); the record files are written by Store only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from planning_memory.core import LONG_TERM_DIRS, Layout, Record
+from planning_memory.longterm import similarity
+from planning_memory.store import Store
+
+CATALOG_NAME = "longterm.sqlite3"
+SCHEMA_VERSION = 4
+SIMILAR_TYPES = ("pattern", "mistake")
+USES = {"pattern": "usage_count", "mistake": "occurrences"}
+_OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    rid INTEGER PRIMARY KEY, file TEXT NOT NULL UNIQUE, folder TEXT NOT NULL,
+    mtime INTEGER NOT NULL, size INTEGER NOT NULL,
+    id TEXT, type TEXT, scope TEXT, topic TEXT, fingerprint TEXT, updated_at TEXT,
+    live INTEGER, pinned INTEGER, established INTEGER, uses INTEGER,
+    words TEXT, code TEXT, grams TEXT, nwords INTEGER, ncode INTEGER, ngrams INTEGER,
+    mask BLOB
+);
+CREATE INDEX IF NOT EXISTS entries_folder ON entries(folder);
+CREATE INDEX IF NOT EXISTS entries_topic ON entries(type, topic) WHERE topic IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_fingerprint ON entries(fingerprint);
+CREATE INDEX IF NOT EXISTS entries_grams ON entries(grams) WHERE grams IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_live ON entries(type, live);
+CREATE TABLE IF NOT EXISTS postings (
+    type TEXT NOT NULL, word TEXT NOT NULL, rid INTEGER NOT NULL,
+    PRIMARY KEY (type, word, rid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_rid ON postings(rid);
+"""
+_COLUMNS = "file, folder, mtime, size, id, type, scope, topic, fingerprint, updated_at, live, "
+_COLUMNS += "pinned, established, uses, words, code, grams, nwords, ncode, ngrams, mask"
+
+
+class Stale(Exception):
+    """A record the catalog picked changed on disk since it was catalogued."""
+
+
+class Entry(NamedTuple):
+    """A catalogued record file: where it is, the stat it had, what was read from it."""
+
+    file: str  # relative to long-term/: ``patterns/pat_….json``
+    mtime: int
+    size: int
+    profile: similarity.Profile | None = None
+
+
+def text_of(record: Record) -> str:
+    """The text similarity compares: a pattern's name and description, a mistake's
+    description and correction, anything else's title and ``learned``."""
+    if record["type"] == "pattern":
+        return f"{record.get('name', '')} {record.get('description', '')}"
+    if record["type"] == "mistake":
+        return f"{record.get('description', '')} {record.get('correction', '')}"
+    return f"{record.get('title', '')} {record.get('learned', '')}"
+
+
+def fingerprint(record: Record) -> str:
+    """Exact-duplicate key: type, scope and normalised content."""
+    return "\x1f".join(
+        [
+            record["type"],
+            record.get("scope", "project"),
+            " ".join(text_of(record).lower().split()),
+            " ".join(record["body"].get("what", "").lower().split()),
+        ]
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _grams_key(grams: frozenset[str]) -> str:
+    return _digest("\x1f".join(sorted(grams)))
+
+
+def path_of(layout: Layout) -> Path:
+    return layout.contextual / CATALOG_NAME
+
+
+class Catalog:
+    """The catalog of one tree, open. ``Catalog.of`` reuses this process's connection."""
+
+    def __init__(self, layout: Layout, store: Store) -> None:
+        self.layout = layout
+        self.store = store
+        self.path = path_of(layout)
+        store.make_dirs(self.path.parent)
+        try:
+            self.conn = self._connect()
+        except sqlite3.DatabaseError:
+            self._discard()
+            self.conn = self._connect()
+
+    @classmethod
+    def of(cls, layout: Layout, store: Store) -> Catalog:
+        key = (str(path_of(layout)), os.getpid(), threading.get_ident())
+        with _OPEN_LOCK:
+            found = _OPEN.pop(key, None)
+            if found is not None and not found.path.is_file():
+                found.close()  # deleted: start a new one
+                found = None
+            if found is None:
+                found = Catalog(layout, store)
+            found.store = store  # the caller's: its lock is the one held
+            _OPEN[key] = found
+            while len(_OPEN) > _OPEN_MAX:
+                _OPEN.popitem(last=False)[1].close()
+            return found
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = OFF")  # derived: a lost write reads as stale
+            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                conn.executescript(
+                    "DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS postings;"
+                    "DROP TABLE IF EXISTS meta;"
+                )
+                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- freshness -----------------------------------------------------------------------------
+    def _stamp(self, folder: str) -> str:
+        try:
+            st = os.stat(self.layout.long_term / folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return "absent"
+        return f"{st.st_mtime_ns} {st.st_ino}"
+
+    def _stored_stamp(self, folder: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (f"stamp:{folder}",))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
+
+    def is_fresh(self, folder: str) -> bool:
+        return self._stored_stamp(folder) == self._stamp(folder)
+
+    def refresh(self, record_type: str, *, force: bool = False) -> int:
+        """Bring the folder of ``record_type`` up to date if its stamp changed (or ``force``):
+        files gone are dropped, files new or changed (mtime, size) re-read. Returns how
+        many files were read."""
+        folder = LONG_TERM_DIRS[record_type]
+        stamp = self._stamp(folder)
+        if not force and stamp == self._stored_stamp(folder):
+            return 0
+        on_disk = self._listing(folder)
+        known = {
+            file: (mtime, size)
+            for file, mtime, size in self.conn.execute(
+                "SELECT file, mtime, size FROM entries WHERE folder = ?", (folder,)
+            )
+        }
+        changed = [f for f, st in on_disk.items() if known.get(f) != st]
+        with self._write():
+            for file in known.keys() - on_disk.keys():
+                self._drop(file)
+            for file in sorted(changed):
+                self._read(folder, file)
+            self._set_stamp(folder, stamp)
+        return len(changed)
+
+    def _listing(self, folder: str) -> dict[str, tuple[int, int]]:
+        found: dict[str, tuple[int, int]] = {}
+        try:
+            with os.scandir(self.layout.long_term / folder) as entries:
+                for item in entries:
+                    if item.name.endswith(".json") and item.name[0] != ".":
+                        with contextlib.suppress(FileNotFoundError):
+                            st = item.stat()
+                            found[f"{folder}/{item.name}"] = (st.st_mtime_ns, st.st_size)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return found
+
+    def _set_stamp(self, folder: str, stamp: str) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (f"stamp:{folder}", stamp)
+        )
+
+    # -- keeping it up to date -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self, path: Path) -> Iterator[None]:
+        """Around a write (or removal) of the record file ``path``: if the catalog was fresh
+        before it, it catalogs the file as written and stays fresh."""
+        folder = Path(path).parent.name
+        if folder not in set(LONG_TERM_DIRS.values()):
+            yield
+            return
+        with self.store.lock():
+            fresh = self.is_fresh(folder)
+            yield
+            if fresh:
+                with self._write():
+                    self._read(folder, f"{folder}/{Path(path).name}")
+                    self._set_stamp(folder, self._stamp(folder))
+
+    def _read(self, folder: str, file: str) -> None:
+        """Catalog ``file`` as ``records.load_all`` reads it: a broken file (bad JSON, a
+        schema problem, an id that is not its name) is kept as no record."""
+        from planning_memory.longterm import records  # records.save calls into the catalog
+
+        path = self.layout.long_term / file
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._drop(file)
+            return
+        loaded = records.load_checked(self.store, path)
+        value = None if loaded is None else loaded.value
+        self._put(folder, file, st.st_mtime_ns, st.st_size, value)
+
+    def _drop(self, file: str) -> None:
+        row = self.conn.execute("SELECT rid FROM entries WHERE file = ?", (file,)).fetchone()
+        if row is not None:
+            self.conn.execute("DELETE FROM entries WHERE rid = ?", row)
+            self.conn.execute("DELETE FROM postings WHERE rid = ?", row)
+
+    def _put(self, folder: str, file: str, mtime: int, size: int, value: Any) -> None:
+        self._drop(file)
+        kind = value.get("type") if isinstance(value, dict) else None
+        misnamed = value.get("id") != Path(file).stem if isinstance(value, dict) else True
+        if kind not in LONG_TERM_DIRS or LONG_TERM_DIRS[kind] != folder or misnamed:
+            # not a record of this folder (or named for another id: a save would duplicate
+            # it): the rules never see it (kept to skip re-reading)
+            self.conn.execute(
+                "INSERT INTO entries(file, folder, mtime, size) VALUES (?, ?, ?, ?)",
+                (file, folder, mtime, size),
+            )
+            return
+        live = value.get("deleted_at") is None
+        words = code = grams = mask = None
+        counts: tuple[int | None, ...] = (None, None, None)
+        if kind in SIMILAR_TYPES:
+            profile = similarity.profile(text_of(value))
+            words, code = " ".join(sorted(profile[0])), " ".join(sorted(profile[1]))
+            grams = _grams_key(profile[2])
+            counts = (len(profile[0]), len(profile[1]), len(profile[2]))
+            mask = similarity.gram_mask(profile[2]).to_bytes(similarity.MASK_BITS // 8, "little")
+        row = (
+            *(file, folder, mtime, size, value.get("id"), kind, value.get("scope")),
+            value.get("topic_key") or None,
+            _digest(fingerprint(value)),
+            value.get("updated_at"),
+            *(live, bool(value.get("pinned")), bool(value.get("established"))),
+            int(value.get(USES.get(kind, ""), 0) or 0),
+            *(words, code, grams, *counts, mask),
+        )
+        marks = ", ".join("?" * len(row))
+        rid = self.conn.execute(f"INSERT INTO entries({_COLUMNS}) VALUES ({marks})", row).lastrowid
+        if live and words:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO postings(type, word, rid) VALUES (?, ?, ?)",
+                [(kind, word, rid) for word in words.split()],
+            )
+
+    # -- lookups (each answer in file order, the order the record files are read in) -----------
+    def load(self, entry: Entry) -> Record:
+        """The record of ``entry``; ``Stale`` if its file changed since it was catalogued."""
+        path = self.layout.long_term / entry.file
+        try:
+            st = os.stat(path)
+            value: Record = self.store.load(path).value
+        except FileNotFoundError:
+            raise Stale(entry.file) from None
+        if (st.st_mtime_ns, st.st_size) != (entry.mtime, entry.size):
+            raise Stale(entry.file)
+        return value
+
+    def same_topic(self, record_type: str, scope: str | None, topic: str) -> list[Entry]:
+        rows = self.conn.execute(
+            "SELECT file, mtime, size FROM entries WHERE type = ? AND topic = ? AND live "
+            "AND scope IS ? ORDER BY file",
+            (record_type, topic, scope),
+        )
+        return [Entry(*row) for row in rows]
+
+    def same_fingerprint(self, record: Record) -> list[tuple[Entry, str]]:
+        """Live records with ``record``'s fingerprint, with their ``updated_at``."""
+        rows = self.conn.execute(
+            "SELECT file, mtime, size, updated_at FROM entries WHERE fingerprint = ? "
+            "AND type = ? AND live ORDER BY file",
+            (_digest(fingerprint(record)), record["type"]),
+        )
+        return [(Entry(*row[:3]), row[3]) for row in rows]
+
+    def similar(
+        self, record_type: str, scope: str | None, mine: similarity.Profile, threshold: float
+    ) -> list[Entry]:
+        """The live records of ``record_type`` and ``scope`` that may score ``threshold``
+        against ``mine``, with their profiles, in file order.
+
+        Candidates: without a shared word the token part of the score is 0 and the rest at
+        most ``1 - TOKEN_WEIGHT``, reached only by an equal set of trigrams; so above that
+        ceiling only records sharing a word can match, at it also those with the same
+        trigrams, and below it every record is a candidate. Each candidate whose
+        ``similarity.ceiling`` (from the stored counts and trigram mask) is below
+        ``threshold`` is dropped before its profile is built."""
+        ceiling = 1 - similarity.TOKEN_WEIGHT
+        words = sorted(mine[0])
+        shared = (
+            f"SELECT rid, count(*) AS shared FROM postings WHERE type = ? "
+            f"AND word IN ({','.join('?' * len(words))}) GROUP BY rid"
+        )
+        columns = "e.rid, e.nwords, e.ncode, e.ngrams, e.mask"
+        where = "e.type = ? AND e.live AND e.scope IS ?"
+        # the bound without the trigram mask: the trigram part at most 2 min / sum of counts
+        weight, mine_words, mine_grams = similarity.CODE_WEIGHT, len(mine[0]), len(mine[2])
+        extra = f"{weight - 1} * min(s.shared, {len(mine[1])} + e.ncode)"  # token_ceiling
+        bound = (
+            f"{similarity.TOKEN_WEIGHT} * min(1.0, (s.shared + {extra}) * 1.0 / "
+            f"max(1, {mine_words} + e.nwords - s.shared + {extra})) + "
+            f"{1 - similarity.TOKEN_WEIGHT} * 2.0 * min({mine_grams}, e.ngrams) / "
+            f"max(1, {mine_grams} + e.ngrams) >= ?"
+        )
+        margin = threshold - 1e-9  # the bounds are computed in another order than the score
+        if threshold < ceiling:
+            rows = self.conn.execute(
+                f"SELECT {columns}, coalesce(s.shared, 0) FROM entries e LEFT JOIN ({shared}) "
+                f"s ON s.rid = e.rid WHERE {where}",
+                (record_type, *words, record_type, scope),
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                f"SELECT {columns}, s.shared FROM ({shared}) s JOIN entries e "
+                f"ON e.rid = s.rid WHERE {where} AND {bound}",
+                (record_type, *words, record_type, scope, margin),
+            ).fetchall()
+            if threshold == ceiling and mine[2]:
+                rows += self.conn.execute(
+                    f"SELECT {columns}, 0 FROM entries e WHERE {where} AND e.grams = ?",
+                    (record_type, scope, _grams_key(mine[2])),
+                ).fetchall()
+        may_reach = similarity.may_reach(mine, margin)
+        kept = {
+            rid
+            for rid, nwords, ncode, ngrams, mask, common in rows
+            if may_reach(common, nwords, ncode, ngrams, mask)
+        }
+        found = self.conn.execute(
+            "SELECT file, mtime, size, words, code FROM entries "
+            f"WHERE rid IN ({','.join('?' * len(kept))}) ORDER BY file",
+            sorted(kept),
+        ).fetchall()
+        return [
+            Entry(file, mtime, size, similarity.profile_of(words.split(), code.split()))
+            for file, mtime, size, words, code in found
+        ]
+
+    def live_count(self, record_type: str) -> int:
+        row = self.conn.execute(
+            "SELECT count(*) FROM entries WHERE type = ? AND live", (record_type,)
+        ).fetchone()
+        return int(row[0])
+
+    def archive_order(self, record_type: str, keep: str, count: int) -> list[Entry]:
+        """The first ``count`` live records to archive past a cap: neither pinned nor
+        established nor ``keep``, least used, then least recently updated, then by id."""
+        rows = self.conn.execute(
+            "SELECT file, mtime, size FROM entries WHERE type = ? AND live AND NOT pinned "
+            "AND NOT established AND id != ? ORDER BY uses, updated_at, id, file LIMIT ?",
+            (record_type, keep, count),
+        )
+        return [Entry(*row) for row in rows]
+
+    def latest(self, record_type: str) -> Entry | None:
+        """The live record of ``record_type`` updated last (then the greatest id)."""
+        row = self.conn.execute(
+            "SELECT file, mtime, size FROM entries WHERE type = ? AND live "
+            "ORDER BY updated_at DESC, id DESC, file LIMIT 1",
+            (record_type,),
+        ).fetchone()
+        return None if row is None else Entry(*row)
+
+
+_OPEN: OrderedDict[tuple[str, int, int], Catalog] = OrderedDict()  # (file, pid, thread)
+_OPEN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def writing(layout: Layout, store: Store, path: Path) -> Iterator[None]:
+    """``Catalog.writing`` when the tree has a catalog; nothing (no file made) otherwise."""
+    if not path_of(layout).is_file():
+        yield
+        return
+    with Catalog.of(layout, store).writing(path):
+        yield

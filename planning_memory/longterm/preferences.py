@@ -1,0 +1,192 @@
+"""``preferences.json``: the settings a person states, read from what they teach and set by hand.
+
+Seed 000 keeps the user's and project's preferences in sections (code style, architecture,
+testing); "prefiero comillas simples" or "always use vitest" should land there, not only in a
+learning. ``stated`` reads the settings a taught rule states (English and Spanish):
+
+| says                                             | sets                                  |
+| ------------------------------------------------ | ------------------------------------- |
+| single / double quotes, comillas simples/dobles  | ``code_style.quotes``                 |
+| (no) semicolons, (sin) punto y coma              | ``code_style.semicolons``             |
+| indent with 2 spaces / tabs, 4 espacios          | ``code_style.indentation``            |
+| lines under 100 characters, 120 columnas         | ``code_style.max_line_length``        |
+| a test framework (vitest, jest, pytest ...)      | ``testing.framework``                 |
+| 80% coverage, cobertura del 90%                  | ``testing.coverage``                  |
+| describe/it                                      | ``testing.style``                     |
+| a package manager (pnpm, yarn, uv, poetry ...)   | ``tooling.package_manager``           |
+| prefer an architecture pattern (repository ...)  | ``architecture.preferred_patterns``   |
+| avoid one (singletons, god objects ...)          | ``architecture.avoid_patterns``       |
+
+A rule that forbids ("never use semicolons", "nunca uses jest") sets the opposite or nothing;
+a thing named only as what is avoided ("pnpm, never npm": npm) never becomes the choice.
+``apply`` changes keys (``None`` removes one) under the store's lock, validated by the schema.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from planning_memory.core import Layout, schema, timestamp
+from planning_memory.errors import InputError
+from planning_memory.longterm.triggers import Trigger
+from planning_memory.store import Store
+
+TEST_FRAMEWORKS = (
+    "vitest",
+    "jest",
+    "mocha",
+    "jasmine",
+    "ava",
+    "pytest",
+    "unittest",
+    "nose2",
+    "playwright",
+    "cypress",
+    "junit",
+    "rspec",
+    "minitest",
+    "phpunit",
+)
+PACKAGE_MANAGERS = ("pnpm", "yarn", "npm", "bun", "uv", "poetry", "pipenv", "pip", "conda")
+ARCHITECTURE = {
+    "repository": r"repository\s+pattern|patr[oó]n\s+(?:de\s+)?repositorio",
+    "service-layer": r"service[\s-]+layers?|capa\s+de\s+servicios?",
+    "dependency-injection": r"dependency[\s-]+injection|inyecci[oó]n\s+de\s+dependencias",
+    "singleton-abuse": r"singletons?",
+    "god-objects": r"god[\s-]+(?:objects?|class(?:es)?)|objetos?\s+dios",
+    "hexagonal": r"hexagonal",
+    "mvc": r"\bmvc\b",
+    "clean-architecture": r"clean\s+architecture|arquitectura\s+limpia",
+    "event-sourcing": r"event[\s-]+sourcing",
+    "cqrs": r"\bcqrs\b",
+}
+KEY = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*\.[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+
+_QUOTES = re.compile(
+    r"\b(?P<en>single|double)[\s-]+quot(?:es|ation\s+marks)\b|\bcomillas\s+(?P<es>simples|dobles)\b",
+    re.IGNORECASE,
+)
+_SEMI_OFF = re.compile(
+    r"\b(?:no|without|omit(?:ting)?|skip)\s+(?:the\s+)?semicolons?\b|\bsin\s+punto\s+y\s+coma\b",
+    re.IGNORECASE,
+)
+_SEMI = re.compile(r"\bsemicolons?\b|\bpunto\s+y\s+coma\b", re.IGNORECASE)
+_INDENT = re.compile(
+    r"\b(?P<n>[1-8])[\s-]+(?:spaces?|espacios?)\b|\b(?P<tabs>tabs|tabuladores|tabulaciones)\b",
+    re.IGNORECASE,
+)
+_INDENT_WORD = re.compile(r"\bindent|\bsangr|\bindentaci", re.IGNORECASE)
+_LINE = re.compile(
+    r"\b(?P<n>[4-9]\d|1\d\d|2[0-4]\d)\s*(?:chars?|characters?|caracteres|columns?|columnas|cols)\b",
+    re.IGNORECASE,
+)
+_LINE_WORD = re.compile(r"\bline|\bl[ií]nea", re.IGNORECASE)
+_COVERAGE = re.compile(
+    r"(?:\b(?:coverage|cobertura)\D{0,20}?(?P<a>\d{1,3})\s*%)|(?:\b(?P<b>\d{1,3})\s*%\s*(?:test\s+)?"
+    r"(?:coverage|(?:de\s+)?cobertura))",
+    re.IGNORECASE,
+)
+_DESCRIBE_IT = re.compile(r"\bdescribe\s*[/-]\s*it\b|\bdescribe\s+and\s+it\b", re.IGNORECASE)
+_AVOIDING = re.compile(r"\b(?:avoid|never|don['’]?t|do\s+not|no|evit\w*|nunca)\b", re.IGNORECASE)
+
+
+def _word(names: tuple[str, ...], text: str) -> list[str]:
+    found = re.findall(rf"(?<![\w.-])({'|'.join(names)})(?![\w-])", text, re.IGNORECASE)
+    return [name.lower() for name in found]
+
+
+def _choice(names: tuple[str, ...], found: Trigger, text: str) -> str | None:
+    """The one of ``names`` the rule chooses: its ``preferred`` thing, else the only one
+    named in a rule that does not forbid."""
+    if found.preferred:
+        chosen = _word(names, found.preferred)
+        if chosen:
+            return chosen[0]
+    if found.kind == "mistake":
+        return None
+    named = set(_word(names, text)) - set(_word(names, found.avoided or ""))
+    return named.pop() if len(named) == 1 else None
+
+
+def stated(found: Trigger) -> dict[str, Any]:
+    """``{"section.key": value}`` for each setting the taught rule ``found`` states."""
+    if found.kind == "praise":
+        return {}
+    text = found.rule or found.subject
+    forbids = found.kind == "mistake"
+    out: dict[str, Any] = {}
+    if (quotes := _QUOTES.search(text)) is not None and not forbids:
+        word = (quotes.group("en") or quotes.group("es")).lower()
+        out["code_style.quotes"] = "single" if word in ("single", "simples") else "double"
+    if _SEMI_OFF.search(text):
+        out["code_style.semicolons"] = forbids  # "never omit semicolons" keeps them
+    elif _SEMI.search(text):
+        out["code_style.semicolons"] = not forbids
+    if _INDENT_WORD.search(text) and (indent := _INDENT.search(text)) is not None and not forbids:
+        out["code_style.indentation"] = "tabs" if indent.group("tabs") else int(indent.group("n"))
+    if _LINE_WORD.search(text) and (line := _LINE.search(text)) is not None and not forbids:
+        out["code_style.max_line_length"] = int(line.group("n"))
+    if (framework := _choice(TEST_FRAMEWORKS, found, text)) is not None:
+        out["testing.framework"] = framework
+    if (coverage := _COVERAGE.search(text)) is not None and not forbids:
+        value = int(coverage.group("a") or coverage.group("b"))
+        if 0 < value <= 100:
+            out["testing.coverage"] = value
+    if _DESCRIBE_IT.search(text) and not forbids:
+        out["testing.style"] = "describe-it"
+    if (manager := _choice(PACKAGE_MANAGERS, found, text)) is not None:
+        out["tooling.package_manager"] = manager
+    for name, pattern in ARCHITECTURE.items():
+        hit = re.search(pattern, text, re.IGNORECASE)
+        if hit is None:
+            continue
+        avoided = forbids or _AVOIDING.search(text, 0, hit.start()) is not None
+        out["architecture.avoid_patterns" if avoided else "architecture.preferred_patterns"] = [
+            *out.get(
+                "architecture.avoid_patterns" if avoided else "architecture.preferred_patterns", []
+            ),
+            name,
+        ]
+    return out
+
+
+def _check_key(key: str) -> tuple[str, str]:
+    if not KEY.match(key):
+        raise InputError(
+            f"preference key {key!r} must be section.key in snake_case",
+            hint="for example code_style.quotes or testing.framework",
+        )
+    section, _, name = key.partition(".")
+    return section, name
+
+
+def apply(
+    layout: Layout, store: Store, changes: Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
+    """Set each ``section.key`` of ``changes`` (``None`` removes it; a list adds its items
+    to a list already there); an emptied section goes. Returns the new preferences."""
+    parts = {key: _check_key(key) for key in changes}
+    with store.lock():
+        path = layout.preferences
+        current: dict[str, Any] = store.read_json(path) if path.is_file() else {}
+        updated = {k: dict(v) if isinstance(v, dict) else v for k, v in current.items()}
+        for key, value in changes.items():
+            section, name = parts[key]
+            values = updated.setdefault(section, {})
+            if value is None:
+                values.pop(name, None)
+            elif isinstance(value, list) and isinstance(values.get(name), list):
+                values[name] = list(dict.fromkeys([*values[name], *map(str, value)]))
+            else:
+                values[name] = value
+            if not values:
+                updated.pop(section)
+        if updated == current:
+            return current
+        updated["updated_at"] = timestamp(now)
+        schema.check("preferences", updated)
+        store.write_json(path, updated)
+        return updated

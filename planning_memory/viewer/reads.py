@@ -1,0 +1,179 @@
+"""What the pages read from one memory, kept until its files change.
+
+A memory of 10k records takes about half a second to load whole, too slow for every page. So
+``Reads`` keeps the records it loaded, each with its file's modification time, and on the next
+page re-reads only the files that changed (a folder's listing and ``stat``s: milliseconds).
+The change ``stamp`` the page polls is the newest modification time of the memory's folders
+(the store writes atomically, so a written file changes its folder's time; a record folder
+whose time is unchanged is not even listed); the derived search index is left out, so a
+search does not look like a change.
+
+Reads only: everything goes through ``Memory`` (``get``, ``sessions``, ``code``, ``counts``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planning_memory.errors import PlanningMemoryError
+
+if TYPE_CHECKING:
+    from planning_memory.memory import Memory
+    from planning_memory.sessions import SessionInfo
+
+Record = dict[str, Any]
+STAMP_EVERY_S = 0.25  # a page asks for the stamp several times: measure it once
+
+
+def _newest(paths: list[Path]) -> str:
+    newest, count = 0, 0
+    for path in paths:
+        try:
+            newest = max(newest, path.stat().st_mtime_ns)
+            count += 1
+        except OSError:
+            continue
+    return f"{newest}-{count}"
+
+
+class Reads:
+    """Cached reads of one memory, safe to share between the server's threads."""
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem = mem
+        self._lock = threading.Lock()
+        # record folder -> (its modification time, file name -> (its time, the record))
+        self._folders: dict[Path, tuple[int, dict[str, tuple[int, Record]]]] = {}
+        self._sorted: list[Record] | None = None
+        self._sessions: tuple[str, list[SessionInfo]] | None = None
+        self._memo: dict[str, tuple[str, float, Any]] = {}
+        self._stamps: tuple[float, dict[str, str]] | None = None
+        self._personal: Memory | None = None
+
+    # -- the change stamp ---------------------------------------------------------------------
+    def _watched(self) -> dict[str, list[Path]]:
+        lay = self.mem.layout
+        short = [lay.short_term]
+        if lay.short_term.is_dir():
+            short += [Path(e.path) for e in os.scandir(lay.short_term) if e.is_dir()]
+        entity = [lay.entity]
+        if lay.entity.is_dir():
+            entity += [Path(e.path) for e in os.scandir(lay.entity) if e.is_file()]
+        return {
+            "config": [lay.config],
+            "long-term": [
+                f for m in self._stores() for f in (m.layout.long_term, *m.layout.record_dirs())
+            ],
+            "short-term": short,
+            "entity": entity,
+        }
+
+    def stamps(self) -> dict[str, str]:
+        """Per part of the memory, a text that changes when a file in it is written, deleted
+        or added (measured at most every ``STAMP_EVERY_S``)."""
+        now = time.monotonic()
+        known = self._stamps
+        if known is not None and now - known[0] < STAMP_EVERY_S:
+            return known[1]
+        found = {part: _newest(paths) for part, paths in self._watched().items()}
+        self._stamps = (now, found)
+        return found
+
+    def stamp(self) -> str:
+        """A text that changes whenever a memory file is written, deleted or added."""
+        return "/".join(self.stamps().values())
+
+    def memo(self, key: str, build: Any, *, part: str | None = None, max_age: float = 0) -> Any:
+        """``build()``, kept until ``part`` of the memory (default: any) changes, or after
+        ``max_age`` seconds when given (for what the stamp cannot see: deep code map folders)."""
+        stamp = self.stamps()[part] if part else self.stamp()
+        found = self._memo.get(key)
+        fresh = found is not None and (not max_age or time.monotonic() - found[1] < max_age)
+        if found is not None and fresh and found[0] == stamp:
+            return found[2]
+        value = build()
+        self._memo[key] = (stamp, time.monotonic(), value)
+        return value
+
+    def warm(self) -> None:
+        """Load what every page needs (the records, the sessions), so the first page is quick;
+        run in a thread when the server starts."""
+        try:
+            self.records()
+            self.sessions()
+        except PlanningMemoryError:
+            pass  # the page that needs it says what is wrong
+
+    # -- long-term records ----------------------------------------------------------------------
+    def records(self) -> list[Record]:
+        """Every long-term record, soft-deleted ones too, newest first."""
+        with self._lock:
+            changed = False
+            for mem in self._stores():
+                for folder in mem.layout.record_dirs():
+                    changed = self._refresh(mem, folder) or changed
+            if changed or self._sorted is None:
+                every = [rec for _, names in self._folders.values() for _, rec in names.values()]
+                self._sorted = sorted(
+                    every, key=lambda r: (str(r.get("created_at") or ""), r["id"]), reverse=True
+                )
+            return self._sorted
+
+    def _stores(self) -> list[Memory]:
+        """The project's memory, and the personal store when it holds records (its records
+        show with ``scope: personal``)."""
+        if self._personal is None:
+            self._personal = self.mem.personal()
+        has_records = self._personal.layout.long_term.is_dir()
+        return [self.mem, self._personal] if has_records else [self.mem]
+
+    def _refresh(self, mem: Memory, folder: Path) -> bool:
+        """Re-read the records of ``folder`` whose files changed (none when the folder's own
+        time did not: the store replaces files, which changes it); whether any did."""
+        try:
+            folder_time = folder.stat().st_mtime_ns
+        except OSError:
+            return self._folders.pop(folder, None) is not None
+        known_time, known = self._folders.get(folder, (None, {}))
+        if known_time == folder_time:
+            return False
+        fresh: dict[str, tuple[int, Record]] = {}
+        for entry in os.scandir(folder):
+            name = entry.name
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            mtime = entry.stat().st_mtime_ns
+            had = known.get(name)
+            if had is not None and had[0] == mtime:
+                fresh[name] = had
+                continue
+            try:
+                fresh[name] = (mtime, mem.get(name[:-5]))
+            except PlanningMemoryError:
+                continue  # not a record (preferences.json) or unreadable: validate says so
+        self._folders[folder] = (folder_time, fresh)
+        return True
+
+    # -- sessions ---------------------------------------------------------------------------------
+    def sessions(self) -> list[SessionInfo]:
+        """Every session, newest first (re-read when a session file changes)."""
+        stamp = self.stamps()["short-term"]
+        with self._lock:
+            if self._sessions is None or self._sessions[0] != stamp:
+                self._sessions = (stamp, self.mem.sessions.list())
+            return self._sessions[1]
+
+    def injections(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """What was injected at session starts, newest first (of one session, or of all);
+        [] where the memory keeps no such history."""
+        method = getattr(self.mem.sessions, "injections", None)
+        if method is None:
+            return []
+        if session_id:
+            return list(method(session_id=session_id, limit=limit) or [])
+        found = self.memo(f"injections-{limit}", lambda: method(limit=limit), part="short-term")
+        return list(found or [])

@@ -1,0 +1,220 @@
+"""The hook server: real ``pmem hook claude-code`` processes, a real server process, real
+sockets. Its answers are the ones the hook gives in its own process; a dead, stale or busy
+server never costs an answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planning_memory.agents import hook_client
+from planning_memory.agents.claude_code import answer
+from planning_memory.memory import Memory
+
+PMEM = Path(sys.executable).parent / "pmem"
+SERVER = "planning_memory.agents.hook_server"
+
+
+def server_pids(run_dir: Path) -> list[int]:
+    """Hook servers whose runtime folder is ``run_dir`` (read from /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if SERVER.encode() in cmdline and f"XDG_RUNTIME_DIR={run_dir}".encode() in environ:
+            found.append(int(proc.name))
+    return found
+
+
+def wait_for(check: Any, seconds: float = 90.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def run_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short runtime folder (socket paths are limited to 107 bytes) and the server on."""
+    where = Path(tempfile.mkdtemp(prefix="pmr-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(where))
+    monkeypatch.setenv("PMEM_HOOK_SERVER", "1")
+    monkeypatch.setenv("PMEM_BACKGROUND", "1")
+    monkeypatch.setenv("PMEM_HOOK_SERVER_IDLE", "120")
+    yield where
+    hook_client.stop()
+    for pid in server_pids(where):
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def hook(event: str, data: dict[str, Any], cwd: Path, **env: str) -> str:
+    done = subprocess.run(
+        [PMEM, "hook", "claude-code", event],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout
+
+
+def payload(repo: Path, **more: Any) -> dict[str, Any]:
+    return {"session_id": "c0ffee00-0000-4000-8000-000000000001", "cwd": str(repo), **more}
+
+
+EVENTS: list[tuple[str, dict[str, Any]]] = [
+    ("SessionStart", {"source": "startup", "hook_event_name": "SessionStart"}),
+    ("UserPromptSubmit", {"prompt": "Always use pnpm, never npm. Add lodash please."}),
+    ("PostToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "src/app.py"}}),
+    ("UserPromptSubmit", {"prompt": "what did we say about npm?"}),
+    ("Stop", {"stop_hook_active": False}),
+    ("SessionStart", {"source": "compact", "hook_event_name": "SessionStart"}),
+    ("SessionEnd", {"reason": "exit"}),
+]
+
+
+def normal(text: str) -> str:
+    """An answer with what differs between two runs (ids, times) masked."""
+    text = re.sub(r"\b(ses|pat|mis|lrn|msg|dec)_[0-9A-Za-z]{10,}", r"\1_ID", text)
+    return re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?(\.\d+)?Z?", "TIME", text)
+
+
+def test_the_server_answers_as_the_hook_does_in_its_own_process(
+    empty_repo: Path, tmp_path: Path, run_dir: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(empty_repo, other, symlinks=True)
+    for repo in (empty_repo, other):
+        (repo / "src").mkdir()
+        (repo / "src/app.py").write_text("x = 1\n", "utf-8")
+    subprocess.Popen([sys.executable, "-m", SERVER], start_new_session=True)
+    wait_for(lambda: hook_client.socket_path().exists())
+    here, served = [], []
+    for event, extra in EVENTS:
+        here.append(answer(event, json.dumps(payload(empty_repo, **extra)).encode()).stdout)
+        got = hook_client.forward(event, json.dumps(payload(other, **extra)).encode())
+        assert got is not None and got[1] == b""
+        served.append(got[0].decode())
+    assert [normal(s) for s in served] == [normal(h) for h in here]
+    assert "pnpm" in served[1] and "pnpm" in served[5]
+    ours, theirs = Memory(empty_repo), Memory(other)
+    assert [r["title"] for r in theirs.records()] == [r["title"] for r in ours.records()]
+    assert [s.status for s in theirs.sessions.list()] == ["ended"]
+
+
+def test_a_hook_starts_the_server_and_the_next_hooks_use_it(
+    empty_repo: Path, run_dir: Path
+) -> None:
+    start = hook("SessionStart", payload(empty_repo, source="startup"), empty_repo)
+    assert "Temporal context" in start  # answered in its own process, then started a server
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and hook_client.socket_path().exists())
+    [pid] = server_pids(run_dir)
+    said = hook(
+        "UserPromptSubmit", payload(empty_repo, prompt="never commit .env files"), empty_repo
+    )
+    assert "planning-memory: created" in said
+    paths = [f"src/f{n}.py" for n in range(8)]
+    edit = [payload(empty_repo, tool_name="Write", tool_input={"file_path": p}) for p in paths]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda d: hook("PostToolUse", d, empty_repo), edit))
+    assert server_pids(run_dir) == [pid]  # one server answered them all
+    [session] = Memory(empty_repo).sessions.list(channel="claude-code")
+    recorded = {f["path"] for f in Memory(empty_repo).sessions.get(session.id)["files_accessed"]}
+    assert recorded == set(paths)
+
+
+def test_a_killed_server_costs_no_answer_and_is_replaced(empty_repo: Path, run_dir: Path) -> None:
+    hook("SessionStart", payload(empty_repo, source="startup"), empty_repo)
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and hook_client.socket_path().exists())
+    [first] = server_pids(run_dir)
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: first not in server_pids(run_dir))
+    assert hook_client.socket_path().exists()  # left behind by the killed server
+    said = hook("UserPromptSubmit", payload(empty_repo, prompt="always use pnpm"), empty_repo)
+    assert "planning-memory: created" in said
+    wait_for(lambda: len(server_pids(run_dir)) == 1)
+    assert server_pids(run_dir) != [first]
+    wait_for(
+        lambda: hook_client.forward("Stop", json.dumps(payload(empty_repo)).encode()) is not None
+    )
+
+
+def test_a_server_whose_code_changed_steps_aside(
+    empty_repo: Path, tmp_path: Path, run_dir: Path
+) -> None:
+    """An upgrade (here: an edit to a copy of the package) while a server runs: the next hook
+    is answered by the new code in its own process, and the old server exits."""
+    copy = tmp_path / "site"
+    shutil.copytree(
+        Path(hook_client.__file__).parents[1],
+        copy / "planning_memory",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for data in ("schemas", "templates"):  # as the wheel holds them
+        shutil.copytree(
+            Path(hook_client.__file__).parents[2] / data, copy / "planning_memory" / data
+        )
+    env = {"PYTHONPATH": str(copy)}
+    code = "import sys; from planning_memory.cli import main; sys.argv[0] = 'pmem'; main()"
+    where = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from planning_memory.agents import hook_client as h; print(h.socket_path())",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=tmp_path,
+        check=True,
+    ).stdout.strip()
+    assert str(copy) in Path(where).name or Path(where).name != hook_client.socket_path().name
+
+    def run(event: str, **extra: Any) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code, "hook", "claude-code", event],
+            input=json.dumps(payload(empty_repo, **extra)),
+            capture_output=True,
+            text=True,
+            cwd=empty_repo,
+            env={**os.environ, **env},
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout
+
+    run("SessionStart", source="startup")
+    wait_for(lambda: Path(where).exists() and len(server_pids(run_dir)) == 1)
+    [old] = server_pids(run_dir)
+    handler = copy / "planning_memory/agents/claude_code.py"
+    text = handler.read_text("utf-8").replace(
+        "note = f\"planning-memory: {done['action']}",
+        "note = f\"planning-memory (new): {done['action']}",
+    )
+    assert "(new)" in text
+    handler.write_text(text, "utf-8")
+    os.utime(handler, (time.time() + 5, time.time() + 5))
+    assert "planning-memory (new): created" in run("UserPromptSubmit", prompt="always use pnpm")
+    wait_for(lambda: old not in server_pids(run_dir))

@@ -1,0 +1,48 @@
+"""``pmem memory list`` / ``pmem memory show``: every type, both scopes, newest first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from planning_memory.cli import cli
+from planning_memory.cli.memories import TYPES
+from planning_memory.core.model import LONG_TERM_TYPES
+from planning_memory.memory import Memory
+
+
+def invoke(root: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["-C", str(root), "memory", *args], catch_exceptions=False)
+
+
+def test_the_types_are_the_models() -> None:
+    assert sorted(TYPES) == sorted(LONG_TERM_TYPES)
+
+
+def test_list_newest_first_every_type_and_scope(empty_repo: Path) -> None:
+    mem = Memory(empty_repo)
+    first = mem.save("Use zod for validation", "decision").record["id"]
+    second = mem.save("Retry webhooks with backoff", "bugfix").record["id"]
+    third = mem.for_scope("personal").save("I like short commit messages", "preference")
+    shown = json.loads(invoke(empty_repo, "list", "--json").output)
+    assert [r["id"] for r in shown] == [third.record["id"], second, first]
+    assert [r["scope"] for r in shown] == ["personal", "project", "project"]
+    only = json.loads(invoke(empty_repo, "list", "--type", "bugfix", "--json").output)
+    assert [r["id"] for r in only] == [second]
+    mine = json.loads(invoke(empty_repo, "list", "--scope", "project", "-n", "1", "--json").output)
+    assert [r["id"] for r in mine] == [second]
+    text = invoke(empty_repo, "list").output
+    assert "Retry webhooks with backoff" in text and "bugfix" in text
+
+
+def test_show_any_id(empty_repo: Path) -> None:
+    mem = Memory(empty_repo)
+    rid = mem.save("Use zod for validation", "decision").record["id"]
+    shown = invoke(empty_repo, "show", rid)
+    assert f"id: {rid}" in shown.output and "title: Use zod for validation" in shown.output
+    assert json.loads(invoke(empty_repo, "show", rid, "--json").output)["id"] == rid
+    sid = mem.sessions.current_id()
+    message = mem.log("we picked zod", session_id=sid).message["id"]
+    assert json.loads(invoke(empty_repo, "show", message, "--json").output)["session_id"] == sid
