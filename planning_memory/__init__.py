@@ -12,8 +12,6 @@ fast. Everything else is reached through ``Memory``; see docs/design.md for the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from planning_memory.core.exports import exports
 
 __version__ = "0.1.0"
@@ -34,6 +32,7 @@ _ERRORS = (
     "UnsafePathError",
 )
 
+TYPE_CHECKING = False  # without importing typing (a hook starts fast)
 if TYPE_CHECKING:
     from planning_memory.errors import AlreadyInitializedError as AlreadyInitializedError
     from planning_memory.errors import ConfigError as ConfigError

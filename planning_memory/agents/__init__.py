@@ -9,10 +9,9 @@ server check).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from planning_memory.core.exports import exports
 
+TYPE_CHECKING = False  # without importing typing (a hook starts fast)
 if TYPE_CHECKING:
     from planning_memory.agents.claude_code import MAX_STDIN as MAX_HOOK_INPUT
     from planning_memory.agents.claude_code import main as hook_main

@@ -8,6 +8,8 @@ the hook's input over a Unix socket, and prints what comes back. The answer is t
 process would have given (the server runs the same ``claude_code.answer`` in the client's
 directory and environment).
 
+- The request is the event, the working directory, the environment and the input, as bytes
+  (``request``); the answer is the output's length, the output, then the errors.
 - The socket lives in ``$XDG_RUNTIME_DIR`` (else ``/tmp/pmem-<uid>``, a folder only its user
   can enter), named after this interpreter and package, so two installs never share one.
 - No server, or one that refuses: the hook runs here, then starts a server in the
@@ -22,63 +24,80 @@ the few standard modules a client needs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import socket
 import sys
-from pathlib import Path
+import zlib
 
 ENV_SWITCH = "PMEM_HOOK_SERVER"
 ANSWER_WAIT = 12.0  # seconds: under the shortest installed hook timeout (15 s)
 CONNECT_WAIT = 0.5
 MAX_INPUT = 64 * 1024 * 1024
-PACKAGE = Path(__file__).resolve().parent.parent
+PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
 def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
-def runtime_dir() -> Path:
+def runtime_dir() -> str:
     """A folder only this user can enter, for the socket."""
     given = os.environ.get("XDG_RUNTIME_DIR", "")
     if given and os.path.isdir(given) and os.access(given, os.W_OK):
-        return Path(given)
-    return Path("/tmp") / f"pmem-{os.getuid()}"
+        return given
+    return f"/tmp/pmem-{os.getuid()}"
 
 
-def socket_path() -> Path:
-    """The server's socket for this interpreter and this copy of the package."""
+def socket_path() -> str:
+    """The server's socket for this interpreter and this copy of the package (pathlib and
+    hashlib are left out: each would cost a hook a few milliseconds)."""
     key = f"{sys.executable}\0{PACKAGE}".encode()
-    return runtime_dir() / f"pmem-hooks-{hashlib.sha256(key).hexdigest()[:16]}.sock"
+    return os.path.join(runtime_dir(), f"pmem-hooks-{zlib.crc32(key):08x}.sock")
 
 
-def request(event: str, data: bytes, **more: object) -> bytes:
-    """The request: a JSON header line (event, working directory, environment), then the
-    hook's input as it arrived."""
-    head = {"event": event, "cwd": os.getcwd(), "env": dict(os.environ), **more}
-    return json.dumps(head).encode("utf-8", "surrogateescape") + b"\n" + data
+STOP = "!stop"  # not a hook event: asks the server to exit
+
+
+def request(event: str, data: bytes) -> bytes:
+    """The request: the length of a header, the header (the event, the working directory and
+    the environment, NUL-separated: none of them can hold a NUL), then the hook's input as it
+    arrived. No JSON here: its module would cost every hook the regular-expression engine."""
+    fields = [event, os.getcwd(), *(f"{key}={value}" for key, value in os.environ.items())]
+    header = b"\0".join(os.fsencode(field) for field in fields)
+    return b"%d\n" % len(header) + header + data
+
+
+def parse_request(raw: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
+    """``(event, cwd, environment, input)`` of a ``request``; None when it is not one."""
+    size, sep, rest = raw.partition(b"\n")
+    if not sep or not size.isdigit() or int(size) > len(rest):
+        return None
+    fields = [os.fsdecode(f) for f in rest[: int(size)].split(b"\0")]
+    if len(fields) < 2:
+        return None
+    event, cwd, *env = fields
+    pairs = dict(item.partition("=")[::2] for item in env)
+    return event, cwd, pairs, rest[int(size) :]
 
 
 def stop() -> bool:
     """Ask the running hook server to exit; False when none answered."""
-    return forward("", b"", stop=True) is not None
+    return forward(STOP, b"") is not None
 
 
-def forward(event: str, data: bytes, **more: object) -> tuple[bytes, bytes] | None:
+def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     """The server's answer ``(stdout, stderr)``; ``(b"", b"")`` when it accepted the input
     but did not answer in time; None when no server took it (run the hook here)."""
     path = socket_path()
-    if not path.exists():
+    if not os.path.exists(path):
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_WAIT)
         try:
-            conn.connect(str(path))
+            conn.connect(path)
             conn.settimeout(ANSWER_WAIT)
-            conn.sendall(request(event, data, **more))
+            conn.sendall(request(event, data))
             conn.shutdown(socket.SHUT_WR)
         except OSError:
             return None  # not listening, or gone before it read the input

@@ -17,22 +17,29 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
+import signal
 import socket
 import sys
 import time
 from pathlib import Path
 
 from planning_memory.agents.claude_code import answer
-from planning_memory.agents.hook_client import PACKAGE, runtime_dir, socket_path
+from planning_memory.agents.hook_client import (
+    PACKAGE,
+    STOP,
+    parse_request,
+    runtime_dir,
+    socket_path,
+)
 
 IDLE_EXIT = 600.0  # seconds without a request (``PMEM_HOOK_SERVER_IDLE`` changes it)
 READ_WAIT = 5.0  # for a client's whole request
+REQUEST_LIMIT = 120  # seconds: past it the server is gone and the next hook starts another
 MAX_REQUEST = 65 * 1024 * 1024
 
 
-def _newest_source(root: Path = PACKAGE) -> float:
+def _newest_source(root: str = PACKAGE) -> float:
     """The newest modification time among the package's Python files and schemas."""
     newest = 0.0
     for folder, _dirs, files in os.walk(root):
@@ -43,7 +50,7 @@ def _newest_source(root: Path = PACKAGE) -> float:
     return newest
 
 
-def _read_request(conn: socket.socket) -> tuple[dict[str, object], bytes] | None:
+def _read_request(conn: socket.socket) -> tuple[str, str, dict[str, str], bytes] | None:
     conn.settimeout(READ_WAIT)
     chunks, size = [], 0
     while chunk := conn.recv(65536):
@@ -51,25 +58,15 @@ def _read_request(conn: socket.socket) -> tuple[dict[str, object], bytes] | None
         size += len(chunk)
         if size > MAX_REQUEST:
             return None
-    head, sep, data = b"".join(chunks).partition(b"\n")
-    if not sep:
-        return None
-    try:
-        header = json.loads(head.decode("utf-8", "surrogateescape"))
-    except ValueError:
-        return None
-    return (header, data) if isinstance(header, dict) else None
+    return parse_request(b"".join(chunks))
 
 
-def _in_client_world(header: dict[str, object]) -> None:
+def _in_client_world(cwd: str, env: dict[str, str]) -> None:
     """Take the client's working directory and environment (and its time zone)."""
-    env = header.get("env")
-    if isinstance(env, dict):
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in env.items()})
-        time.tzset()
-    cwd = header.get("cwd")
-    os.chdir(cwd if isinstance(cwd, str) and os.path.isdir(cwd) else "/")
+    os.environ.clear()
+    os.environ.update(env)
+    time.tzset()
+    os.chdir(cwd if os.path.isdir(cwd) else "/")
 
 
 def _serve_one(conn: socket.socket, started: float) -> bool:
@@ -81,12 +78,14 @@ def _serve_one(conn: socket.socket, started: float) -> bool:
     if got is None:
         conn.sendall(b"0\n")
         return True
-    header, data = got
-    if header.get("stop"):
+    event, cwd, env, data = got
+    if event == STOP:
         conn.sendall(b"0\n")
         return False
-    _in_client_world(header)
-    done = answer(str(header.get("event") or ""), data)
+    _in_client_world(cwd, env)
+    signal.alarm(REQUEST_LIMIT)  # a request stuck this long ends the server (SIGALRM's default)
+    done = answer(event, data)
+    signal.alarm(0)
     out = done.stdout.encode("utf-8")
     conn.sendall(f"{len(out)}\n".encode() + out + done.stderr.encode("utf-8"))
     return True
@@ -109,7 +108,7 @@ def _listen(path: Path) -> socket.socket | None:
     folder = path.parent
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = folder.lstat()
-    if info.st_uid != os.getuid() or (info.st_mode & 0o077 and folder != runtime_dir()):
+    if info.st_uid != os.getuid() or (info.st_mode & 0o077 and str(folder) != runtime_dir()):
         return None  # not ours, or others may enter it: never listen there
     with open(folder / f"{path.name}.lock", "a") as guard:
         fcntl.flock(guard, fcntl.LOCK_EX)
@@ -125,7 +124,7 @@ def _listen(path: Path) -> socket.socket | None:
 
 def serve(path: Path | None = None, idle: float = IDLE_EXIT) -> int:
     """Answer hooks on ``path`` until idle for ``idle`` seconds or the code changes."""
-    where = path or socket_path()
+    where = path or Path(socket_path())
     with contextlib.suppress(ValueError):
         idle = float(os.environ.get("PMEM_HOOK_SERVER_IDLE", idle))
     started = time.time()

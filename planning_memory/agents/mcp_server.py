@@ -26,7 +26,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TextIO, TypeVar
+from typing import Annotated, Any, Literal, TextIO, TypeVar, cast
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -588,7 +588,7 @@ class Server(MCPServer[Any]):
         """Serve over stdio, each incoming line cleaned (``clean_line``) before the SDK
         reads it; undecodable bytes become U+FFFD."""
         text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        stdin = anyio.wrap_file(_CleanLines(text))
+        stdin = anyio.wrap_file(cast(TextIO, _CleanLines(text)))  # readline is all it reads
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             low = self._lowlevel_server
             await low.run(read_stream, write_stream, low.create_initialization_options())

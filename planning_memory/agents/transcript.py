@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -90,9 +91,12 @@ def read_new(path: Path, offset: int, *, final: bool = False, limit: int = MAX_R
     start. An unterminated last line is left for the next call, unless ``final`` and it
     parses. Lines that are not JSON objects are skipped."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
         return Chunk([], offset)
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the hook forever
+        raise ValueError(f"{path}: the transcript is not a regular file")
+    size = info.st_size
     restarted = size < offset
     start = 0 if restarted else offset
     with path.open("rb") as file:

@@ -9,11 +9,11 @@ answered by the hook server when one runs.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from planning_memory import agents
 from planning_memory.core.exports import exports
 
+TYPE_CHECKING = False  # without importing typing (a hook starts fast)
 if TYPE_CHECKING:
     from planning_memory.cli.base import EXIT_CODES as EXIT_CODES
     from planning_memory.cli.base import cli as cli

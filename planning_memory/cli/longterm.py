@@ -350,7 +350,7 @@ def prefs(click_ctx: click.Context, as_json: bool) -> None:
       pmem prefs unset testing.style
     """
     if click_ctx.invoked_subcommand is None:
-        found = click_ctx.find_object(Context).memory().preferences()
+        found = click_ctx.ensure_object(Context).memory().preferences()
         lines = [
             f"{section}.{key} = {json.dumps(value, ensure_ascii=False)}"
             for section, values in sorted(found.items())

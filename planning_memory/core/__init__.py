@@ -6,10 +6,9 @@ process or keeps state; time comes in as ``now``. Every other part builds on the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from planning_memory.core.exports import exports
 
+TYPE_CHECKING = False  # without importing typing (a hook starts fast)
 if TYPE_CHECKING:
     from planning_memory.core import codec as codec
     from planning_memory.core import privacy as privacy

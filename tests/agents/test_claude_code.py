@@ -424,3 +424,15 @@ def test_default_scope_personal_saves_to_the_personal_store(repo: Path) -> None:
     assert [r["id"] for r in Memory(repo).personal().records()] == [saved.record["id"]]
     kept = Memory(repo).save("Use zod", "decision", scope="project")
     assert [r["id"] for r in Memory(repo).records()] == [kept.record["id"]]
+
+
+def test_a_transcript_that_is_a_fifo_never_blocks_the_hook(repo: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    ok(hook("SessionStart", payload("session_start_startup", repo), repo))
+    t0 = time.monotonic()
+    stop = {**payload("session_end", repo), "hook_event_name": "Stop", "transcript_path": str(fifo)}
+    done = hook("Stop", stop, repo)
+    assert time.monotonic() - t0 < 10
+    assert done.returncode == 0 and done.stdout == ""
+    assert "not a regular file" in done.stderr and done.stderr.count("\n") == 1

@@ -110,7 +110,7 @@ def test_the_server_answers_as_the_hook_does_in_its_own_process(
         (repo / "src").mkdir()
         (repo / "src/app.py").write_text("x = 1\n", "utf-8")
     subprocess.Popen([sys.executable, "-m", SERVER], start_new_session=True)
-    wait_for(lambda: hook_client.socket_path().exists())
+    wait_for(lambda: os.path.exists(hook_client.socket_path()))
     here, served = [], []
     for event, extra in EVENTS:
         here.append(answer(event, json.dumps(payload(empty_repo, **extra)).encode()).stdout)
@@ -129,7 +129,7 @@ def test_a_hook_starts_the_server_and_the_next_hooks_use_it(
 ) -> None:
     start = hook("SessionStart", payload(empty_repo, source="startup"), empty_repo)
     assert "Temporal context" in start  # answered in its own process, then started a server
-    wait_for(lambda: len(server_pids(run_dir)) == 1 and hook_client.socket_path().exists())
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and os.path.exists(hook_client.socket_path()))
     [pid] = server_pids(run_dir)
     said = hook(
         "UserPromptSubmit", payload(empty_repo, prompt="never commit .env files"), empty_repo
@@ -147,11 +147,11 @@ def test_a_hook_starts_the_server_and_the_next_hooks_use_it(
 
 def test_a_killed_server_costs_no_answer_and_is_replaced(empty_repo: Path, run_dir: Path) -> None:
     hook("SessionStart", payload(empty_repo, source="startup"), empty_repo)
-    wait_for(lambda: len(server_pids(run_dir)) == 1 and hook_client.socket_path().exists())
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and os.path.exists(hook_client.socket_path()))
     [first] = server_pids(run_dir)
     os.kill(first, signal.SIGKILL)
     wait_for(lambda: first not in server_pids(run_dir))
-    assert hook_client.socket_path().exists()  # left behind by the killed server
+    assert os.path.exists(hook_client.socket_path())  # left behind by the killed server
     said = hook("UserPromptSubmit", payload(empty_repo, prompt="always use pnpm"), empty_repo)
     assert "planning-memory: created" in said
     wait_for(lambda: len(server_pids(run_dir)) == 1)
@@ -190,7 +190,7 @@ def test_a_server_whose_code_changed_steps_aside(
         cwd=tmp_path,
         check=True,
     ).stdout.strip()
-    assert str(copy) in Path(where).name or Path(where).name != hook_client.socket_path().name
+    assert Path(where).name != Path(hook_client.socket_path()).name  # the copy has its own
 
     def run(event: str, **extra: Any) -> str:
         done = subprocess.run(
