@@ -10,6 +10,7 @@ AGENTS.md that planning-memory ever changes. Pure: no file I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Collection
@@ -27,6 +28,7 @@ _INVISIBLE_EXTRA = frozenset(
     {*map(ord, _FILLERS), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
 )
 _LINE_BREAKS = re.compile("\r\n|\r|\u2028|\u2029|\u0085")
+_ASCII_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # all but tab and newline
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _TAG_START = re.compile(r"(?<!\\)((?:\\\\)*)<(?=[A-Za-z/!?])")
 _IMPORT_AT = re.compile(r"(?<![^\W_])@")
@@ -43,8 +45,8 @@ def is_invisible(char: str) -> bool:
 
 
 def strip_invisible(text: str) -> str:
-    if text.isascii() and text.isprintable():
-        return text
+    if text.isascii():  # the only invisible ASCII characters are the controls
+        return _ASCII_CONTROLS.sub("", text)
     return "".join(c for c in text if not is_invisible(c))
 
 
@@ -70,6 +72,7 @@ def make_inert(text: str) -> str:
     return _BLOCK_START.sub(r"\1\\\2", text)
 
 
+@functools.lru_cache(maxsize=8192)  # the context packer renders each item many times
 def inline(text: str, limit: int) -> str:
     """``make_inert`` text on one line (whitespace runs become one space), cut to ``limit``
     characters with an ellipsis."""
