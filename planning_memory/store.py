@@ -80,7 +80,7 @@ class Store:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
-        self._swept = False
+        self._took_over = False  # the lock was taken from a dead holder while waiting
         self._root_real: str | None = None
         self._safe_folders: set[str] = set()
         self.broken: dict[str, str] = {}  # file -> what is wrong with it, for files skipped
@@ -121,13 +121,16 @@ class Store:
         self._mkdirs(self.layout.planning)
         while True:
             fd = self._wait_for(self.layout.lock_file)
+            # every write holds the lock and a release clears the holder's name: a name still
+            # there (or a takeover) means a holder died, maybe leaving a temp file behind
+            died_holding = _holder_of(fd) is not None or self._took_over
             _claim(fd)
             if _is_current(fd, self.layout.lock_file):
                 break
             os.close(fd)  # taken over between our flock and our claim: take the new file
         self._fd = fd
-        if not self._swept:
-            self._swept = True
+        self._took_over = False
+        if died_holding:
             self.sweep_temps()
 
     def _wait_for(self, lock_file: Path) -> int:
@@ -149,6 +152,7 @@ class Store:
                 if now >= look_at:
                     look_at = now + STALE_CHECK_S
                     if not _is_current(fd, lock_file) or _take_over(fd, lock_file):
+                        self._took_over = True
                         os.close(fd)
                         fd = _open_lock(lock_file)
                         continue

@@ -6,6 +6,8 @@ import multiprocessing
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -370,18 +372,30 @@ def test_lock_is_reentrant_and_lives_in_its_own_file(store: Store, layout: Layou
     assert layout.lock_file != target(layout)
 
 
-def test_first_lock_sweeps_temp_files_left_by_a_dead_writer(layout: Layout) -> None:
+def test_the_lock_sweeps_temp_files_left_by_a_writer_that_died_holding_it(
+    layout: Layout,
+) -> None:
     folder = layout.record_dir("pattern")
     folder.mkdir(parents=True)
     leftover = folder / f".pat_001.json.abc123{TEMP_SUFFIX}"
     leftover.write_bytes(b'{"half": ')
     keep = folder / "pat_002.json"
     keep.write_bytes(codec.dump_bytes(RECORD))
-    store = Store(layout)
-    with store.lock():
+    with Store(layout).lock():  # a clean release names no holder: nothing to sweep
+        pass
+    assert leftover.exists()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    layout.lock_file.write_text(f"{dead} 0 {os.uname().nodename}\n")  # died holding it
+    with Store(layout).lock():
         pass
     assert not leftover.exists()
     assert keep.read_bytes() == codec.dump_bytes(RECORD)
+    assert layout.lock_file.read_text() == ""  # released: no holder named
 
 
 def _hold_lock(planning: str, ready: Any, release: Any) -> None:
