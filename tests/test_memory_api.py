@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,23 @@ def test_a_bad_agent_result_is_one_clear_error_and_records_nothing(
         mem.process_agent_result("executor", {**ok, **result})
     assert problem in str(caught.value)
     assert sorted(p for p in (empty_repo / ".planning").rglob("*") if p.is_file()) == before
+
+
+def test_a_memorize_fact_marked_again_days_later_is_not_stored_twice(empty_repo: Path) -> None:
+    """Seed 002 never keeps an exact duplicate: the same ``[MEMORIZE: ...]`` fact 20 minutes
+    or 2 days later is the learning it already has (its duplicate count goes up)."""
+    now = [datetime(2026, 3, 1, 10, 0, tzinfo=UTC)]
+    mem = Memory(empty_repo, clock=lambda: now[0])
+    said = "Done. [MEMORIZE: the staging database is reset every Sunday]"
+    for later in (timedelta(0), timedelta(minutes=20), timedelta(days=2)):
+        now[0] = datetime(2026, 3, 1, 10, 0, tzinfo=UTC) + later
+        mem.log(said, role="assistant")
+    [learned] = [r for r in Memory(empty_repo).records() if "staging" in r["title"]]
+    assert learned["duplicate_count"] == 2
+    saved = Memory(empty_repo, clock=lambda: now[0] + timedelta(days=1))
+    saved.save("Staging resets on Sunday", "learning")
+    saved.save("Staging resets on Sunday", "learning", source="cli")
+    assert (
+        len([r for r in Memory(empty_repo).records() if r["title"] == "Staging resets on Sunday"])
+        == 1
+    )

@@ -38,6 +38,7 @@ from planning_memory.longterm import catalog, records, similarity
 from planning_memory.store import Store
 
 _T = TypeVar("_T")
+MEMORIZE = "[MEMORIZE]"  # the trigger of a fact an agent marked [MEMORIZE: ...]
 
 
 @dataclass
@@ -110,10 +111,11 @@ def _same_topic(shelf: catalog.Catalog, record: Record) -> Record | None:
 
 
 def _duplicate(
-    shelf: catalog.Catalog, record: Record, now: datetime, minutes: int
+    shelf: catalog.Catalog, record: Record, now: datetime, minutes: int | None
 ) -> Record | None:
+    """The live record with the same content saved within ``minutes`` (None: ever)."""
     for entry, updated_at in shelf.same_fingerprint(record):
-        if _within(updated_at, now, minutes):
+        if minutes is None or _within(updated_at, now, minutes):
             return shelf.load(entry)
     return None
 
@@ -142,7 +144,11 @@ def _match(tree: Tree, shelf: catalog.Catalog, record: Record, now: datetime) ->
     topic = _same_topic(shelf, record)
     if topic is not None:
         return Outcome("upserted", _save(tree, _upsert(topic, record, now)))
-    dup = _duplicate(shelf, record, now, int(tree.long_term["dedupWindowMinutes"]))
+    # seed 002 never stores a [MEMORIZE] fact twice; other saves repeat after the window
+    window = (
+        None if record.get("trigger") == MEMORIZE else int(tree.long_term["dedupWindowMinutes"])
+    )
+    dup = _duplicate(shelf, record, now, window)
     if dup is not None:
         bumped = _touch({**dup, "duplicate_count": dup["duplicate_count"] + 1}, now)
         return Outcome("duplicate", _save(tree, bumped))
