@@ -9,19 +9,7 @@ from typing import Any
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
-
-# core.LONG_TERM_TYPES (not imported, to keep start-up light: tests/cli check they are equal)
-TYPES = (
-    "pattern",
-    "mistake",
-    "bugfix",
-    "decision",
-    "discovery",
-    "architecture",
-    "config",
-    "preference",
-    "learning",
-)
+from planning_memory.cli.longterm import RECORD_TYPES
 
 
 @cli.group()
@@ -38,7 +26,11 @@ def memory() -> None:
 
 @memory.command(name="list")
 @click.option(
-    "--type", "types", multiple=True, type=click.Choice(TYPES), help="Only this type (repeatable)."
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(RECORD_TYPES),
+    help="Only this type (repeatable).",
 )
 @click.option(
     "--scope",

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from planning_memory.cli import cli
-from planning_memory.cli.memories import TYPES
+from planning_memory.cli.longterm import RECORD_TYPES
 from planning_memory.core.model import LONG_TERM_TYPES
 from planning_memory.memory import Memory
 
@@ -18,7 +18,7 @@ def invoke(root: Path, *args: str) -> Result:
 
 
 def test_the_types_are_the_models() -> None:
-    assert sorted(TYPES) == sorted(LONG_TERM_TYPES)
+    assert sorted(RECORD_TYPES) == sorted(LONG_TERM_TYPES)
 
 
 def test_list_newest_first_every_type_and_scope(empty_repo: Path) -> None:
