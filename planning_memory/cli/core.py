@@ -95,7 +95,7 @@ def show(ctx: Context, as_json: bool) -> None:
     text = "\n".join(
         [
             f"Memory at {counts['root']}",
-            f"  short-term   {counts['short_term']['sessions']} sessions",
+            f"  short-term   {_count(counts['short_term']['sessions'], 'session')}",
             f"  long-term    {lt['records']} records ({by_type}); {lt['pinned']} pinned, "
             f"{lt['established_patterns']} established patterns, {lt['deleted']} deleted; "
             f"{lt['preferences']} preference sections",
@@ -258,7 +258,12 @@ def _import_text(summary: dict[str, Any], dry_run: bool) -> str:
     if summary["preferences"]:
         parts.append(f"preferences ({', '.join(summary['preferences'])})")
     if summary["sessions"]:
-        parts.append(f"{len(summary['sessions'])} sessions")
+        parts.append(_count(len(summary["sessions"]), "session"))
     if summary["already_present"]:
         parts.append(f"already present: {len(summary['already_present'])}")
     return ", ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 session``, ``2 sessions``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
