@@ -27,12 +27,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planning_memory.core import Layout, schema, timestamp
 from planning_memory.errors import InputError
-from planning_memory.longterm.triggers import Trigger
 from planning_memory.store import Store
+
+if TYPE_CHECKING:  # the trigger tables load only when an utterance is read
+    from planning_memory.longterm.triggers import Trigger
 
 TEST_FRAMEWORKS = (
     "vitest",
@@ -63,34 +65,28 @@ ARCHITECTURE = {
     "event-sourcing": r"event[\s-]+sourcing",
     "cqrs": r"\bcqrs\b",
 }
-KEY = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*\.[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+# patterns, compiled on first use (by ``re``'s own cache): a save that states nothing pays none
+KEY = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*\.[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
-_QUOTES = re.compile(
-    r"\b(?P<en>single|double)[\s-]+quot(?:es|ation\s+marks)\b|\bcomillas\s+(?P<es>simples|dobles)\b",
-    re.IGNORECASE,
+_QUOTES = (
+    r"\b(?P<en>single|double)[\s-]+quot(?:es|ation\s+marks)\b|\bcomillas\s+(?P<es>simples|dobles)\b"
 )
-_SEMI_OFF = re.compile(
-    r"\b(?:no|without|omit(?:ting)?|skip)\s+(?:the\s+)?semicolons?\b|\bsin\s+punto\s+y\s+coma\b",
-    re.IGNORECASE,
+_SEMI_OFF = (
+    r"\b(?:no|without|omit(?:ting)?|skip)\s+(?:the\s+)?semicolons?\b|\bsin\s+punto\s+y\s+coma\b"
 )
-_SEMI = re.compile(r"\bsemicolons?\b|\bpunto\s+y\s+coma\b", re.IGNORECASE)
-_INDENT = re.compile(
-    r"\b(?P<n>[1-8])[\s-]+(?:spaces?|espacios?)\b|\b(?P<tabs>tabs|tabuladores|tabulaciones)\b",
-    re.IGNORECASE,
+_SEMI = r"\bsemicolons?\b|\bpunto\s+y\s+coma\b"
+_INDENT = r"\b(?P<n>[1-8])[\s-]+(?:spaces?|espacios?)\b|\b(?P<tabs>tabs|tabuladores|tabulaciones)\b"
+_INDENT_WORD = r"\bindent|\bsangr|\bindentaci"
+_LINE = (
+    r"\b(?P<n>[4-9]\d|1\d\d|2[0-4]\d)\s*(?:chars?|characters?|caracteres|columns?|columnas|cols)\b"
 )
-_INDENT_WORD = re.compile(r"\bindent|\bsangr|\bindentaci", re.IGNORECASE)
-_LINE = re.compile(
-    r"\b(?P<n>[4-9]\d|1\d\d|2[0-4]\d)\s*(?:chars?|characters?|caracteres|columns?|columnas|cols)\b",
-    re.IGNORECASE,
-)
-_LINE_WORD = re.compile(r"\bline|\bl[ií]nea", re.IGNORECASE)
-_COVERAGE = re.compile(
+_LINE_WORD = r"\bline|\bl[ií]nea"
+_COVERAGE = (
     r"(?:\b(?:coverage|cobertura)\D{0,20}?(?P<a>\d{1,3})\s*%)|(?:\b(?P<b>\d{1,3})\s*%\s*(?:test\s+)?"
-    r"(?:coverage|(?:de\s+)?cobertura))",
-    re.IGNORECASE,
+    r"(?:coverage|(?:de\s+)?cobertura))"
 )
-_DESCRIBE_IT = re.compile(r"\bdescribe\s*[/-]\s*it\b|\bdescribe\s+and\s+it\b", re.IGNORECASE)
-_AVOIDING = re.compile(r"\b(?:avoid|never|don['’]?t|do\s+not|no|evit\w*|nunca)\b", re.IGNORECASE)
+_DESCRIBE_IT = r"\bdescribe\s*[/-]\s*it\b|\bdescribe\s+and\s+it\b"
+_AVOIDING = r"\b(?:avoid|never|don['’]?t|do\s+not|no|evit\w*|nunca)\b"
 
 
 def _word(names: tuple[str, ...], text: str) -> list[str]:
@@ -118,24 +114,32 @@ def stated(found: Trigger) -> dict[str, Any]:
     text = found.rule or found.subject
     forbids = found.kind == "mistake"
     out: dict[str, Any] = {}
-    if (quotes := _QUOTES.search(text)) is not None and not forbids:
+    if (quotes := re.search(_QUOTES, text, re.I)) is not None and not forbids:
         word = (quotes.group("en") or quotes.group("es")).lower()
         out["code_style.quotes"] = "single" if word in ("single", "simples") else "double"
-    if _SEMI_OFF.search(text):
+    if re.search(_SEMI_OFF, text, re.I):
         out["code_style.semicolons"] = forbids  # "never omit semicolons" keeps them
-    elif _SEMI.search(text):
+    elif re.search(_SEMI, text, re.I):
         out["code_style.semicolons"] = not forbids
-    if _INDENT_WORD.search(text) and (indent := _INDENT.search(text)) is not None and not forbids:
+    if (
+        re.search(_INDENT_WORD, text, re.I)
+        and (indent := re.search(_INDENT, text, re.I)) is not None
+        and not forbids
+    ):
         out["code_style.indentation"] = "tabs" if indent.group("tabs") else int(indent.group("n"))
-    if _LINE_WORD.search(text) and (line := _LINE.search(text)) is not None and not forbids:
+    if (
+        re.search(_LINE_WORD, text, re.I)
+        and (line := re.search(_LINE, text, re.I)) is not None
+        and not forbids
+    ):
         out["code_style.max_line_length"] = int(line.group("n"))
     if (framework := _choice(TEST_FRAMEWORKS, found, text)) is not None:
         out["testing.framework"] = framework
-    if (coverage := _COVERAGE.search(text)) is not None and not forbids:
+    if (coverage := re.search(_COVERAGE, text, re.I)) is not None and not forbids:
         value = int(coverage.group("a") or coverage.group("b"))
         if 0 < value <= 100:
             out["testing.coverage"] = value
-    if _DESCRIBE_IT.search(text) and not forbids:
+    if re.search(_DESCRIBE_IT, text, re.I) and not forbids:
         out["testing.style"] = "describe-it"
     if (manager := _choice(PACKAGE_MANAGERS, found, text)) is not None:
         out["tooling.package_manager"] = manager
@@ -143,7 +147,7 @@ def stated(found: Trigger) -> dict[str, Any]:
         hit = re.search(pattern, text, re.IGNORECASE)
         if hit is None:
             continue
-        avoided = forbids or _AVOIDING.search(text, 0, hit.start()) is not None
+        avoided = forbids or re.search(_AVOIDING, text[: hit.start()], re.I) is not None
         out["architecture.avoid_patterns" if avoided else "architecture.preferred_patterns"] = [
             *out.get(
                 "architecture.avoid_patterns" if avoided else "architecture.preferred_patterns", []
@@ -154,7 +158,7 @@ def stated(found: Trigger) -> dict[str, Any]:
 
 
 def _check_key(key: str) -> tuple[str, str]:
-    if not KEY.match(key):
+    if not re.match(KEY, key):
         raise InputError(
             f"preference key {key!r} must be section.key in snake_case",
             hint="for example code_style.quotes or testing.framework",
