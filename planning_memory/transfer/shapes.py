@@ -65,6 +65,15 @@ def camelize(value: Any) -> Any:
     return value
 
 
+def snakeify(value: Any) -> Any:
+    """Object keys to snake_case, recursively (``camelize`` undone)."""
+    if isinstance(value, dict):
+        return {_snake(k): snakeify(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snakeify(v) for v in value]
+    return value
+
+
 def _guess_kind(item: Mapping[str, Any], hint: str | None, where: str) -> str:
     kind = item.get("type")
     if isinstance(kind, str) and kind in (*LEARNING_TYPES, "pattern", "mistake"):
@@ -177,7 +186,8 @@ def plan_import(data: Any, now: datetime, *, name_hint: str | None = None) -> Im
         found = True
         sessions = short.get("sessions", [])
         if isinstance(sessions, list):
-            plan.sessions = [s for s in sessions if isinstance(s, dict)]
+            # a --seed-format export writes them camelCase (startedAt); the files are snake_case
+            plan.sessions = [snakeify(s) for s in sessions if isinstance(s, dict)]
     if not found and (name_hint or "").removesuffix(".json") == "preferences":
         plan.preferences = _preferences_from(data, now, "$")
         found = True

@@ -342,6 +342,24 @@ def test_export_then_import_into_a_fresh_tree_round_trips(
     assert again["unchanged"] == len(all_records)
 
 
+def test_a_seed_format_export_with_sessions_imports_back(
+    example_repo: Path, fresh: Path, tmp_path: Path
+) -> None:
+    """Seed 000's export shape (camelCase: ``startedAt``) holds the sessions; importing it
+    gives back the same sessions, records and preferences."""
+    out = tmp_path / "seed.json"
+    assert invoke("-C", example_repo, "export", "--seed-format", "-o", out).exit_code == 0
+    assert "startedAt" in out.read_text("utf-8")
+    result = invoke("-C", fresh, "import", out, "--json")
+    assert result.exit_code == 0, result.output
+    source, target = Memory(example_repo), Memory(fresh)
+    assert [target.sessions.get(i.id) for i in target.sessions.list()] == [
+        source.sessions.get(i.id) for i in source.sessions.list()
+    ]
+    assert len(target.records(deleted=True)) == len(source.records(deleted=True))
+    assert invoke("validate", fresh).exit_code == 0
+
+
 def test_export_to_stdout_is_canonical_json(example_repo: Path) -> None:
     result = invoke("-C", example_repo, "export")
     assert result.exit_code == 0
