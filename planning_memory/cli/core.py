@@ -261,7 +261,7 @@ def _import_text(summary: dict[str, Any], dry_run: bool) -> str:
         parts.append(_count(len(summary["sessions"]), "session"))
     if summary["already_present"]:
         parts.append(f"already present: {len(summary['already_present'])}")
-    return ", ".join(parts)
+    return "\n".join([", ".join(parts), *(f"note: {n}" for n in summary.get("notes", ()))])
 
 
 def _count(n: int, noun: str) -> str:

@@ -41,6 +41,7 @@ class ImportPlan:
     records: list[Record] = field(default_factory=list)
     preferences: dict[str, Any] | None = None
     sessions: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was read but is not imported
 
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -181,6 +182,12 @@ def plan_import(data: Any, now: datetime, *, name_hint: str | None = None) -> Im
     if "preferences" in long_term:
         found = True
         plan.preferences = _preferences_from(long_term["preferences"], now, f"{where}.preferences")
+    entity = data.get("entityMemory")
+    if isinstance(entity, dict) and any(entity.values()):
+        plan.notes.append(
+            "entityMemory is not imported: the code map is derived from the code "
+            "(`pmem scan` rebuilds it here)"
+        )
     short = data.get("shortTerm")
     if isinstance(short, dict):
         found = True
@@ -278,6 +285,7 @@ class ImportResult:
             "sessions": [s["id"] for s in self.plan.sessions],
             "already_present": self.already_present,
             "files": self.files,
+            "notes": self.plan.notes,
         }
 
 

@@ -352,6 +352,8 @@ def test_a_seed_format_export_with_sessions_imports_back(
     assert "startedAt" in out.read_text("utf-8")
     result = invoke("-C", fresh, "import", out, "--json")
     assert result.exit_code == 0, result.output
+    notes = json.loads(result.output)["notes"]
+    assert len(notes) == 1 and "entityMemory is not imported" in notes[0]  # said, not dropped
     source, target = Memory(example_repo), Memory(fresh)
     assert [target.sessions.get(i.id) for i in target.sessions.list()] == [
         source.sessions.get(i.id) for i in source.sessions.list()
