@@ -13,8 +13,9 @@
 - ``PostToolUse`` (``Read``, ``Edit``, ``MultiEdit``, ``Write``, ``NotebookEdit``): records the
   file access (read, modified, created); files outside the repository are ignored.
 - ``Stop`` (Claude finished a reply): logs what the reply added to the transcript.
-- ``PreCompact``: logs the transcript's new lines, then folds the session's older messages into
-  its rolling summary.
+- ``PreCompact``: logs the transcript's new lines, folds the session's older messages into its
+  rolling summary, and keeps a checkpoint: the summary so far with its outcome (confirmed,
+  failed, unknown).
 - ``SessionEnd``: logs the transcript's last lines, then ends the session with its Goal /
   Instructions / Discoveries / Accomplished / Next Steps / Relevant Files summary.
 
@@ -383,11 +384,13 @@ def stop(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Log the transcript's new lines, then summarise what is older than the window before
-    Claude compacts its context."""
+    """Log the transcript's new lines, summarise what is older than the window, and keep the
+    session's summary so far with its outcome (a checkpoint) before Claude compacts its
+    context."""
     sid = _capture_payload(mem, payload)
     if sid is not None:
         mem.sessions.drain([sid])
+        mem.sessions.checkpoint(sid)  # seed 003: the summary so far, with its outcome
     return None
 
 

@@ -229,6 +229,13 @@ class Sessions(SessionFiles):
         chosen = (summarizer or self.summarizer) if summarize else None
         return lifecycle.end(self, sid, chosen, now=self.now())
 
+    def checkpoint(self, session_id: str | None, summarizer: Summarizer | None = None) -> Session:
+        """Keep the session's summary so far, with its outcome (confirmed, failed, unknown),
+        as a compaction does (seed 003); the session stays open. Default summariser: the
+        built-in one (quick and offline)."""
+        sid = self._id(session_id, start=False)
+        return lifecycle.checkpoint(self, sid, summarizer or self.extractive, now=self.now())
+
     def inherit(self, session_id: str, source_id: str) -> list[str]:
         """Carry the standing facts of ``source_id`` (an ended session: its decisions, stated
         facts, preferences, memorized facts) into the key facts of ``session_id``."""

@@ -13,7 +13,8 @@ file, its archive chunks and its queue marker under one lock.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -170,6 +171,49 @@ def end(
         s.update(status="ended", ended_at=timestamp(now), end_summary=summary, checkpoint=None)
 
     return files.mutate(session_id, apply, now=now, states=OPEN)[0]
+
+
+def checkpoint(
+    files: SessionFiles, session_id: str, summarizer: Summarizer, *, now: datetime
+) -> Session:
+    """Seed 003's compaction checkpoint: the session's summary so far (Goal ... Relevant
+    Files) kept as its summary with the ``outcome`` of what it was doing (``checkpoint_outcome``);
+    the session stays open and its end summary replaces this one. A session with nothing
+    recorded, or a summary that says nothing, is left as it is."""
+    session: Session = files.load(session_id).value
+    require(session, OPEN)
+    if not has_activity(session):
+        return session
+    result, _warning = _end_summary(session, summarizer)
+    if not said_something(result):
+        return session
+    result["outcome"] = checkpoint_outcome(session["messages"])
+    check_part("end_summary", result)
+    return files.mutate(session_id, lambda s: s.update(end_summary=result), now=now, states=OPEN)[0]
+
+
+_FAILED = re.compile(
+    r"(?i)\b(?:errors?|failed|failing|fails|failure|traceback|exception|broken|not working"
+    r"|doesn['’]?t work|fall[oó]|fallan?|no funciona)\b"
+)
+_CONFIRMED = re.compile(
+    r"(?i)\b(?:passed|passing|passes|works|working|fixed|done|succeeded|success|green|listo"
+    r"|funciona|arreglado|pasan)\b"
+)
+
+
+def checkpoint_outcome(messages: Sequence[Mapping[str, Any]]) -> str:
+    """``confirmed``, ``failed`` or ``unknown``: the newest of the last ten messages (their
+    text and tool output) that says only one of "it works" / "it failed" decides."""
+    for message in reversed(messages[-10:]):
+        said = " ".join(
+            [str(message.get("content") or "")]
+            + [str(t.get("output") or "") for t in message.get("tool_results") or ()]
+        )
+        failed, confirmed = bool(_FAILED.search(said)), bool(_CONFIRMED.search(said))
+        if failed != confirmed:
+            return "failed" if failed else "confirmed"
+    return "unknown"
 
 
 def has_activity(session: Mapping[str, Any]) -> bool:

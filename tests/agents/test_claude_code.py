@@ -108,6 +108,10 @@ def test_a_whole_claude_code_session(repo: Path) -> None:
     assert "pnpm" in session["messages"][0]["content"]
 
     assert ok(hook("PreCompact", payload("pre_compact", repo), repo)) is None
+    [compacted] = claude_sessions(repo)  # a checkpoint: the summary so far, with its outcome
+    assert compacted["status"] == "active"
+    assert compacted["end_summary"]["outcome"] in ("confirmed", "failed", "unknown")
+    assert "src/payments/webhook.py" in compacted["end_summary"]["relevant_files"]
     after = context_of(
         ok(hook("SessionStart", payload("session_start_compact", repo), repo)), "SessionStart"
     )
@@ -124,6 +128,7 @@ def test_a_whole_claude_code_session(repo: Path) -> None:
     assert ok(hook("SessionEnd", payload("session_end", repo), repo)) is None
     [ended] = claude_sessions(repo)
     assert ended["status"] == "ended" and ended["end_summary"] is not None
+    assert "outcome" not in ended["end_summary"]  # the end summary replaced the checkpoint
     assert "src/payments/webhook.py" in ended["end_summary"]["relevant_files"]
 
     nxt = context_of(

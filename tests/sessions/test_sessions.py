@@ -39,7 +39,7 @@ from planning_memory.sessions import (
     SummaryOutcome,
     SummaryRequest,
 )
-from planning_memory.sessions.lifecycle import end_request
+from planning_memory.sessions.lifecycle import checkpoint_outcome, end_request
 from planning_memory.store import Store
 
 T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
@@ -938,3 +938,36 @@ def test_injections_keep_the_newest_ten_redacted_and_valid(ses: Sessions) -> Non
     assert [e["task"] for e in newest] == ["task 11", "task 10", "task 9"]
     assert {e["session_id"] for e in newest} == {sid}
     assert ses.injections(start(ses, goal="other")) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "outcome"),
+    [
+        (["fix the login test", "Ran pytest: 12 passed"], "confirmed"),
+        (["fix the login test", "Traceback (most recent call last): KeyError"], "failed"),
+        (["Ran it: 3 errors", "Fixed it, all tests pass now and it works"], "confirmed"),
+        (["El build falló otra vez"], "failed"),
+        (["42 passed, 0 failed"], "unknown"),
+        (["let us look at the webhook"], "unknown"),
+    ],
+)
+def test_a_checkpoint_outcome_is_what_the_newest_clear_message_says(
+    said: list[str], outcome: str
+) -> None:
+    messages = [{"content": text, "tool_results": []} for text in said]
+    assert checkpoint_outcome(messages) == outcome
+
+
+def test_a_checkpoint_keeps_the_summary_so_far_and_the_end_replaces_it(ses: Sessions) -> None:
+    sid = start(ses, goal="fix the webhook retries")
+    assert ses.checkpoint(sid)["end_summary"] is None  # nothing recorded: nothing kept
+    say(ses, sid, "retry the webhook with backoff in src/payments/retry.py")
+    ses.record_file_access(sid, "src/payments/retry.py", "modified")
+    say(ses, sid, "Done: the retry works, 12 passed", "assistant")
+    kept = ses.checkpoint(sid)
+    assert kept["status"] == "active"
+    assert kept["end_summary"]["outcome"] == "confirmed"
+    assert "src/payments/retry.py" in kept["end_summary"]["relevant_files"]
+    check("session", ses.get(sid))
+    ended = ses.end(sid, ses.extractive)
+    assert ended["status"] == "ended" and "outcome" not in ended["end_summary"]
