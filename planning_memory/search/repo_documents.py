@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from planning_memory.core import Exclusion, privacy
+from planning_memory.core import Exclusion, Patterns, privacy
 from planning_memory.search.chunks import chunk_file
 from planning_memory.search.documents import MAX_INDEXED_CHARS, Doc, mtime_stamp
 
@@ -76,21 +76,44 @@ def is_excluded(path: str, patterns: Iterable[str] | Exclusion) -> bool:
     return exclusion(patterns).excluded(path)
 
 
-def repo_files(root: Path, exclude: Iterable[str] | Exclusion = ()) -> list[str]:
-    """Indexable text files of the repository (relative, ``/``-separated), honouring
-    ``.gitignore`` through ``git ls-files`` when in a git work tree, else a plain walk that
-    skips hidden and vendor folders (and excluded ones). ``.planning/`` is never included."""
+def selection(
+    exclude: Iterable[str] | Exclusion = (), include: Iterable[str] = ()
+) -> Callable[[str], bool]:
+    """Whether the index takes a repository file: one it reads (``language_of``), not
+    excluded, and, when the config's ``includePatterns`` name any, matched by one of them, as
+    the code map takes its files (documents such as ``README.md`` are taken either way: they
+    are no part of the code map)."""
     rules = exclusion(exclude)
+    wanted = list(include)
+    kept = Patterns(wanted, what="include pattern").match if wanted else None
+
+    def takes(path: str) -> bool:
+        language = language_of(path)
+        if not language or rules.excluded(path):
+            return False
+        return kept is None or language in DOC_LANGUAGES or kept(path)
+
+    return takes
+
+
+def repo_files(
+    root: Path, exclude: Iterable[str] | Exclusion = (), include: Iterable[str] = ()
+) -> list[str]:
+    """Indexable text files of the repository (relative, ``/``-separated; ``selection``),
+    honouring ``.gitignore`` through ``git ls-files`` when in a git work tree, else a plain
+    walk that skips hidden and vendor folders (and excluded ones). ``.planning/`` is never
+    included."""
+    rules = exclusion(exclude)
+    takes = selection(rules, include)
     names = _git_files(root)
     if names is None:
         names = _walk_files(root, rules)
     return sorted(
         n
         for n in names
-        if language_of(n)
-        and not n.startswith(".planning/")
+        if not n.startswith(".planning/")
         and not any(part.startswith(".") for part in n.split("/")[:-1])
-        and not rules.excluded(n)
+        and takes(n)
     )
 
 

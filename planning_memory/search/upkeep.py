@@ -80,6 +80,7 @@ def _settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
         "size": int(memory["contextual"]["chunkSize"]),
         "overlap": int(memory["contextual"]["chunkOverlap"]),
         "exclude": list(memory["entity"]["excludePatterns"]),
+        "include": list(memory["entity"]["includePatterns"]),
         "max_bytes": int(memory["entity"].get("maxFileBytes", 1 << 20)),
     }
 
@@ -122,10 +123,10 @@ def index_files(
     opts = _settings(config)
     names = list(paths)
     report = IndexReport(seen=len(names))
-    excluded = codebase.exclusion(opts["exclude"]).excluded
+    takes = codebase.selection(opts["exclude"], opts["include"])
     with index.write():
         for rel in names:
-            if excluded(rel) or not codebase.language_of(rel):
+            if not takes(rel):
                 report += IndexReport(removed=index.remove_group(CODE_PREFIX + rel))
                 continue
             report += _sync_one(index, CODE_PREFIX + rel, root / rel, _code_reader(root, rel, opts))
@@ -332,7 +333,7 @@ def reindex_codebase(
     are gone or now ignored."""
     opts = _settings(config)
     root = layout.repo_root
-    names = codebase.repo_files(root, opts["exclude"])
+    names = codebase.repo_files(root, opts["exclude"], opts["include"])
     known = index.group_state(CODE_PREFIX)
     report = IndexReport(seen=len(names))
     # one transaction per batch (unless the caller holds one): a killed run keeps what it

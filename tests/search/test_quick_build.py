@@ -81,3 +81,24 @@ def test_one_finisher_at_a_time(repo: tuple[Layout, Store]) -> None:
             assert (mine, theirs) == (True, False)
         with second.build_guard() as now_mine:
             assert now_mine
+
+
+def test_include_patterns_limit_the_code_index_as_they_limit_the_code_map(
+    tmp_path: Path,
+) -> None:
+    """``entity.includePatterns`` (seed 000: ``["src/**/*", "lib/**/*"]``) keep the code the
+    index holds to those files; documents such as the README are indexed either way."""
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for rel in ("src/a.py", "lib/b.py", "scripts/c.py", "README.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("numbat = 1\n", "utf-8")
+    config = {"memory": {"entity": {"includePatterns": ["src/**/*", "lib/**/*"]}}}
+    with Index.open(layout) as index:
+        upkeep.rebuild(index, layout, store, config)
+        found = {k.split("#")[0] for k in keys(index, "numbat")}
+        assert found == {"code:src/a.py", "code:lib/b.py", "doc:README.md"}
+        (tmp_path / "scripts/c.py").write_text("numbat = 2\n", "utf-8")
+        upkeep.index_files(index, tmp_path, ["scripts/c.py", "src/a.py"], config)
+        assert not any("scripts/c.py" in k for k in keys(index, "numbat"))
