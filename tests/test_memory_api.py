@@ -208,3 +208,19 @@ def test_a_memorize_fact_marked_again_days_later_is_not_stored_twice(empty_repo:
         len([r for r in Memory(empty_repo).records() if r["title"] == "Staging resets on Sunday"])
         == 1
     )
+
+
+def test_the_agent_prompt_from_the_command_line(example_repo: Path) -> None:
+    """Seed 000's prepareAgentContext is `pmem context --format agent` too."""
+    pmem = Path(sys.executable).parent / "pmem"
+    task = "add a forgot password flow"
+    done = subprocess.run(
+        [pmem, "-C", example_repo, "context", task, "--format", "agent", "--agent", "executor"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = Memory(example_repo).prepare_agent_context("executor", task)
+    assert done.stdout.endswith(f"## Task\n{task}\n")
+    assert done.stdout.split("\n")[0] == expected.split("\n")[0]

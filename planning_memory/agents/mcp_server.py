@@ -331,7 +331,11 @@ class MemoryTools:
             ),
         ] = None,
         format: Annotated[
-            Literal["md", "xml", "json"], Field(description="Markdown, XML-style tags, or JSON.")
+            Literal["md", "xml", "json", "agent"],
+            Field(
+                description="Markdown, XML-style tags, JSON, or agent (the layout of an agent "
+                "prompt: the memory context sections, for the task to follow)."
+            ),
         ] = "md",
         files: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=1000)]],

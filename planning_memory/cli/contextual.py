@@ -112,9 +112,11 @@ def search(
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(["md", "xml", "json"]),
+    type=click.Choice(["md", "xml", "json", "agent"]),
     default="md",
     show_default=True,
+    help="agent: seed 000's agent prompt, the memory context then the task "
+    "(prepare_agent_context), within the budget.",
 )
 @click.option("--session", "session_id", default=None, help="Session to include.")
 @click.option("--agent", default=None, help="The agent the context is for.")
@@ -129,8 +131,13 @@ def context(
     Examples:
       pmem context "add password reset to the login form"
       pmem context "fix the flaky auth test" --budget 800 --format xml
+      pmem context "add a signup form" --format agent --agent executor
     """
-    pack = ctx.memory().context(task, budget=budget, fmt=fmt, session_id=session_id, agent=agent)
+    mem = ctx.memory()
+    if fmt == "agent":
+        click.echo(mem.prepare_agent_context(agent or "agent", task, budget=budget), nl=False)
+        return
+    pack = mem.context(task, budget=budget, fmt=fmt, session_id=session_id, agent=agent)
     click.echo(pack.text)
 
 
