@@ -253,16 +253,22 @@ class TomlServers(Part):
 
 # -- rules and instructions ------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Block(Part):
-    """Our managed block (between the planning-memory markers) in a shared Markdown file."""
+class ProjectFile(Part):
+    """A part kept in one file of the project (``rel``: relative to the repository)."""
 
-    kind = "rules"
     rel: str
-    text: str
 
     def files(self, where: Where) -> list[Path]:
         path = where.project(self.rel)
         return [path] if path is not None else []
+
+
+@dataclass(frozen=True)
+class Block(ProjectFile):
+    """Our managed block (between the planning-memory markers) in a shared Markdown file."""
+
+    kind = "rules"
+    text: str
 
     def install(self, where: Where) -> Plan:
         path = where.project(self.rel)
@@ -283,16 +289,11 @@ class Block(Part):
 
 
 @dataclass(frozen=True)
-class Owned(Part):
+class Owned(ProjectFile):
     """A rules file that is ours as a whole (it holds the managed block's markers)."""
 
     kind = "rules"
-    rel: str
     text: str
-
-    def files(self, where: Where) -> list[Path]:
-        path = where.project(self.rel)
-        return [path] if path is not None else []
 
     def install(self, where: Where) -> Plan:
         path = where.project(self.rel)
@@ -317,16 +318,11 @@ class Owned(Part):
 
 
 @dataclass(frozen=True)
-class Reads(Part):
+class Reads(ProjectFile):
     """Files Aider loads read-only, listed under ``read:`` in ``.aider.conf.yml``."""
 
     kind = "rules"
-    rel: str
     names: tuple[str, ...]
-
-    def files(self, where: Where) -> list[Path]:
-        path = where.project(self.rel)
-        return [path] if path is not None else []
 
     def install(self, where: Where) -> Plan:
         path = where.project(self.rel)
