@@ -5,9 +5,12 @@ Builds a tree of realistic records (the generator of bench_validate.py), then ti
 ``render --check``, ``sync`` after one hand edit of patterns.md, a one-record ``pmem save``
 (which re-renders the stale views), and in-process through ``Memory``: the first refresh with
 no render cache, a one-record save, the re-render alone after a one-record change, and a
-refresh with nothing stale. Prints the figures and writes them into docs/bench-markdown.md.
+refresh with nothing stale. Then ``pmem save`` of a new pattern at each of ``--save-sizes``:
+median wall and CPU time of ``--save-runs`` processes after one warm-up (start-up included).
+Prints the figures and writes them into docs/bench-markdown.md.
 
-    .venv/bin/python bench/bench_markdown.py [--records N] [--no-write]
+    .venv/bin/python bench/bench_markdown.py [--records N] [--save-sizes 100,1000,10000]
+        [--save-runs 20] [--no-write]
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -55,6 +59,19 @@ def in_process(root: Path, runs: int = 5) -> list[tuple[str, float, float]]:
     ]
 
 
+def save_p50(root: Path, runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``pmem save`` of a new pattern, after one warm-up."""
+    walls, cpus = [], []
+    for n in range(runs + 1):
+        title = f"Timed process rule {n}"
+        save = [PMEM, "-C", str(root), "save", title, "-t", "pattern"]
+        wall, cpu, _ = run_timed([*save, "--description", f"saved by process number {n}"])
+        if n:
+            walls.append(wall)
+            cpus.append(cpu)
+    return statistics.median(walls), statistics.median(cpus)
+
+
 def timed(call: Callable[[], object]) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     call()
@@ -64,6 +81,8 @@ def timed(call: Callable[[], object]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--save-sizes", default="100,1000,10000")
+    parser.add_argument("--save-runs", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="do not update the docs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pm-bench-md-") as tmp:
@@ -90,11 +109,22 @@ def main() -> None:
         wall, cpu, _ = run_timed([*save, "--description", "saved by a process"])
         rows.append(("pmem save, one pattern (re-renders the views)", wall, cpu))
         rows += in_process(root)
+    saves = []
+    for size in [int(n) for n in args.save_sizes.split(",") if n]:
+        with tempfile.TemporaryDirectory(prefix="pm-bench-md-save-") as tmp:
+            build_tree(Path(tmp), size)
+            run_timed([PMEM, "-C", tmp, "render"])
+            saves.append((size, *save_p50(Path(tmp), args.save_runs)))
     lines = [
         f"records: {args.records:,}; views: "
         + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items()))
     ]
     lines += [f"{name:<52} wall {w:6.3f} s  CPU {c:6.3f} s" for name, w, c in rows]
+    lines += [
+        f"{f'pmem save p50 at {size:,} records':<52} wall {w:6.3f} s  CPU {c:6.3f} s"
+        f"  (median of {args.save_runs})"
+        for size, w, c in saves
+    ]
     lines.append(f"machine: {machine()}")
     print("\n".join(lines))
     if not args.no_write:

@@ -18,11 +18,13 @@ Figures, per size (default 100, 1k, 10k, 100k):
 - **Memory.save**: the same through the facade, which also re-renders the Markdown views.
 - **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up.
 - **recall@5**: the 60 labelled queries of ``tests/fixtures/retrieval/queries.json`` that aim
-  at records, recall of their record targets in the first 5 hits; with every OR match scored
-  (now) and with only the ``SCAN_CAP`` most recently indexed ones (before); search p50.
+  at records, recall of their record targets in the first 5 hits, and MRR; search p50 / p95,
+  wall and CPU time of the thread (after one warm-up pass). ``--workdir DIR`` keeps each
+  size's tree and index under ``DIR/recall-<n>`` and reuses them on the next run.
 
-Once: **bulk import** of 10k memories through the API (``Memory.longterm.save`` for each,
-under one lock, then one re-render of the views; default settings), and **merge precision**
+Once: **bulk import** of 10k memories through the API (``Memory.save`` for each inside
+``Memory.bulk()``: one lock, no fsync per file and one sync at the end, one re-render of the
+views; default settings), and **merge precision**
 on ``tests/fixtures/merge_memories.json`` (316 realistic patterns and mistakes, 241 distinct
 rules, each labelled with its rule).
 
@@ -32,7 +34,8 @@ Basic Memory (``--basic-memory``): installed at bench time in its own venv under
 (``project add``), 8 ``write_note`` calls and the same queries through its MCP server (stdio).
 
 Run: ``.venv/bin/python bench/bench_scale.py [--sizes 100,1000,10000,100000]
-[--basic-memory] [--bm-sizes 1000,10000] [--before 926df0e]``.
+[--basic-memory] [--bm-sizes 1000,10000] [--before 926df0e] [--bulk 10000]
+[--skip saves,recall,bulk,merge]``.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ from planning_memory.core.model import new_long_term
 from planning_memory.memory import Memory
 from planning_memory.search import ranking as search
 from planning_memory.search import upkeep as indexer
-from planning_memory.search.database import SCAN_CAP, Index
+from planning_memory.search.database import Index
 
 FIXTURES = REPO / "tests" / "fixtures"
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
@@ -199,54 +202,64 @@ def bench_saves(n: int, before: str | None) -> dict[str, float]:
     return out
 
 
-def recall(n: int) -> dict[str, float]:
-    records, queries = labelled()
-    out: dict[str, float] = {"records": n}
+def recall(n: int, workdir: str | None = None) -> dict[str, float]:
+    """recall@5, MRR and search times of the labelled record queries in a store of ``n``."""
     with tempfile.TemporaryDirectory() as tmp:
-        mem = write_tree(Path(tmp), corpus(n))
+        root = Path(workdir) / f"recall-{n}" if workdir else Path(tmp)
+        ready = (root / ".planning").exists()
+        mem = Memory(root) if ready else write_tree(root, corpus(n))
         with Index.open(mem.layout) as index:
-            indexer.rebuild(index, mem.layout, mem.store, code=False)
-            original = index.match
+            if not ready or not index.built:
+                indexer.rebuild(index, mem.layout, mem.store, code=False)
+            return recall_figures(index, n)
 
-            def capped_match(*args: Any, scan: int = SCAN_CAP, **kw: Any) -> Any:
-                return original(*args, **kw)  # every step scans SCAN_CAP matches at most
 
-            for name, capped in (("now", False), ("capped", True)):
-                if capped:
-                    index.match = capped_match  # type: ignore[method-assign]
-                found, times = 0.0, []
-                for q in queries:
-                    start = time.perf_counter()
-                    hits = search.search(index, q["q"], now=NOW, limit=K, include_pinned=False)
-                    times.append(time.perf_counter() - start)
-                    got = {h.ref_id for h in hits[:K]}
-                    found += len(got & set(q["relevant"])) / len(q["relevant"])
-                index.match = original  # type: ignore[method-assign]
-                out[f"recall_{name}"] = found / len(queries)
-                out[f"search_p50_ms_{name}"] = p50(times)
-    del records
-    return out
+def recall_figures(index: Index, n: int) -> dict[str, float]:
+    _records, queries = labelled()
+    for q in queries:  # warm-up: page cache and the stemmer's cache
+        search.search(index, q["q"], now=NOW, limit=K, include_pinned=False)
+    found, rr, walls, cpus = 0.0, 0.0, [], []
+    for q in queries:
+        start, cpu = time.perf_counter(), time.thread_time()
+        hits = search.search(index, q["q"], now=NOW, limit=K, include_pinned=False)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.thread_time() - cpu)
+        got = [h.ref_id for h in hits[:K]]
+        found += len(set(got) & set(q["relevant"])) / len(q["relevant"])
+        rank = next((i for i, rid in enumerate(got, 1) if rid in q["relevant"]), 0)
+        rr += 1 / rank if rank else 0.0
+    walls.sort()
+    cpus.sort()
+    return {
+        "records": n,
+        "recall": round(found / len(queries), 3),
+        "mrr": round(rr / len(queries), 3),
+        "search_p50_ms": round(p50(walls), 2),
+        "search_p95_ms": round(1000 * walls[int(0.95 * len(walls))], 2),
+        "search_cpu_p50_ms": round(p50(cpus), 2),
+        "search_cpu_p95_ms": round(1000 * cpus[int(0.95 * len(cpus))], 2),
+    }
 
 
 def bulk_import(n: int = 10_000) -> dict[str, float]:
-    """``n`` memories saved one by one through ``Memory.longterm.save`` (all the rules; default
-    settings), under one lock, then the views rendered once."""
+    """``n`` memories saved one by one through ``Memory.save`` (all the rules; default
+    settings) inside ``Memory.bulk()``: one lock, no fsync per file and one sync at the end,
+    the views rendered once when it ends."""
     memories = make_records(n, random.Random(7))
     with tempfile.TemporaryDirectory() as tmp:
         Memory.init(tmp)
         mem = Memory(tmp)
         actions: dict[str, int] = {}
         start, cpu = time.perf_counter(), time.process_time()
-        with mem.store.lock():
+        with mem.bulk():
             for r in memories:
                 keys = ("description", "correction", "severity", "learned")
                 fields = {k: r[k] for k in keys if r.get(k)}
-                outcome = mem.longterm.save(str(r["type"]), str(r["title"]), **fields)
+                outcome = mem.save(str(r["title"]), str(r["type"]), **fields)
                 key = "merged" if outcome.merged is not None else outcome.action
                 actions[key] = actions.get(key, 0) + 1
                 actions["archived"] = actions.get("archived", 0) + len(outcome.archived)
-        saves = time.perf_counter() - start
-        mem.refresh_views()
+            saves = time.perf_counter() - start
         total = time.perf_counter() - start
         live = len(mem.records())
     return {
@@ -371,6 +384,8 @@ def main() -> None:
     parser.add_argument("--bm-sizes", default="1000,10000")
     parser.add_argument("--before", default=None, help="also time the rules of this commit")
     parser.add_argument("--skip", default="", help="comma list of: saves,recall,bulk,merge")
+    parser.add_argument("--workdir", default=None, help="keep and reuse the recall trees here")
+    parser.add_argument("--bulk", type=int, default=10_000, help="memories in the bulk import")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -381,9 +396,9 @@ def main() -> None:
             print(json.dumps({"saves": bench_saves(n, args.before)}), flush=True)
     if "recall" not in skip:
         for n in (int(s) for s in args.recall_sizes.split(",")):
-            print(json.dumps({"recall": recall(n)}), flush=True)
+            print(json.dumps({"recall": recall(n, args.workdir)}), flush=True)
     if "bulk" not in skip:
-        print(json.dumps({"bulk": bulk_import()}), flush=True)
+        print(json.dumps({"bulk": bulk_import(args.bulk)}), flush=True)
     if args.basic_memory:
         problem = install_basic_memory()
         if problem:

@@ -6,10 +6,13 @@ Two trees, each put in a fresh git repository under a temporary folder:
   files across Python, TypeScript, TSX, JavaScript, Go, Java and Rust);
 - stdlib: a copy of this interpreter's standard library (real code, ``site-packages`` left out).
 
-For each: universal-ctags over the same files (``ctags -R --output-format=json``), a cold scan
-(no ``.planning``), the shards committed, a warm rescan with nothing changed (in this process,
-and as a new ``python`` process to include start-up), a rescan after a one-file change, and a
-scan of just that path after a second change (what the watch daemon runs after a save).
+For each: universal-ctags over the same files (``ctags -R --output-format=json``), cold scans
+(no ``.planning``), each right after a measure of what tree-sitter alone costs on the same
+files (the floor: read, parse, run our query, in one process; its CPU seconds spread over the
+machine's cores are the wall floor), the shards committed, a warm rescan with nothing changed
+(in this process, and as a new ``python`` process to include start-up), a rescan after a
+one-file change, and a scan of just that path after a second change (what the watch daemon
+runs after a save).
 Prints a table; ``--json`` writes the raw figures.
 
     .venv/bin/python bench/bench_scan.py [--files 100000] [--only synthetic|stdlib] [--repeat 3]
@@ -125,12 +128,28 @@ def ctags(root: Path) -> dict[str, Any]:
     return {"wall": round(wall, 2), "tags": tags}
 
 
-def native_floor(root: Path) -> dict[str, Any]:
+def source_files(root: Path) -> list[tuple[Path, str]]:
+    """The tree's source files and their languages (listed once, outside the floor's timing)."""
+    from planning_memory.entity.languages import language_for
+
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in (".git", ".planning"))
+        for name in sorted(names):
+            language = language_for(name)
+            path = Path(folder, name)
+            if language is not None and path.is_file() and not path.is_symlink():
+                found.append((path, language))
+    return found
+
+
+def native_floor(files: list[tuple[Path, str]]) -> dict[str, Any]:
     """CPU seconds tree-sitter alone needs (read, parse, run our query; no Python work on the
-    result), in this process: the floor under any scan of the tree."""
+    result), in this process: the floor under any scan of the tree. Listing the files is not
+    timed; ``cpu / cores`` is the wall floor of a perfectly parallel scan."""
     from tree_sitter import QueryCursor
 
-    from planning_memory.entity.languages import go, java, javascript, language_for, python, rust
+    from planning_memory.entity.languages import go, java, javascript, python, rust
 
     grammars = {
         "python": python.grammar(),
@@ -143,17 +162,17 @@ def native_floor(root: Path) -> dict[str, Any]:
     }
     started = time.process_time()
     count = size = 0
-    for path in root.rglob("*"):
-        language = language_for(path.name)
-        if language is None or ".planning" in path.parts or not path.is_file():
-            continue
+    for path, language in files:
         data = path.read_bytes()
         grammar = grammars[language]
         QueryCursor(grammar.query).captures(grammar.parser.parse(data).root_node)
         count += 1
         size += len(data)
+    spent = time.process_time() - started
+    cores = os.cpu_count() or 1
     return {
-        "cpu": round(time.process_time() - started, 2),
+        "cpu": round(spent, 2),
+        "wall_floor": round(spent / cores, 2),
         "files": count,
         "mb": round(size / 1e6, 1),
     }
@@ -168,14 +187,24 @@ def one_file_change(root: Path, name: str = "bench_added_function") -> Path:
 
 
 def cold_scans(root: Path, repeat: int) -> dict[str, Any]:
-    """``repeat`` cold scans (the entity tree removed before each); the fastest, with every
-    run's wall and CPU seconds (a shared machine's speed drifts between runs)."""
+    """``repeat`` cold scans (the entity tree removed before each), each right after the
+    tree-sitter floor of the same files (a shared machine's speed drifts between runs, so each
+    scan is set against its own yardstick); the fastest scan with its floor and ratios, and
+    every run as ``[wall, cpu, floor cpu]``."""
+    files = source_files(root)
     runs = []
     for _ in range(repeat):
+        floor = native_floor(files)
         shutil.rmtree(root / ".planning", ignore_errors=True)
-        runs.append(timed_scan(root))
+        runs.append({**timed_scan(root), "floor": floor})
     best = min(runs, key=lambda r: r["wall"])
-    return {**best, "runs": [[r["wall"], r["cpu"]] for r in runs]}
+    floor = best["floor"]
+    return {
+        **best,
+        "ratio_wall": round(best["wall"] / floor["wall_floor"], 2) if floor["cpu"] else None,
+        "ratio_cpu": round(best["cpu"] / floor["cpu"], 2) if floor["cpu"] else None,
+        "runs": [[r["wall"], r["cpu"], r["floor"]["cpu"]] for r in runs],
+    }
 
 
 def bench_tree(name: str, root: Path, files: int, repeat: int = 1) -> dict[str, Any]:
@@ -183,9 +212,9 @@ def bench_tree(name: str, root: Path, files: int, repeat: int = 1) -> dict[str, 
     result: dict[str, Any] = {"tree": name, "files": files}
     result["ctags"] = ctags(root)
     print(f"ctags        {result['ctags']}", flush=True)
-    result["tree_sitter_floor"] = native_floor(root)
-    print(f"tree-sitter only (1 process) {result['tree_sitter_floor']}", flush=True)
     result["cold"] = cold_scans(root, repeat)
+    result["tree_sitter_floor"] = result["cold"]["floor"]
+    print(f"tree-sitter only (1 process) {result['tree_sitter_floor']}", flush=True)
     print(f"cold scan    {result['cold']}", flush=True)
     commit_all(root, "entity memory")
     result["warm"] = timed_scan(root)
@@ -257,15 +286,18 @@ def main() -> None:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
     print(
-        "\n| tree | files | cold s (cpu s) | files/s | tree-sitter alone, cpu s | ctags s |"
-        " ratio | warm s | warm, new process s | one change s | that path only s |"
+        "\n| tree | files | cold s (cpu s) | files/s | tree-sitter alone, cpu s (wall floor s) |"
+        " cold wall / wall floor | cold cpu / tree-sitter cpu | ctags s |"
+        " ratio to ctags | warm s | warm, new process s | one change s | that path only s |"
         " shards written |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- " * 14 + "|")
     for r in results:
+        floor = r["tree_sitter_floor"]
         print(
             f"| {r['tree']} | {r['files']:,} | {r['cold']['wall']} ({r['cold']['cpu']}) | "
-            f"{r['files_per_second']:,} | {r['tree_sitter_floor']['cpu']} | "
+            f"{r['files_per_second']:,} | {floor['cpu']} ({floor['wall_floor']}) | "
+            f"{r['cold']['ratio_wall']}x | {r['cold']['ratio_cpu']}x | "
             f"{r['ctags'].get('wall')} | {r.get('ratio_to_ctags')} | {r['warm']['wall']} | "
             f"{r['warm_process']} | {r['one_change']['wall']} | {r['one_path']['wall']} | "
             f"{r['one_change']['shards_written']} |"

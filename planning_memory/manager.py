@@ -50,6 +50,9 @@ class MemoryManagerNames:
             self, record_type: str, task: str | Sequence[str] | None = ..., limit: int = ...
         ) -> list[Record]: ...
         def search(self, query: str, *, limit: int = ..., threshold: float = ...) -> list[Hit]: ...
+        def record_error(
+            self, error: str, resolution: str | None = ..., *, tool: str | None = ...
+        ) -> dict[str, Any]: ...
 
     def learn_pattern(
         self, name: str, description: str = "", example: str = "", **fields: Any
@@ -149,8 +152,11 @@ class MemoryManagerNames:
         purpose: str | None = None,
         modified_by: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Seed 000's ``updateFileEntity``: annotations that survive rescans."""
-        return self.code.annotate(path, notes=notes, purpose=purpose, modified_by=modified_by)
+        """Seed 000's ``updateFileEntity``: annotations that survive rescans; the entity's
+        ``last_modified`` becomes now (or the file's newer mtime)."""
+        return self.code.annotate(
+            path, notes=notes, purpose=purpose, modified_by=modified_by, now=self.now()
+        )
 
     def map_codebase(self) -> ScanReport:
         """Seed 000's ``mapCodebase``: the code map brought up to date."""

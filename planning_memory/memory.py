@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from planning_memory import background as _background
 from planning_memory import context as _context
@@ -40,10 +40,22 @@ if TYPE_CHECKING:
     from planning_memory.longterm import Lesson, Outcome
     from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
     from planning_memory.sessions import Appended, Sessions
-    from planning_memory.transfer import ImportResult
+    from planning_memory.transfer import Exported, ImportResult
     from planning_memory.views import SyncReport, Views, ViewState
 
 Clock = Callable[[], datetime]
+_T = TypeVar("_T")
+
+
+def _written(outcome: object) -> list[str] | None:
+    """The ids of the records a long-term write names (an ``Outcome``'s record and what it
+    archived, or a list of ids); None when it names none (the end of ``bulk()``)."""
+    if isinstance(outcome, list):
+        return [str(rid) for rid in outcome]
+    record = getattr(outcome, "record", None)
+    if not isinstance(record, dict):
+        return None
+    return [str(record.get("id", "")), *getattr(outcome, "archived", [])]
 
 
 def _utc_now() -> datetime:
@@ -65,12 +77,14 @@ class Memory(MemoryManagerNames):
         """``on_write`` is told of every file this memory changes (the watch daemon's way
         to tell its own writes from everyone else's)."""
         self.layout = Layout.personal() if personal else Layout.of(root)
+        self._opened_from = Path(root)  # the personal store's project: where it was opened
         self.store = Store(self.layout, private=personal, on_write=on_write)
         self.clock: Clock = clock or _utc_now
         self.channel = channel
         self._config: dict[str, Any] | None = None
         self.view_conflicts: list[Path] = []  # hand-edited views the last write left alone
         self.index_pending = False  # a quick index build left the code for ``finish_index``
+        self._bulk = 0  # depth of ``bulk()``: views re-rendered once at its end
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -185,6 +199,14 @@ class Memory(MemoryManagerNames):
     def for_scope(self, scope: str) -> Memory:
         return self.personal() if scope == "personal" else self
 
+    @cached_property
+    def project_id(self) -> str:
+        """Seed 003's project id, ``<name>-<hash8>`` (``core.project``): this repository's; for
+        the personal store, the project it was opened from (its saves carry it)."""
+        if self.store.private:
+            return _core.project_id(_core.project_folder(self._opened_from))
+        return _core.project_id(self.layout.repo_root)
+
     def save(self, title: str, record_type: str = "learning", **fields: Any) -> Outcome:
         """Save a memory of any type (seed 003's ``memory_save``) through the learning rules:
         a similar pattern is reinforced, a repeated mistake escalates, the same topic
@@ -194,6 +216,8 @@ class Memory(MemoryManagerNames):
         scope = fields.get("scope") or self.settings("agents")["defaultScope"]
         if scope != "project" and not self.store.private:
             return self.for_scope(scope).save(title, record_type, **{**fields, "scope": scope})
+        if self.store.private:  # the personal store holds personal records of a project
+            fields.update(scope="personal", project=fields.get("project") or self.project_id)
         if fields.get("anchors"):
             fields["anchors"] = self.anchor(fields["anchors"])
         return self._wrote(self.longterm.save(record_type, title, **fields))
@@ -232,11 +256,54 @@ class Memory(MemoryManagerNames):
     def pin(self, record_id: str, pinned: bool = True) -> Outcome:
         return self._wrote(self.longterm.pin(record_id, pinned))
 
-    def _wrote(self, outcome: Outcome) -> Outcome:
+    def applied(self, record_id: str) -> Outcome:
+        """One more application of the learning ``record_id`` (its ``applications``)."""
+        return self._wrote(self.longterm.applied(record_id))
+
+    def count_applied(self, session_id: str, ids: Sequence[str]) -> list[str]:
+        """Count one application of each learning of ``ids`` (delivered into the agent's
+        context in ``session_id``) the first time that session delivers it, in the project
+        or the personal store; returns the ids counted (docs/learning.md)."""
+        learnings = [i for i in ids if i.startswith("lrn_")]
+        counted = []
+        for rid in self.sessions.first_applications(session_id, learnings) if learnings else ():
+            stores = [self] if self.store.private else [self, self.personal()]
+            for mem in stores:
+                with contextlib.suppress(NotFoundError):
+                    mem.longterm.applied(rid)
+                    counted.append(rid)
+                    break
+        return self._wrote(counted) if counted else counted
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[Memory]:
+        """Many saves as one (an import, an agent's backlog): under one lock, record files
+        written without a per-file fsync and made durable together at the end
+        (``Store.batch``), the views re-rendered once at the end instead of after each save.
+        Every save still goes through the learning rules::
+
+            with mem.bulk():
+                for title, text in memories:
+                    mem.save(title, "pattern", description=text)
+        """
+        self._bulk += 1
+        try:
+            with self.store.batch():
+                yield self
+        finally:
+            self._bulk -= 1
+        if not self._bulk:
+            self._wrote(None)
+
+    def _wrote(self, outcome: _T) -> _T:
         """After a long-term write: re-render the stale views (never a hand-edited one: its
-        path lands in ``view_conflicts`` for the caller to mention)."""
+        path lands in ``view_conflicts`` for the caller to mention); inside ``bulk()``, once
+        at its end."""
+        if self._bulk:
+            return outcome
         if not self.store.private and self.layout.planning.is_dir():
-            self.view_conflicts = [state.path for state in self.refresh_views().conflicts]
+            report = self.refresh_views(_written(outcome))
+            self.view_conflicts = [state.path for state in report.conflicts]
         return outcome
 
     # -- short-term: sessions (seed 000 / 001 / 002 / 003) ----------------------------------
@@ -270,6 +337,27 @@ class Memory(MemoryManagerNames):
             self.in_background("planning_memory", *args, cwd=root)
         return appended
 
+    def record_error(
+        self,
+        error: str,
+        resolution: str | None = None,
+        *,
+        file: str | None = None,
+        tool: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Keep an error met in the session (seed 000's errors list), resolved already when
+        ``resolution`` is given; ``resolve_error`` resolves it later."""
+        return self.sessions.record_error(
+            session_id, error, resolution=resolution, file=file, tool=tool
+        )
+
+    def resolve_error(
+        self, resolution: str, error_id: str | None = None, session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Mark a session error (default: the newest open one) resolved by ``resolution``."""
+        return self.sessions.resolve_error(session_id, resolution, error_id)
+
     in_background = staticmethod(_background.detach)
 
     # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
@@ -281,10 +369,11 @@ class Memory(MemoryManagerNames):
         self.require()
         return _views.render_all(self.views())
 
-    def refresh_views(self) -> SyncReport:
+    def refresh_views(self, written: Sequence[str] | None = None) -> SyncReport:
         """Re-render the views that are stale after a write; leave hand-edited ones alone
-        (``sync`` imports those). Every long-term write through ``Memory`` calls it."""
-        return _views.refresh(self.views())
+        (``sync`` imports those). Every long-term write through ``Memory`` calls it, with the
+        ``written`` record ids: a quick look at the record files (``views.refresh``)."""
+        return _views.refresh(self.views(), written)
 
     def render_check(self) -> list[ViewState]:
         """The rendered files that are stale or hand-edited (empty when all are current)."""
@@ -322,9 +411,11 @@ class Memory(MemoryManagerNames):
                 _search.ensure_ready(index, self.layout, self.store, self.config)
             return mine
 
-    def _personal_index(self) -> Index | None:
+    def _personal_index(self, *, all_projects: bool = False) -> Index | None:
         """The personal store's own search index (under the personal store; synced, built on
-        first use), or None when the personal store holds no records (or this is it)."""
+        first use), or None when the personal store holds no records (or this is it). It shows
+        the personal records saved from this project and those of no project, or with
+        ``all_projects`` every one."""
         if self.store.private:
             return None
         personal = self.personal()
@@ -332,14 +423,20 @@ class Memory(MemoryManagerNames):
             return None
         index = _search.Index.open(personal.layout)
         _search.ensure_ready(index, personal.layout, personal.store, self.config)
+        index.projects = None if all_projects else (self.project_id, "")
         return index
 
     @contextlib.contextmanager
-    def indexes(self, scope: str | None = None, *, quick: bool = False) -> Iterator[list[Index]]:
+    def indexes(
+        self, scope: str | None = None, *, quick: bool = False, all_projects: bool = False
+    ) -> Iterator[list[Index]]:
         """The indexes a search or context block reads: the project's, then the personal
-        store's (when it has records and ``scope`` is not ``"project"``); closed after."""
+        store's (when it has records and ``scope`` is not ``"project"``; its records of this
+        project and of none, or of ``all_projects``); closed after."""
         with self.index(quick=quick) as index:
-            personal = None if scope == "project" else self._personal_index()
+            personal = (
+                None if scope == "project" else self._personal_index(all_projects=all_projects)
+            )
             try:
                 yield [index] if personal is None else [index, personal]
             finally:
@@ -359,8 +456,15 @@ class Memory(MemoryManagerNames):
         match: str = "auto",
         semantic: bool | None = None,
         warnings: list[str] | None = None,
+        all_projects: bool = False,
+        remember: bool = True,
     ) -> list[Hit]:
-        """Ranked hits (BM25 with bounded recency and access boosts; pinned first).
+        """Ranked hits (BM25 with bounded recency and access boosts; pinned first). The
+        query and its hits join ``recent_queries`` unless ``remember`` is False.
+
+        Personal records (the personal store) are those saved from this project and those of
+        no project; ``all_projects`` searches every project's (``projects_named`` says whose
+        each hit is).
 
         ``semantic`` (default: the config's ``contextual.embeddingModel`` is set) re-ranks by
         local embeddings when the ``[semantic]`` extra is installed; otherwise a line saying so
@@ -371,7 +475,7 @@ class Memory(MemoryManagerNames):
         if semantic or by_config:
             ranker, problem = _search.load_ranker()
         decay = bool(self.settings("longTerm")["decayEnabled"])
-        with self.indexes(scope) as indexes:
+        with self.indexes(scope, all_projects=all_projects) as indexes:
             if problem and warnings is not None:
                 if not by_config:
                     warnings.append(problem)
@@ -379,7 +483,7 @@ class Memory(MemoryManagerNames):
                     model = self.settings("contextual")["embeddingModel"]
                     warnings.append(f"contextual.embeddingModel is {model!r}: {problem}")
                     indexes[0].set_meta("said:semantic", problem)
-            return _search.search(
+            hits = _search.search(
                 indexes,
                 query,
                 now=self.now(),
@@ -393,6 +497,32 @@ class Memory(MemoryManagerNames):
                 ranker=ranker,
                 decay=decay,
             )
+        if remember:
+            names = (h.ref_id or h.path or h.key for h in hits)
+            _search.remember_query(
+                self.layout, self.store, query, names, self.now(), self._recent_keep()
+            )
+        return hits
+
+    def recent_queries(self) -> list[dict[str, Any]]:
+        """Seed 000's ``recentQueries``: the latest searches, newest first, as
+        ``{query, results, at}`` (the query redacted; ``contextual.recentQueries`` of them,
+        none when that is 0). Kept in a derived, gitignored log."""
+        return _search.recent_queries(self.layout, self.store, self._recent_keep())
+
+    def _recent_keep(self) -> int:
+        return int(self.settings("contextual").get("recentQueries", 0))
+
+    def projects_named(self, hits: Sequence[Hit], *, every: bool = False) -> dict[str, str]:
+        """The project each record hit names, by hit key (``""``: a personal record of no
+        project): with ``every`` (an ``all_projects`` search) all of them, else only those
+        that are not this repository's."""
+        found = {
+            h.key: str(h.meta.get("project") or "") if h.scope == "personal" else self.project_id
+            for h in hits
+            if h.source == "record"
+        }
+        return {k: p for k, p in found.items() if every or p != self.project_id}
 
     def relevant(
         self, record_type: str, task: str | Sequence[str] | None = None, limit: int = 10
@@ -404,7 +534,9 @@ class Memory(MemoryManagerNames):
             return ranked[:limit]
         if isinstance(task, str):
             by_id = {r["id"]: r for r in ranked}
-            hits = self.search(task, sources=["record"], types=[record_type], limit=limit)
+            hits = self.search(
+                task, sources=["record"], types=[record_type], limit=limit, remember=False
+            )
             return [by_id[h.ref_id] for h in hits if h.ref_id in by_id][:limit]
         tags = set(task)
         return [r for r in ranked if tags & set(r.get("tags", []))][:limit]
@@ -421,9 +553,10 @@ class Memory(MemoryManagerNames):
     ) -> ContextPack:
         """The context block an agent needs before ``task``, within ``budget`` tokens: what a
         person taught, pinned memories, preferences, the last session, then what the task
-        matches (project and personal records). ``quick``: see ``index``."""
+        matches (project and personal records). ``quick``: see ``index``. With
+        ``session_id``, the learnings delivered count as applied (once per session)."""
         with self.indexes(quick=quick) as indexes:
-            return _context.build_context(
+            pack = _context.build_context(
                 self.layout,
                 self.store,
                 task,
@@ -436,6 +569,9 @@ class Memory(MemoryManagerNames):
                 index=indexes[0],
                 personal=indexes[1] if len(indexes) > 1 else None,
             )
+        if session_id is not None:  # delivered to a session: its learnings count as applied
+            self.count_applied(session_id, [item.id for item in pack.items])
+        return pack
 
     def recall(self, prompt: str, *, exclude: Sequence[str] = ()) -> ContextPack:
         """The few memories relevant to one prompt (the UserPromptSubmit hook), in a handful
@@ -449,11 +585,13 @@ class Memory(MemoryManagerNames):
             stores.append(personal)
         with contextlib.ExitStack() as stack:
             indexes, records = [], []
+            mine = (self.project_id, "")
             for mem in stores:
                 index = mem._built_index()
                 if index is None:
-                    records += mem.records()
+                    records += [r for r in mem.records() if r.get("project", "") in mine]
                 else:
+                    index.projects = mine if mem is not self else None
                     indexes.append(stack.enter_context(index))
             limit = int(self.settings("agents")["recallLimit"])
             return _context.recall(
@@ -515,6 +653,7 @@ class Memory(MemoryManagerNames):
         live, every = self.records(), self.records(deleted=True)
         return {
             "root": str(self.layout.planning),
+            "project": self.project_id,
             "short_term": {"sessions": len(self.store.list_json(self.layout.short_term))},
             "long_term": {
                 "records": len(live),
@@ -525,7 +664,10 @@ class Memory(MemoryManagerNames):
                 "established_patterns": sum(1 for r in live if r.get("established")),
             },
             "entity": {"files": _entity.count_files(self.layout)},
-            "contextual": {"index_present": _search.index_path(self.layout).is_file()},
+            "contextual": {
+                "index_present": _search.index_path(self.layout).is_file(),
+                "recent_queries": self.recent_queries(),
+            },
         }
 
     def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
@@ -542,6 +684,7 @@ class Memory(MemoryManagerNames):
             index,
             self.now(),
             seed=seed,
+            recent_queries=self.recent_queries(),
         )
 
     def plan_import(
@@ -568,13 +711,40 @@ class Memory(MemoryManagerNames):
     ) -> ImportResult:
         """Import an agent's ``memoria/`` folder (``largo_plazo.json``: facts -> learnings,
         profile -> preferences; ``sesion_actual.json``: steps -> a paused session). Importing
-        it again adds nothing; nothing already there is overwritten."""
+        it again, or what ``export_memoria`` wrote, adds nothing; nothing already there is
+        overwritten."""
         doc, files = _transfer.read_memoria(
             Path(folder), tz=_core.timezone_of(self.config, self.now()), channel=channel
         )
         result = self.plan_import(doc, name_hint=_transfer.MEMORIA_FILE, only_new=True)
+        _transfer.drop_known(result, self.records(deleted=True), self._session_starts())
         result.files = files
         return result if dry_run else self.apply_import(result)
+
+    def export_memoria(
+        self, folder: Path | str, *, session_id: str | None = None, force: bool = False
+    ) -> Exported:
+        """Write an agent's ``memoria/`` folder back (seed 002): ``largo_plazo.json`` from
+        the long-term records and preferences, ``sesion_actual.json`` from ``session_id``
+        (default: the newest session; none when there is no session). A file there already
+        is replaced only when it is seed-shaped and holds nothing this memory lacks, unless
+        ``force``."""
+        self.require()
+        newest = self.sessions.list()
+        sid = session_id or (newest[0].id if newest else None)
+        return _transfer.write_memoria(
+            Path(folder),
+            self.records(deleted=True),
+            self.preferences(),
+            self.sessions.get(sid) if sid else None,
+            known_sessions=self._session_starts(),
+            tz=_core.timezone_of(self.config, self.now()),
+            force=force,
+        )
+
+    def _session_starts(self) -> set[tuple[str, str]]:
+        """Each session's (start, goal): how a ``memoria/`` session log is recognised."""
+        return {(s.started_at, s.goal or "") for s in self.sessions.list()}
 
     def apply_import(self, result: ImportResult) -> ImportResult:
         """Write a checked import plan (under one lock), then refresh the views."""

@@ -1,11 +1,15 @@
 """The only writer of files under a memory tree: atomic, locked, never rewriting equal bytes.
 
 Writes go to a temp file in the same folder, are fsynced, and replace the target with
-``os.replace``; the folder is fsynced after. One lock file per memory root serialises writers
-(``flock``: the kernel drops it when the holder dies). The lock file names its holder (pid,
-start time, host): a lock kept by a dead holder's leftover children is taken over, and a wait
-is bounded by ``lock_timeout``. An update may carry the digest of what the caller read; if the
-file changed since (an editor, ``git pull``), ``ConflictError``.
+``os.replace``; the folder is fsynced after. Inside ``Store.batch()`` (bulk paths: an import,
+``Memory.bulk()``) the per-file fsyncs are skipped and one ``os.sync()`` at the end of the
+batch makes every write durable at once: each file is still whole or absent (temp file and
+rename), only durability against a power loss waits for the end of the batch. One lock file
+per memory root serialises writers (``flock``: the kernel drops it when the holder dies). The
+lock file names its holder (pid, start time, host): a lock kept by a dead holder's leftover
+children is taken over, and a wait is bounded by ``lock_timeout``. An update may carry the
+digest of what the caller read; if the file changed since (an editor, ``git pull``),
+``ConflictError``.
 
 Only regular files are read (a FIFO, a device or a socket is refused with one line, and never
 opened in a way that blocks), and never more than a size limit. A reader that skips a broken
@@ -83,6 +87,7 @@ class Store:
         self._took_over = False  # the lock was taken from a dead holder while waiting
         self._root_real: str | None = None
         self._safe_folders: set[str] = set()
+        self._batch = 0  # depth of ``batch()``: writes inside skip their fsyncs
         self.broken: dict[str, str] = {}  # file -> what is wrong with it, for files skipped
 
     # -- paths -------------------------------------------------------------------------------
@@ -178,6 +183,28 @@ class Store:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many writes as one (re-entrant; the lock is held throughout): each write is a temp
+        file renamed over its target as always, so a process killed mid-batch leaves every
+        file whole (old or new), but none is fsynced; when the outermost batch ends (even by
+        an exception) one ``os.sync()`` flushes them all. A power loss during the batch may
+        lose writes made since it began (on some file systems leave a renamed file empty);
+        after it returns every write is on disk."""
+        with self.lock():
+            self._batch += 1
+            try:
+                yield
+            finally:
+                self._batch -= 1
+                if self._batch == 0:
+                    os.sync()
+
+    @property
+    def batching(self) -> bool:
+        """True inside ``batch()``."""
+        return self._batch > 0
 
     def sweep_temps(self) -> int:
         """Remove temp files left by a writer that died (safe: we hold the lock)."""
@@ -283,6 +310,30 @@ class Store:
             self._changed(path)
             return True
 
+    def append_line(self, path: Path, line: str, *, rotate_at: int) -> None:
+        """Append ``line`` (redacted like ``write_text``) to a derived log, without the lock
+        and without fsync, so a caller on a fast path never waits: one ``O_APPEND`` write, so
+        concurrent appenders never interleave. Past ``rotate_at`` bytes the log is renamed to
+        ``<name>.1`` (replacing the one before): the two hold at most about twice that."""
+        path = self.check_inside(Path(path))
+        data = (core.privacy.redact(line).replace("\n", " ") + "\n").encode("utf-8")
+        self._mkdirs(path.parent)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        try:
+            fd = os.open(path, flags, 0o600 if self.private else 0o666 & ~_umask())
+        except OSError as exc:  # a symlink (ELOOP), a folder, no permission...
+            raise InputError(f"cannot append: {exc.strerror}", path=self.rel(path)) from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise InputError(f"is {_file_kind(st.st_mode)}", path=self.rel(path))
+            os.write(fd, data)
+            if st.st_size + len(data) > rotate_at and _try_flock(fd) and _is_current(fd, path):
+                os.replace(path, path.with_name(path.name + ".1"))  # one appender rotates
+        finally:
+            os.close(fd)
+        self._changed(path)
+
     def _check_repo_file(self, path: Path) -> None:
         root = os.path.realpath(self.layout.repo_root)
         if os.path.dirname(os.path.realpath(path)) != root or Path(path).name not in REPO_FILES:
@@ -321,7 +372,8 @@ class Store:
                 return False
             self._check_expect(path, old, expect)
             os.unlink(path)
-            self._fsync_dir(path.parent)
+            if not self._batch:
+                self._fsync_dir(path.parent)
             self._changed(path)
             return True
 
@@ -359,7 +411,8 @@ class Store:
 
     def _atomic_write(self, path: Path, data: bytes) -> None:
         self._mkdirs(path.parent)
-        atomic_write(path, data, new_mode=0o600 if self.private else 0o666 & ~_umask())
+        mode = 0o600 if self.private else 0o666 & ~_umask()
+        atomic_write(path, data, new_mode=mode, durable=not self._batch)
 
     @staticmethod
     def _fsync_dir(folder: Path) -> None:
@@ -522,10 +575,11 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644) -> None:
+def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically: a temp file in the same folder, fsync,
-    ``os.replace``, fsync of the folder. An existing file keeps its mode; a new one gets
-    ``new_mode``. The caller serialises writers (the Store holds the memory lock)."""
+    ``os.replace``, fsync of the folder (without ``durable``, no fsync: the caller syncs
+    later, ``Store.batch``). An existing file keeps its mode; a new one gets ``new_mode``.
+    The caller serialises writers (the Store holds the memory lock)."""
     folder = path.parent
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -537,13 +591,15 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644) -> None:
             fh.write(data)
             fh.flush()
             os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
 _UMASK: int | None = None

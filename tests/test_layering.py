@@ -27,6 +27,7 @@ PURE = (
     "views.inert",
     "core.temporal",
     "search.chunks",
+    "search.stemming",
     "core.ignore",
 )
 IMPURE_FOR_PURE = ("subprocess", "sqlite3", "threading", "multiprocessing", "shutil")

@@ -505,3 +505,49 @@ def test_a_lock_named_for_a_live_holder_is_never_taken_over(layout: Layout) -> N
     finally:
         release.set()
         child.join(30)
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Count the calls of ``os.<name>`` (the real call still runs)."""
+    calls: list[int] = []
+    real = getattr(os, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(os, name, counted)
+    return calls
+
+
+def test_a_batch_writes_whole_files_without_fsync_and_syncs_once_at_its_end(
+    store: Store, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fsyncs, syncs = _counting(monkeypatch, "fsync"), _counting(monkeypatch, "sync")
+    with store.batch():
+        with store.batch():  # re-entrant: only the outermost one syncs
+            for n in range(5):
+                store.write_json(target(layout, f"pat_00{n}"), {**RECORD, "n": n})
+        store.delete(target(layout, "pat_000"))
+        assert store.batching and store._depth > 0  # the lock is held throughout
+        assert fsyncs == [] and syncs == []
+    assert syncs == [1] and not store.batching
+    assert [p.name for p in store.list_json(target(layout).parent)] == [
+        f"pat_00{n}.json" for n in range(1, 5)
+    ]
+    assert store.read_json(target(layout, "pat_003"))["n"] == 3
+    assert list(target(layout).parent.glob(f"*{TEMP_SUFFIX}")) == []
+    store.write_json(target(layout, "pat_009"), RECORD)  # outside a batch: durable again
+    assert len(fsyncs) == 2  # the file, then its folder
+
+
+def test_a_batch_ended_by_an_error_still_syncs_what_it_wrote(
+    store: Store, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    syncs = _counting(monkeypatch, "sync")
+    with pytest.raises(ZeroDivisionError), store.batch():
+        store.write_json(target(layout), RECORD)
+        1 / 0  # noqa: B018
+    assert syncs == [1]
+    assert store.read_json(target(layout)) == RECORD
+    assert not store.batching and store._fd is None  # the lock was released

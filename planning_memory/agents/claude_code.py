@@ -11,7 +11,10 @@
   something was learned and the few memories relevant to the prompt (``Memory.recall``: the
   taught rules it touches, its best matches; no index is built for it).
 - ``PostToolUse`` (``Read``, ``Edit``, ``MultiEdit``, ``Write``, ``NotebookEdit``): records the
-  file access (read, modified, created); files outside the repository are ignored.
+  file access (read, modified, created); files outside the repository are ignored. A change
+  of a file resolves the session's open errors about it.
+- ``PostToolUseFailure`` (a tool call failed): keeps the tool, its input in short and its
+  error in the session's errors list (``pmem session show``); an interrupt is not an error.
 - ``Stop`` (Claude finished a reply): logs what the reply added to the transcript.
 - ``PreCompact``: logs the transcript's new lines, folds the session's older messages into its
   rolling summary, and keeps a checkpoint: the summary so far with its outcome (confirmed,
@@ -47,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.agents.hook_client import detach
-from planning_memory.agents.transcript import Turns, parse_time, read_new, turns
+from planning_memory.agents.transcript import Turns, parse_time, read_new, tool_summary, turns
 from planning_memory.errors import PlanningMemoryError, UnsafePathError
 from planning_memory.memory import Memory
 
@@ -333,8 +336,9 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
             note += f" ({Memory.inline(str(done['notes'][0]), ITEM_CHARS)})"
         lines.append(note)
         learned.append(str(done["id"]))
-    relevant = mem.recall(Memory.clip(prompt), exclude=learned).text
-    return _context_output("UserPromptSubmit", "\n".join([*lines, relevant]).strip())
+    relevant = mem.recall(Memory.clip(prompt), exclude=learned)
+    mem.count_applied(sid, [item.id for item in relevant.items])  # once per session each
+    return _context_output("UserPromptSubmit", "\n".join([*lines, relevant.text]).strip())
 
 
 def _file_action(payload: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -363,8 +367,33 @@ def post_tool_use(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     sid = ensure_session(mem, payload)
     try:
         mem.record_file_access(path, action, session_id=sid)
+        if action != "read":  # an error about the file met earlier is resolved by this change
+            done = f"a later {payload.get('tool_name')} of the file succeeded"
+            mem.sessions.resolve_file_errors(sid, path, done)
     except UnsafePathError:
         return None  # outside the repository: not part of this project's memory
+    return None
+
+
+def post_tool_use_failure(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Keep a failed tool call in the session's errors list: the tool, what it was called
+    on and its error (an interrupt by the user is not an error); the file it names, when
+    inside the repository."""
+    message = payload.get("error")
+    if payload.get("is_interrupt") or not isinstance(message, str) or not message.strip():
+        return None
+    tool = _line(payload.get("tool_name") or "tool", 200)
+    about = tool_summary(payload.get("tool_input"), str(payload.get("cwd") or ""))
+    text = f"{tool} {about}: {message.strip()}" if about else f"{tool}: {message.strip()}"
+    sid = ensure_session(mem, payload)
+    found = _file_action({**payload, "tool_response": None})
+    path = found[0] if found else None
+    if path and not Path(path).is_absolute() and isinstance(payload.get("cwd"), str):
+        path = str(Path(payload["cwd"]) / path)
+    try:
+        mem.record_error(Memory.clip(text), file=path, tool=tool, session_id=sid)
+    except UnsafePathError:  # a file outside the repository: keep the error without it
+        mem.record_error(Memory.clip(text), tool=tool, session_id=sid)
     return None
 
 
@@ -407,6 +436,7 @@ HANDLERS: dict[str, Handler] = {
     "SessionStart": session_start,
     "UserPromptSubmit": user_prompt,
     "PostToolUse": post_tool_use,
+    "PostToolUseFailure": post_tool_use_failure,
     "Stop": stop,
     "PreCompact": pre_compact,
     "SessionEnd": session_end,

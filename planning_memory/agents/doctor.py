@@ -177,7 +177,7 @@ def memory_checks(root: Path | None) -> list[Check]:
         mem = Memory.open(root)
     except PlanningMemoryError as exc:
         return [Check("memory", "tree", False, exc.one_line(), "pmem init")]
-    checks = [Check("memory", "tree", True, str(mem.layout.planning))]
+    checks = [Check("memory", "tree", True, f"{mem.layout.planning} (project {mem.project_id})")]
     present = mem.counts()["contextual"]["index_present"]
     checks.append(
         Check("memory", "index", present, "built" if present else "not built", "pmem reindex")

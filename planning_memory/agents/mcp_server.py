@@ -3,7 +3,7 @@
 Seed 003's memory tools plus session and entity look-ups. The only module that imports
 ``mcp``.
 
-Tools: ``memory_save``, ``memory_search``, ``memory_get``, ``memory_context``,
+Tools: ``memory_save``, ``memory_search``, ``memory_stats``, ``memory_get``, ``memory_context``,
 ``memory_timeline``, ``memory_pin``, ``memory_forget``, ``session_start``, ``session_log``,
 ``session_end``, ``entity_file``, ``entity_function``, ``entity_area``.
 
@@ -133,11 +133,11 @@ def validation_line(exc: ValidationError) -> str:
 
 
 def _outcome(mem: Memory, summary: Mapping[str, Any]) -> str:
-    keep = ("action", "id", "type", "title", "notes", "archived")
+    keep = ("action", "id", "type", "title", "project", "notes", "archived")
     return compact({k: summary[k] for k in keep if summary.get(k) not in (None, [], "")})
 
 
-def _hit_row(hit: Any) -> dict[str, Any]:
+def _hit_row(hit: Any, project: str | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": hit.ref_id or hit.key,
         "type": hit.type,
@@ -152,6 +152,8 @@ def _hit_row(hit: Any) -> dict[str, Any]:
             row[key] = value
     if hit.scope != "project":
         row["scope"] = hit.scope
+    if project is not None:
+        row["project"] = project or None  # null: a personal record of no project
     return row
 
 
@@ -236,7 +238,8 @@ class MemoryTools:
         Call it when you made a decision, fixed a bug, discovered how something works, found a
         convention (type 'pattern') or a mistake to avoid (type 'mistake'), or learned a
         preference or configuration fact the next session should know. Returns one line of
-        JSON: action (created, upserted, reinforced, escalated, duplicate), id, type, title."""
+        JSON: action (created, upserted, reinforced, escalated, duplicate), id, type, title,
+        and for a personal one the project it was saved from."""
         mem = self.memory()
         outcome = mem.save_observation(
             title,
@@ -249,12 +252,13 @@ class MemoryTools:
             topic_key=topic_key,
             pinned=pinned,
             scope=scope,
-            source="mcp",
+            source=self.saved_in(mem),
             example=example,
             correction=correction,
             severity=severity,
         )
-        return _outcome(mem, outcome.summary())
+        project = outcome.record.get("project")  # a personal record's project
+        return _outcome(mem, {**outcome.summary(), "project": project})
 
     @guard
     def memory_search(
@@ -288,6 +292,13 @@ class MemoryTools:
         threshold: Annotated[
             float, Field(ge=0.0, le=1.0, description="Drop results scoring below (best = 1).")
         ] = 0.0,
+        all_projects: Annotated[
+            bool,
+            Field(
+                description="Search your personal memories of every project, not only those "
+                "saved from this one (and of none); each record names its project."
+            ),
+        ] = False,
     ) -> str:
         """Search memory: the project's saved memories and your personal ones, session
         messages and decisions, the code map, code and docs. Returns compact rows, best first:
@@ -295,7 +306,8 @@ class MemoryTools:
         Pinned memories are always appended. Use memory_get with an id for the full record,
         memory_timeline for what happened around it."""
         warnings: list[str] = []
-        hits = self.memory().search(
+        mem = self.memory()
+        hits = mem.search(
             query,
             sources=tuple(sources),
             types=tuple(types),
@@ -305,11 +317,21 @@ class MemoryTools:
             threshold=threshold,
             match=match,
             warnings=warnings,
+            all_projects=all_projects,
         )
-        found: dict[str, Any] = {"results": [_hit_row(h) for h in hits]}
+        named = mem.projects_named(hits, every=all_projects)
+        rows = [_hit_row(h, named.get(h.key)) for h in hits]
+        found: dict[str, Any] = {"results": rows, "project": mem.project_id}
         if warnings:
             found["warnings"] = warnings
         return compact(found)
+
+    @guard
+    def memory_stats(self) -> str:
+        """What is in memory (seed 000's `/elsabro:memory show`): counts per level (sessions,
+        records by type, code-map files, whether the search index exists) and recent_queries,
+        the latest searches newest first ({query, results, at}). Returns one JSON object."""
+        return compact(_trim(self.memory().counts()))
 
     @guard
     def memory_get(self, id: Id) -> str:
@@ -367,9 +389,9 @@ class MemoryTools:
         before: Annotated[int, Field(ge=0, le=50, description="Entries before it.")] = 5,
         after: Annotated[int, Field(ge=0, le=50, description="Entries after it.")] = 5,
     ) -> str:
-        """What happened around a memory, oldest first: for a message or decision, its session's
-        neighbouring messages and decisions; for a saved record, the records created just
-        before and after it. The entry asked about has "anchor": true."""
+        """What happened around a memory in its session, oldest first: the session's messages,
+        decisions, errors and the memories it saved; a record saved outside a session gets the
+        records created just before and after it. The entry asked about has "anchor": true."""
         entries = self.memory().timeline(id, before=before, after=after)
         rows = []
         for entry in entries:
@@ -399,6 +421,16 @@ class MemoryTools:
         hidden from search and context) unless hard is true."""
         mem = _scoped(self.memory(), id)
         return _outcome(mem, mem.forget(id, hard=hard).summary())
+
+    def saved_in(self, mem: Memory) -> str:
+        """A save's ``source``: ``session:<id>`` of the session this chat is in (the Claude
+        Code hooks' active one, else the ``mcp`` channel's), so the session's page lists what
+        was saved in it; ``mcp`` when there is none."""
+        sid = claude_code.live_session(mem)
+        if sid is None:
+            current = mem.sessions.current(MCP_CHANNEL)
+            sid = str(current["id"]) if current is not None else None
+        return f"session:{sid}" if sid else "mcp"
 
     def session_memory(self, channel: str | None) -> tuple[Memory, str | None]:
         """The memory on ``channel`` and, with no channel given, the Claude Code hooks'
@@ -482,7 +514,8 @@ class MemoryTools:
         self, path: Annotated[str, Field(min_length=1, description="Repository path.")]
     ) -> str:
         """The code map's entry for a file: language, purpose, imports, exports, functions,
-        size, complexity, notes. Needs `pmem scan` (or the watch daemon) to have run."""
+        size, complexity, notes, last_modified. Needs `pmem scan` (or the watch daemon) to
+        have run."""
         found = self.memory().get_file_info(path)
         if found is None:
             raise NotFoundError(
@@ -522,6 +555,7 @@ class MemoryTools:
         return [
             self.memory_save,
             self.memory_search,
+            self.memory_stats,
             self.memory_get,
             self.memory_context,
             self.memory_timeline,

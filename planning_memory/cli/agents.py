@@ -57,12 +57,13 @@ def hook() -> None:
 @click.argument("event")
 @pass_ctx
 def claude_code_hook(ctx: Context, event: str) -> None:
-    """Handle a Claude Code hook EVENT: SessionStart, UserPromptSubmit, PostToolUse, Stop,
-    PreCompact or SessionEnd (or session-start, ...).
+    """Handle a Claude Code hook EVENT: SessionStart, UserPromptSubmit, PostToolUse,
+    PostToolUseFailure, Stop, PreCompact or SessionEnd (or session-start, ...).
 
     SessionStart prints the memory context as additionalContext (and closes sessions that
     never ended); UserPromptSubmit logs the prompt, learns from trigger phrases and returns
-    the memories relevant to it; PostToolUse records file reads and edits; Stop reads the
+    the memories relevant to it; PostToolUse records file reads and edits;
+    PostToolUseFailure keeps a failed tool call in the session's errors; Stop reads the
     new part of the transcript (Claude's replies, tool calls, [MEMORIZE: ...] facts);
     PreCompact and SessionEnd read it too and write summaries. Errors are one line on
     stderr, exit code 0.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-import traceback
 import warnings
 from pathlib import Path
 from typing import Any
@@ -73,6 +72,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 # each command -> the module of this package that defines it, loaded when the command is used
 COMMANDS = {
     **dict.fromkeys(("doctor", "hook", "install", "mcp", "uninstall"), "agents"),
+    "learning": "learning",
     "memory": "memories",
     **dict.fromkeys(("context", "reindex", "search", "stats", "timeline"), "contextual"),
     **dict.fromkeys(("export", "import", "init", "show", "validate"), "core"),
@@ -178,6 +178,8 @@ def _run(argv: list[str] | None) -> None:
         click.echo(f"pmem: error: {where}{exc.strerror or exc}", err=True)
         sys.exit(InputError.exit_code)
     except Exception:
+        import traceback  # only for a bug: a command that works never loads it
+
         traceback.print_exc()
         click.echo(
             "pmem: internal error: this is a bug; please report it with the trace above.", err=True

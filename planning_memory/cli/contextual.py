@@ -32,7 +32,18 @@ SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
     multiple=True,
     help="Only this type (repeatable): pattern, mistake, decision, file, function, message, ...",
 )
-@click.option("--scope", type=click.Choice(["project", "personal"]), default=None)
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "personal"]),
+    default=None,
+    help="Only this scope (default: both). Personal records are those saved from this project "
+    "and those of no project.",
+)
+@click.option(
+    "--all-projects",
+    is_flag=True,
+    help="Search every project's personal records (each hit names its project).",
+)
 @click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeatable).")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 200))
 @click.option(
@@ -62,6 +73,7 @@ def search(
     sources: tuple[str, ...],
     types: tuple[str, ...],
     scope: str | None,
+    all_projects: bool,
     tags: tuple[str, ...],
     limit: int,
     threshold: float,
@@ -76,9 +88,11 @@ def search(
       pmem search "auth session strategy"
       pmem search fetch timeout --source record --type mistake --json
       pmem search "where are retries configured" --semantic
+      pmem search "release checklist" --scope personal --all-projects
     """
     warnings: list[str] = []
-    hits = ctx.memory().search(
+    mem = ctx.memory()
+    hits = mem.search(
         query,
         sources=sources,
         types=types,
@@ -89,14 +103,19 @@ def search(
         match="any" if match_any else "auto",
         semantic=semantic,
         warnings=warnings,
+        all_projects=all_projects,
     )
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
+    named = mem.projects_named(hits, every=all_projects)
     lines = [
-        f"{h.score:5.2f}  {h.type:<10} {h.ref_id or h.key}  {h.title}\n       {h.snippet}"
+        f"{h.score:5.2f}  {h.type:<10} {h.ref_id or h.key}  {h.title}"
+        + (f"  [{named[h.key] or 'no project'}]" if h.key in named else "")
+        + f"\n       {h.snippet}"
         for h in hits
     ]
-    emit([h.as_dict() for h in hits], as_json, "\n".join(lines) or "No results.")
+    rows = [{**h.as_dict(), **({"project": named[h.key]} if h.key in named else {})} for h in hits]
+    emit(rows, as_json, "\n".join(lines) or "No results.")
 
 
 @cli.command()
@@ -118,7 +137,12 @@ def search(
     help="agent: seed 000's agent prompt, the memory context then the task "
     "(prepare_agent_context), within the budget.",
 )
-@click.option("--session", "session_id", default=None, help="Session to include.")
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="Session to include; the learnings delivered count as applied, once per session.",
+)
 @click.option("--agent", default=None, help="The agent the context is for.")
 @pass_ctx
 def context(
@@ -148,7 +172,11 @@ def context(
 @json_option
 @pass_ctx
 def timeline(ctx: Context, item_id: str, before: int, after: int, as_json: bool) -> None:
-    """The chronological neighbours of a memory, message or decision.
+    """The chronological neighbours of a memory, message or decision, in its session.
+
+    A message, a decision or a memory saved in a session (its source is session:<id>) gets
+    that session's messages, decisions, errors and saved memories around it; a memory saved
+    outside a session gets the memories created just before and after it.
 
     \b
     Example:

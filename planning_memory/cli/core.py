@@ -83,7 +83,9 @@ def validate(ctx: Context, path: Path | None, as_json: bool) -> None:
 @json_option
 @pass_ctx
 def show(ctx: Context, as_json: bool) -> None:
-    """Show what is in memory: counts per level.
+    """Show what is in memory: counts per level, the latest searches (seed 000's
+    recentQueries; --json gives all), and the project id (seed 003's <name>-<hash8>) that
+    personal-scope saves made here carry.
 
     \b
     Example:
@@ -95,6 +97,7 @@ def show(ctx: Context, as_json: bool) -> None:
     text = "\n".join(
         [
             f"Memory at {counts['root']}",
+            f"  project      {counts['project']}",
             f"  short-term   {_count(counts['short_term']['sessions'], 'session')}",
             f"  long-term    {lt['records']} records ({by_type}); {lt['pinned']} pinned, "
             f"{lt['established_patterns']} established patterns, {lt['deleted']} deleted; "
@@ -106,12 +109,34 @@ def show(ctx: Context, as_json: bool) -> None:
                 if counts["contextual"]["index_present"]
                 else "not built (run `pmem reindex`)"
             ),
+            *_recent_lines(counts["contextual"]["recent_queries"]),
         ]
     )
     emit(counts, as_json, text)
 
 
+def _recent_lines(queries: list[dict[str, Any]], shown: int = 5) -> list[str]:
+    if not queries:
+        return []
+    noun = "search" if len(queries) == 1 else "searches"
+    lines = [f"  recent       {len(queries)} {noun}, newest first"]
+    for q in queries[:shown]:
+        found = ", ".join(q["results"][:3]) or "no results"
+        lines.append(f"    {q['at']}  {q['query'][:60]!r} -> {found}")
+    return lines
+
+
 @cli.command()
+@click.argument("folder", metavar="[DIR]", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--to",
+    "kind",
+    type=click.Choice(["json", "memoria"]),
+    default="json",
+    show_default=True,
+    help="json: one JSON document; memoria: an agent's memoria/ folder, DIR (its "
+    "largo_plazo.json and sesion_actual.json).",
+)
 @click.option(
     "-o",
     "--output",
@@ -120,34 +145,66 @@ def show(ctx: Context, as_json: bool) -> None:
 )
 @click.option("--seed-format", is_flag=True, help="Use the seed's camelCase field names.")
 @click.option("--include-deleted", is_flag=True, help="Include soft-deleted records.")
-@click.option("--force", is_flag=True, help="Overwrite the --output file if it exists.")
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="--to memoria: the session written as sesion_actual.json (default: the newest).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite the --output file if it exists; --to memoria: replace files that are not "
+    "seed-shaped or hold what this memory lacks.",
+)
 @click.option(
     "--skip-broken",
     is_flag=True,
     help="Leave out record files that are broken (each named on stderr) instead of refusing.",
 )
+@json_option
 @pass_ctx
 def export(
     ctx: Context,
+    folder: Path | None,
+    kind: str,
     output: Path | None,
     seed_format: bool,
     include_deleted: bool,
+    session_id: str | None,
     force: bool,
     skip_broken: bool,
+    as_json: bool,
 ) -> None:
     """Export all memory as one JSON document {shortTerm, longTerm, entityMemory,
-    contextualMemory}.
+    contextualMemory}, or back into an agent's memoria/ folder (--to memoria DIR).
 
     Refuses to export a tree with broken record files (each is named on stderr) unless
     --skip-broken, to overwrite an existing file unless --force, and to write inside .planning/.
+
+    --to memoria writes DIR/memoria/ when DIR holds one, else DIR: largo_plazo.json (the
+    preference sections as its profile, every live record as a dated fact under
+    "aprendido") and sesion_actual.json (a session's goal and steps). Files are written
+    atomically, only when they change; a file that is not seed-shaped, or holds facts or a
+    session this memory does not have, is left alone unless --force (import it first).
+    `pmem import --from memoria DIR` reads it back and adds nothing already there.
 
     \b
     Examples:
       pmem export -o memory.json
       pmem export -o memory.json --force
       pmem export --seed-format > seed-shape.json
+      pmem export --to memoria ../my-agent
     """
     mem = ctx.memory()
+    if kind == "memoria":
+        _export_memoria(mem, folder, session_id, force, as_json)
+        return
+    if folder is not None:
+        raise InputError(
+            f"unexpected argument {str(folder)!r}",
+            hint="a folder goes with --to memoria; a JSON export is written with -o FILE",
+        )
     if output is not None:
         _check_output(mem, output, force)
     doc = mem.export(seed=seed_format, include_deleted=include_deleted)
@@ -168,13 +225,36 @@ def export(
     click.echo(f"Exported to {output}", err=True)
 
 
-def _check_output(mem: Memory, output: Path, force: bool) -> None:
+def _export_memoria(
+    mem: Memory, folder: Path | None, session_id: str | None, force: bool, as_json: bool
+) -> None:
+    if folder is None:
+        raise InputError("--to memoria needs a folder", hint="pmem export --to memoria DIR")
+    _check_inside(mem, folder)
+    done = mem.export_memoria(folder, session_id=session_id, force=force).summary()
+    lines = [f"{'Wrote' if f['written'] else 'Unchanged'} {f['path']}" for f in done["files"]]
+    lines.append(
+        f"{_count(done['facts'], 'fact')}, {_count(len(done['preferences']), 'preference section')}"
+        + (
+            f", session {done['session']} ({_count(done['steps'], 'step')})"
+            if done["session"]
+            else ", no session"
+        )
+    )
+    emit(done, as_json, "\n".join(lines))
+
+
+def _check_inside(mem: Memory, output: Path) -> None:
     if output.resolve().is_relative_to(mem.layout.planning.resolve()):
         raise InputError(
             "export never writes inside the memory tree",
             path=str(output),
             hint="write the export somewhere outside .planning/",
         )
+
+
+def _check_output(mem: Memory, output: Path, force: bool) -> None:
+    _check_inside(mem, output)
     if output.exists() and not output.is_file():
         raise InputError("is not a regular file; nothing exported", path=str(output))
     if output.exists() and not force:

@@ -51,7 +51,7 @@ def _scoped(ctx: Context, scope: str) -> Memory:
     return (
         Memory.open(ctx.root).for_scope(scope)
         if scope == "project"
-        else (Memory(Path.cwd(), personal=True))
+        else (Memory(ctx.root or Path.cwd(), personal=True))
     )
 
 

@@ -177,6 +177,68 @@ def step(
     emit(found, as_json, f"Logged step: {found['action']}")
 
 
+@session.command()
+@click.argument("error")
+@click.option("--resolved", "resolution", default=None, help="How it was resolved.")
+@click.option("--file", "path", default=None, help="The file it is about (repository path).")
+@click.option("--tool", default=None, help="The tool or command that failed.")
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def error(
+    ctx: Context,
+    error: str,
+    resolution: str | None,
+    path: str | None,
+    tool: str | None,
+    session_id: str | None,
+    channel: str,
+    as_json: bool,
+) -> None:
+    """Record an error met in the session, and how it was resolved if it was.
+
+    The same error still open is not recorded twice (with --resolved it is resolved).
+    `pmem session resolve` resolves one later.
+
+    \b
+    Examples:
+      pmem session error "pytest: ImportError in tests/test_auth.py" --tool pytest
+      pmem session error "ruff E501 in src/app.py" --file src/app.py --resolved "wrapped it"
+    """
+    found = _mem(ctx, channel).record_error(
+        error, resolution, file=path, tool=tool, session_id=session_id
+    )
+    state = f"resolved: {found['resolution']}" if found["resolution"] else "open"
+    emit(found, as_json, f"Recorded error {found['id']} ({state})")
+
+
+@session.command()
+@click.argument("resolution")
+@click.option("--error", "error_id", default=None, help="Error id (default: the newest open).")
+@session_option
+@channel_option
+@json_option
+@pass_ctx
+def resolve(
+    ctx: Context,
+    resolution: str,
+    error_id: str | None,
+    session_id: str | None,
+    channel: str,
+    as_json: bool,
+) -> None:
+    """Mark an error of the session resolved, saying how.
+
+    \b
+    Examples:
+      pmem session resolve "pinned httpx<0.28"
+      pmem session resolve "fixed the import" --error err_01HMKP5GC0QR5G41H5MY08Y01C
+    """
+    found = _mem(ctx, channel).resolve_error(resolution, error_id, session_id=session_id)
+    emit(found, as_json, f"Resolved {found['id']}: {found['error'][:200]}")
+
+
 @session.command(name="context")
 @click.option("--task", default=None, help="Active task.")
 @click.option("--phase", default=None, help="Active phase (planning, implementation, ...).")
@@ -272,6 +334,14 @@ def show(
     lines[0] += f" {found['name']}" if found.get("name") else ""
     lines[0] += f" goal: {found['goal']}" if found.get("goal") else " (no goal set)"
     lines += [f"  {m['at']} [{m['role']}] {m['content'][:200]}" for m in found["messages"]]
+    errors = found.get("errors") or []
+    lines += ["errors:"] if errors else []
+    lines += [
+        f"  {e['at']} {e['id']} {e['error'][:200]}"
+        + (f" [{e['file']}]" if e.get("file") else "")
+        + (f" -> resolved: {e['resolution'][:200]}" if e["resolution"] else " (open)")
+        for e in errors
+    ]
     emit(found, as_json, "\n".join(lines))
 
 

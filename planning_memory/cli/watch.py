@@ -66,6 +66,12 @@ def status_text(info: dict[str, Any]) -> str:
         f"code map: {info.get('files_with_errors', 0)} files with errors"
         + "".join(f"\n  {p}" for p in info.get("error_files", [])),
         "reactions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.get("reactions", {}).items())),
+        f"scan interval: {info.get('scan_interval') or 'on-change'}"
+        + (
+            f"; {info['rescans']} warm rescans, last {info['last_rescan_at']}"
+            if info.get("rescans")
+            else ""
+        ),
         f"log: {info['log']}",
     ]
     lines += [f"warning: {w}" for w in info.get("warnings", [])]
@@ -83,6 +89,9 @@ def watch(click_ctx: click.Context, ctx: Context, polling: bool) -> None:
     code); memory JSON changed by `git pull` re-renders the Markdown views; a hand edit of
     patterns.md / mistakes.md is imported; queued session summaries are written; the search
     index follows. A branch switch is reconciled once, in full. One daemon per repository.
+    The config's entity.scanInterval: "on-change" (the default), a duration such as "5m"
+    (also a warm rescan that often, for changes whose events never came, as on a network
+    file system) or "manual" (the daemon never scans; `pmem scan` does).
 
     Without a subcommand it runs in the foreground until Ctrl-C, with a live status line on
     a terminal (log lines otherwise).

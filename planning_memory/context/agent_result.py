@@ -43,12 +43,17 @@ class AgentMemory(Protocol):
         self, description: str, correction: str = ..., severity: str = ..., **fields: Any
     ) -> object: ...
 
+    def record_error(
+        self, error: str, resolution: str | None = ..., *, tool: str | None = ...
+    ) -> dict[str, Any]: ...
+
 
 def process_agent_result(
     memory: AgentMemory, agent: str, result: Mapping[str, Any]
 ) -> dict[str, int]:
     """Files modified -> file access and entity annotations; decisions -> recorded (reusable
-    ones learned as patterns); errors fixed -> mistakes. Returns how many of each."""
+    ones learned as patterns); errors fixed -> mistakes, and resolved errors in the session's
+    errors list. Returns how many of each."""
     _check(result)  # all of it before anything is recorded
     done = {"files": 0, "decisions": 0, "patterns": 0, "mistakes": 0}
     source = f"agent:{agent}"
@@ -70,6 +75,8 @@ def process_agent_result(
     for error in result.get("errorsFixed", result.get("errors_fixed", [])):
         severity = error.get("severity") or "medium"
         memory.learn_from_mistake(error["original"], error.get("fix", ""), severity, source=source)
+        fix = error.get("fix") if isinstance(error.get("fix"), str) else ""
+        memory.record_error(error["original"], fix.strip() or f"fixed by {agent}", tool=agent)
         done["mistakes"] += 1
     return done
 

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from planning_memory.core.model import parse_timestamp as parse_timestamp
     from planning_memory.core.model import preference_text as preference_text
     from planning_memory.core.model import timestamp as timestamp
+    from planning_memory.core.project import PROJECT_ID_RE as PROJECT_ID_RE
+    from planning_memory.core.project import project_folder as project_folder
+    from planning_memory.core.project import project_id as project_id
     from planning_memory.core.schema import check as check_schema
     from planning_memory.core.temporal import TemporalContext as TemporalContext
     from planning_memory.core.temporal import timezone_of as timezone_of
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
         "LONG_TERM_DIRS",
         "LONG_TERM_TYPES",
         "PLANNING_DIR",
+        "PROJECT_ID_RE",
         "SCHEMA_FOR_TYPE",
         "SEVERITIES",
         "TAUGHT_TAG",
@@ -81,6 +85,8 @@ if TYPE_CHECKING:
         "parse_timestamp",
         "preference_text",
         "privacy",
+        "project_folder",
+        "project_id",
         "project_root",
         "schema",
         "temporal",
@@ -103,6 +109,7 @@ else:
             "LONG_TERM_TYPES": "model",
             "Layout": "layout",
             "PLANNING_DIR": "layout",
+            "PROJECT_ID_RE": "project",
             "Patterns": "ignore",
             "Record": "model",
             "SCHEMA_FOR_TYPE": "model",
@@ -123,6 +130,8 @@ else:
             "parse_timestamp": "model",
             "preference_text": "model",
             "privacy": ".",
+            "project_folder": "project",
+            "project_id": "project",
             "project_root": "layout",
             "schema": ".",
             "temporal": ".",

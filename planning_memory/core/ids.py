@@ -9,7 +9,7 @@ import time
 from planning_memory.errors import UnsafePathError
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-PREFIXES = frozenset({"pat", "mis", "lrn", "ses", "msg", "dec"})
+PREFIXES = frozenset({"pat", "mis", "lrn", "ses", "msg", "dec", "err"})
 ID_RE = re.compile(r"^[a-z]{2,8}_[0-9A-Za-z]{1,64}\Z")  # \Z: "$" would allow a final "\n"
 ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}\Z")
 

@@ -60,6 +60,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
             "chunkOverlap": 50,
             "autoReindex": True,
             "injectBudgetTokens": 1500,
+            "recentQueries": 20,
         },
         "agents": {
             "enabled": True,

@@ -100,11 +100,15 @@ MAX_SHOWN = 80  # characters of an offending value quoted in a message
 
 def _problem(error: ValidationError) -> Problem:
     """The error as a Problem; a long offending value (a 60,000-character string) is cut short
-    so that the message stays one readable line."""
+    so that the message stays one readable line. A schema node's ``errorMessage`` replaces
+    jsonschema's wording (a pattern says little to a person)."""
     message = error.message
     if error.validator == "pattern":
         message = message.replace("\\\\Z'", "$'")  # show the pattern as the schema file has it
     shown = repr(error.instance)
+    custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
+    if isinstance(custom, str):
+        message = f"{shown} {custom}"
     if len(shown) > MAX_SHOWN and shown in message:
         short = f"{shown[:MAX_SHOWN]}... ({len(shown):,} characters)"
         message = message.replace(shown, short)
@@ -144,6 +148,7 @@ Check = Callable[[Any], bool]
 _ANNOTATIONS = frozenset(
     {"$schema", "$id", "$anchor", "$defs", "$comment", "title", "description", "default"}
     | {"examples", "deprecated", "readOnly", "writeOnly", "format"}  # format: not asserted
+    | {"errorMessage"}  # what ``_problem`` says instead of jsonschema
 )
 _KEYWORDS = frozenset(
     {"type", "enum", "const", "$ref", "allOf", "anyOf", "if", "then", "else"}

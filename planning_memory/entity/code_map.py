@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from planning_memory.core import Layout
-from planning_memory.entity import anchors, ignore_rules, on_disk, query
-from planning_memory.entity.entities import expand_component, expand_file, expand_function
+from planning_memory.entity import anchors, ignore_rules, modified, on_disk, query
+from planning_memory.entity.entities import expand_component, expand_function
 from planning_memory.entity.scanner import RELATIONSHIPS, ScanReport, scan
 from planning_memory.entity.shards import Shards
 from planning_memory.store import Store
@@ -62,10 +63,18 @@ class CodeMap:
         notes: list[str] | None = None,
         purpose: str | None = None,
         modified_by: list[str] | None = None,
+        now: datetime | None = None,
     ) -> Entity:
-        """Annotations on a file that survive rescans."""
+        """Annotations on a file that survive rescans; ``now`` is their time (the entity's
+        ``last_modified`` is at least that)."""
         return query.update_file_annotations(
-            self.layout, self.store, path, notes=notes, purpose=purpose, modified_by=modified_by
+            self.layout,
+            self.store,
+            path,
+            notes=notes,
+            purpose=purpose,
+            modified_by=modified_by,
+            now=now,
         )
 
     def snapshot(self) -> Entity:
@@ -101,9 +110,11 @@ class CodeMap:
         if directory:
             directory = query.repo_path(self.layout, directory)  # no way out of the map
         shard = Shards(self.layout, self.store).load_dir(directory)
+        annotated = modified.annotated_at(self.layout, self.store)
+        files = sorted(shard.files.items())
         return {
             "directory": directory,
-            "files": [expand_file(p, e) for p, e in sorted(shard.files.items())],
+            "files": [query.shown_file(self.layout, self.store, p, e, annotated) for p, e in files],
             "functions": [expand_function(k, e) for k, e in sorted(shard.functions.items())],
             "components": [expand_component(k, e) for k, e in sorted(shard.components.items())],
         }

@@ -98,15 +98,14 @@ def read_source(location: str, max_bytes: int) -> tuple[str, bytes]:
         size = info.st_size
         if size > max_bytes:
             return "large", b""
-        want = max(size + 1, 65536)
-        chunk = os.read(fd, want)
-        if len(chunk) < want:  # the whole file in one read (the common case: no second call)
-            return ("large", b"") if len(chunk) > max_bytes else ("ok", chunk)
+        chunk = os.read(fd, size + 1)  # a buffer of the file's size: small files stay cheap
+        if len(chunk) <= size:  # the whole file in one read (the common case: no second call)
+            return "ok", chunk
         chunks = [chunk]
         while chunk:  # the file grew while being read
             if sum(len(c) for c in chunks) > max_bytes:
                 return "large", b""
-            chunk = os.read(fd, want)
+            chunk = os.read(fd, max(size + 1, 65536))
             chunks.append(chunk)
         return "ok", b"".join(chunks)
     finally:

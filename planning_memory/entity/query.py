@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from planning_memory.core import Layout, privacy
-from planning_memory.entity import areas
+from planning_memory.entity import areas, modified
 from planning_memory.entity.entities import (
     ANNOTATED,
     expand_component,
@@ -50,7 +51,18 @@ def get_file(layout: Layout, store: Store, path: str) -> Entity | None:
     if entity is None:
         return None
     functions = sorted(qualified_of(k) for k in shard.functions if file_of(k) == path)
-    return {**expand_file(path, entity), "functions": functions}
+    return {**shown_file(layout, store, path, entity), "functions": functions}
+
+
+def shown_file(
+    layout: Layout, store: Store, path: str, entity: Entity, annotated: dict[str, str] | None = None
+) -> Entity:
+    """The full shape of a file entity as shown, with its ``last_modified`` (``modified``)."""
+    if annotated is None:
+        annotated = modified.annotated_at(layout, store)
+    found = expand_file(path, entity)
+    found["last_modified"] = modified.last_modified(layout, path, annotated)
+    return found
 
 
 _EXPAND = {"functions": expand_function, "components": expand_component}
@@ -198,10 +210,12 @@ def update_file_annotations(
     notes: str | Iterable[str] | None = None,
     purpose: str | None = None,
     modified_by: str | Iterable[str] | None = None,
+    now: datetime | None = None,
 ) -> Entity:
     """Add notes and authors to a file's entity and/or set a hand-written purpose (``""``
-    hands the purpose back to the scanner). Returns the updated entity. The file must exist;
-    the scanner keeps these fields on every rescan."""
+    hands the purpose back to the scanner). Returns the updated entity, its ``last_modified``
+    at least ``now`` (seed 000's ``updateFileEntity``). The file must exist; the scanner keeps
+    these fields on every rescan."""
     path = repo_path(layout, path)
     full = layout.repo_root / path
     if not full.is_file() or full.is_symlink():
@@ -222,7 +236,8 @@ def update_file_annotations(
             _set_purpose(entity, privacy.redact(purpose.strip()))
         shard.files[path] = entity
         shards.write_dir(folder_of(path), shard)
-    return expand_file(path, entity)
+        modified.note_annotation(layout, store, path, now or datetime.now(UTC))
+    return shown_file(layout, store, path, entity)
 
 
 def _set_purpose(entity: Entity, purpose: str) -> None:
@@ -236,12 +251,14 @@ def _set_purpose(entity: Entity, purpose: str) -> None:
 
 def entity_snapshot(layout: Layout, store: Store) -> Entity:
     """All of entity memory in one value (for export): ``{files, functions, components,
-    relationships}``, each entity in its full shape."""
+    relationships}``, each entity in its full shape (files with ``last_modified``)."""
     files: dict[str, Entity] = {}
     functions: dict[str, Entity] = {}
     components: dict[str, Entity] = {}
+    annotated = modified.annotated_at(layout, store)
     for shard in Shards(layout, store).iter_shards():
-        files.update((p, expand_file(p, e)) for p, e in shard.files.items())
+        for path, stored in shard.files.items():
+            files[path] = shown_file(layout, store, path, stored, annotated)
         functions.update((k, expand_function(k, e)) for k, e in shard.functions.items())
         components.update((k, expand_component(k, e)) for k, e in shard.components.items())
     return {

@@ -137,6 +137,15 @@ def text(node: Node | None) -> str:
     return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
+def node_texts(nodes: Sequence[Node], source: bytes) -> list[str]:
+    """Each node's ``text``; an ASCII source (most files) is decoded once and sliced by byte
+    offsets, which are its character offsets, instead of copying and decoding each node."""
+    if not source.isascii():
+        return [text(node) for node in nodes]
+    whole = source.decode("ascii")
+    return [whole[node.start_byte : node.end_byte] for node in nodes]
+
+
 def field_text(node: Node, field: str) -> str:
     return text(node.child_by_field_name(field))
 

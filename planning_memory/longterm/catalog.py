@@ -38,10 +38,11 @@ from typing import Any, NamedTuple
 
 from planning_memory.core import LONG_TERM_DIRS, Layout, Record
 from planning_memory.longterm import similarity
+from planning_memory.longterm.live import Live
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SIMILAR_TYPES = ("pattern", "mistake")
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
@@ -54,7 +55,7 @@ CREATE TABLE IF NOT EXISTS entries (
     id TEXT, type TEXT, scope TEXT, topic TEXT, fingerprint TEXT, updated_at TEXT,
     live INTEGER, pinned INTEGER, established INTEGER, uses INTEGER,
     words TEXT, code TEXT, grams TEXT, nwords INTEGER, ncode INTEGER, ngrams INTEGER,
-    mask BLOB
+    mask BLOB, textkey TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_folder ON entries(folder);
 CREATE INDEX IF NOT EXISTS entries_topic ON entries(type, topic) WHERE topic IS NOT NULL;
@@ -68,7 +69,9 @@ CREATE TABLE IF NOT EXISTS postings (
 CREATE INDEX IF NOT EXISTS postings_rid ON postings(rid);
 """
 _COLUMNS = "file, folder, mtime, size, id, type, scope, topic, fingerprint, updated_at, live, "
-_COLUMNS += "pinned, established, uses, words, code, grams, nwords, ncode, ngrams, mask"
+_COLUMNS += "pinned, established, uses, words, code, grams, nwords, ncode, ngrams, mask, textkey"
+_BOUND_COLUMNS = "e.rid, e.nwords, e.ncode, e.ngrams, e.mask"
+_LIVE_OF_SCOPE = "e.type = ? AND e.live AND e.scope IS ?"
 
 
 class Stale(Exception):
@@ -95,15 +98,17 @@ def text_of(record: Record) -> str:
 
 
 def fingerprint(record: Record) -> str:
-    """Exact-duplicate key: type, scope and normalised content."""
-    return "\x1f".join(
-        [
-            record["type"],
-            record.get("scope", "project"),
-            " ".join(text_of(record).lower().split()),
-            " ".join(record["body"].get("what", "").lower().split()),
-        ]
-    )
+    """Exact-duplicate key: type, scope, project (a personal record saved from a project)
+    and normalised content."""
+    parts = [
+        record["type"],
+        record.get("scope", "project"),
+        " ".join(text_of(record).lower().split()),
+        " ".join(record["body"].get("what", "").lower().split()),
+    ]
+    if record.get("project"):
+        parts.append(record["project"])
+    return "\x1f".join(parts)
 
 
 def _digest(text: str) -> str:
@@ -119,12 +124,24 @@ def path_of(layout: Layout) -> Path:
 
 
 class Catalog:
-    """The catalog of one tree, open. ``Catalog.of`` reuses this process's connection."""
+    """The catalog of one tree, open. ``Catalog.of`` reuses this process's connection.
+
+    From its ``MIRROR_AFTER``-th similarity lookup on, a catalog keeps what ``similar`` reads
+    in memory as well (``live.Live``: bitmaps of the words and trigram masks of the live
+    patterns and mistakes), kept up to date by its own writes and dropped when another
+    connection commits (SQLite's ``data_version``) or a write is rolled back: a process that
+    saves many times (a bulk import, the MCP server, the daemon) reads it once and then
+    tries only the records that may reach the threshold."""
+
+    MIRROR_AFTER = 3
 
     def __init__(self, layout: Layout, store: Store) -> None:
         self.layout = layout
         self.store = store
         self.path = path_of(layout)
+        self._live: dict[str, Live] | None = None  # the mirror, by type
+        self._version = -1  # ``data_version`` the mirror was read at
+        self._lookups = 0
         store.make_dirs(self.path.parent)
         try:
             self.conn = self._connect()
@@ -181,6 +198,7 @@ class Catalog:
         try:
             yield
         except BaseException:
+            self._live = None  # it may hold what was rolled back
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
@@ -245,9 +263,10 @@ class Catalog:
 
     # -- keeping it up to date -----------------------------------------------------------------
     @contextlib.contextmanager
-    def writing(self, path: Path) -> Iterator[None]:
+    def writing(self, path: Path, written: Record | None = None) -> Iterator[None]:
         """Around a write (or removal) of the record file ``path``: if the catalog was fresh
-        before it, it catalogs the file as written and stays fresh."""
+        before it, it catalogs the file as written and stays fresh. ``written``: the valid
+        record the file now holds, when the caller knows it (not read back then)."""
         folder = Path(path).parent.name
         if folder not in set(LONG_TERM_DIRS.values()):
             yield
@@ -256,8 +275,16 @@ class Catalog:
             fresh = self.is_fresh(folder)
             yield
             if fresh:
+                file = f"{folder}/{Path(path).name}"
                 with self._write():
-                    self._read(folder, f"{folder}/{Path(path).name}")
+                    try:
+                        st = None if written is None else os.stat(path)
+                    except FileNotFoundError:
+                        st = None
+                    if st is None:
+                        self._read(folder, file)
+                    else:
+                        self._put(folder, file, st.st_mtime_ns, st.st_size, written)
                     self._set_stamp(folder, self._stamp(folder))
 
     def _read(self, folder: str, file: str) -> None:
@@ -278,11 +305,23 @@ class Catalog:
     def _drop(self, file: str) -> None:
         row = self.conn.execute("SELECT rid FROM entries WHERE file = ?", (file,)).fetchone()
         if row is not None:
-            self.conn.execute("DELETE FROM entries WHERE rid = ?", row)
-            self.conn.execute("DELETE FROM postings WHERE rid = ?", row)
+            self._forget(row[0])
+
+    def _forget(self, rid: int) -> None:
+        self.conn.execute("DELETE FROM entries WHERE rid = ?", (rid,))
+        self.conn.execute("DELETE FROM postings WHERE rid = ?", (rid,))
+        if self._live is not None:
+            for live in self._live.values():
+                live.drop(rid)
 
     def _put(self, folder: str, file: str, mtime: int, size: int, value: Any) -> None:
-        self._drop(file)
+        old = self.conn.execute(
+            "SELECT rid, textkey, words, code, grams, nwords, ncode, ngrams, mask FROM entries "
+            "WHERE file = ?",
+            (file,),
+        ).fetchone()
+        if old is not None:
+            self._forget(old[0])
         kind = value.get("type") if isinstance(value, dict) else None
         misnamed = value.get("id") != Path(file).stem if isinstance(value, dict) else True
         if kind not in LONG_TERM_DIRS or LONG_TERM_DIRS[kind] != folder or misnamed:
@@ -294,14 +333,20 @@ class Catalog:
             )
             return
         live = value.get("deleted_at") is None
-        words = code = grams = mask = None
-        counts: tuple[int | None, ...] = (None, None, None)
+        words = code = grams = mask = textkey = None
+        counts: tuple[int, int, int] | tuple[None, None, None] = (None, None, None)
         if kind in SIMILAR_TYPES:
-            profile = similarity.profile(text_of(value))
-            words, code = " ".join(sorted(profile[0])), " ".join(sorted(profile[1]))
-            grams = _grams_key(profile[2])
-            counts = (len(profile[0]), len(profile[1]), len(profile[2]))
-            mask = similarity.gram_mask(profile[2]).to_bytes(similarity.MASK_BITS // 8, "little")
+            textkey = _digest(text_of(value))
+            if old is not None and old[1] == textkey:  # the same text (archived, reinforced)
+                words, code, grams, mask = old[2], old[3], old[4], old[8]
+                counts = (old[5], old[6], old[7])
+            else:
+                profile = similarity.profile(text_of(value))
+                words, code = " ".join(sorted(profile[0])), " ".join(sorted(profile[1]))
+                grams = _grams_key(profile[2])
+                counts = (len(profile[0]), len(profile[1]), len(profile[2]))
+                bits = similarity.gram_mask(profile[2])
+                mask = bits.to_bytes(similarity.MASK_BITS // 8, "little")
         row = (
             *(file, folder, mtime, size, value.get("id"), kind, value.get("scope")),
             value.get("topic_key") or None,
@@ -309,7 +354,7 @@ class Catalog:
             value.get("updated_at"),
             *(live, bool(value.get("pinned")), bool(value.get("established"))),
             int(value.get(USES.get(kind, ""), 0) or 0),
-            *(words, code, grams, *counts, mask),
+            *(words, code, grams, *counts, mask, textkey),
         )
         marks = ", ".join("?" * len(row))
         rid = self.conn.execute(f"INSERT INTO entries({_COLUMNS}) VALUES ({marks})", row).lastrowid
@@ -318,6 +363,9 @@ class Catalog:
                 "INSERT OR IGNORE INTO postings(type, word, rid) VALUES (?, ?, ?)",
                 [(kind, word, rid) for word in words.split()],
             )
+        if live and self._live is not None and kind in self._live and rid is not None:
+            sizes = (counts[0] or 0, counts[1] or 0, counts[2] or 0)
+            self._live[kind].add(rid, value.get("scope"), sizes, mask or b"", words or "")
 
     # -- lookups (each answer in file order, the order the record files are read in) -----------
     def load(self, entry: Entry) -> Record:
@@ -333,10 +381,12 @@ class Catalog:
         return value
 
     def same_topic(self, record_type: str, scope: str | None, topic: str) -> list[Entry]:
+        """Live records of ``topic`` in ``scope``, of any type (seed 003 upserts a topic
+        across types): those of ``record_type`` first."""
         rows = self.conn.execute(
-            "SELECT file, mtime, size FROM entries WHERE type = ? AND topic = ? AND live "
-            "AND scope IS ? ORDER BY file",
-            (record_type, topic, scope),
+            "SELECT file, mtime, size FROM entries WHERE topic = ? AND live AND scope IS ? "
+            "ORDER BY type = ? DESC, file",
+            (topic, scope, record_type),
         )
         return [Entry(*row) for row in rows]
 
@@ -344,7 +394,7 @@ class Catalog:
         """Live records with ``record``'s fingerprint, with their ``updated_at``."""
         rows = self.conn.execute(
             "SELECT file, mtime, size, updated_at FROM entries WHERE fingerprint = ? "
-            "AND type = ? AND live ORDER BY file",
+            "AND +type = ? AND +live ORDER BY file",  # + : by the fingerprint index, not type
             (_digest(fingerprint(record)), record["type"]),
         )
         return [(Entry(*row[:3]), row[3]) for row in rows]
@@ -360,48 +410,28 @@ class Catalog:
         ceiling only records sharing a word can match, at it also those with the same
         trigrams, and below it every record is a candidate. Each candidate whose
         ``similarity.ceiling`` (from the stored counts and trigram mask) is below
-        ``threshold`` is dropped before its profile is built."""
-        ceiling = 1 - similarity.TOKEN_WEIGHT
-        words = sorted(mine[0])
-        shared = (
-            f"SELECT rid, count(*) AS shared FROM postings WHERE type = ? "
-            f"AND word IN ({','.join('?' * len(words))}) GROUP BY rid"
-        )
-        columns = "e.rid, e.nwords, e.ncode, e.ngrams, e.mask"
-        where = "e.type = ? AND e.live AND e.scope IS ?"
-        # the bound without the trigram mask: the trigram part at most 2 min / sum of counts
-        weight, mine_words, mine_grams = similarity.CODE_WEIGHT, len(mine[0]), len(mine[2])
-        extra = f"{weight - 1} * min(s.shared, {len(mine[1])} + e.ncode)"  # token_ceiling
-        bound = (
-            f"{similarity.TOKEN_WEIGHT} * min(1.0, (s.shared + {extra}) * 1.0 / "
-            f"max(1, {mine_words} + e.nwords - s.shared + {extra})) + "
-            f"{1 - similarity.TOKEN_WEIGHT} * 2.0 * min({mine_grams}, e.ngrams) / "
-            f"max(1, {mine_grams} + e.ngrams) >= ?"
-        )
+        ``threshold`` is dropped before its profile is built. The candidates come from
+        SQLite, or from the in-memory copy once this catalog keeps one (``MIRROR_AFTER``)."""
         margin = threshold - 1e-9  # the bounds are computed in another order than the score
-        if threshold < ceiling:
-            rows = self.conn.execute(
-                f"SELECT {columns}, coalesce(s.shared, 0) FROM entries e LEFT JOIN ({shared}) "
-                f"s ON s.rid = e.rid WHERE {where}",
-                (record_type, *words, record_type, scope),
-            ).fetchall()
+        live = self._mirror(record_type)
+        if live is None:
+            kept = self._reaching_sqlite(record_type, scope, mine, threshold, margin)
         else:
-            rows = self.conn.execute(
-                f"SELECT {columns}, s.shared FROM ({shared}) s JOIN entries e "
-                f"ON e.rid = s.rid WHERE {where} AND {bound}",
-                (record_type, *words, record_type, scope, margin),
-            ).fetchall()
-            if threshold == ceiling and mine[2]:
-                rows += self.conn.execute(
-                    f"SELECT {columns}, 0 FROM entries e WHERE {where} AND e.grams = ?",
-                    (record_type, scope, _grams_key(mine[2])),
-                ).fetchall()
-        may_reach = similarity.may_reach(mine, margin)
-        kept = {
-            rid
-            for rid, nwords, ncode, ngrams, mask, common in rows
-            if may_reach(common, nwords, ncode, ngrams, mask)
-        }
+            kept = live.reaching(scope, mine, threshold, margin)
+        if threshold == 1 - similarity.TOKEN_WEIGHT and mine[2]:
+            may_reach = similarity.may_reach(mine, margin)
+            same_grams = self.conn.execute(
+                f"SELECT {_BOUND_COLUMNS} FROM entries e WHERE +{_LIVE_OF_SCOPE} "
+                "AND e.grams = ?",  # +: by the grams index, not the type one
+                (record_type, scope, _grams_key(mine[2])),
+            )
+            kept.update(
+                rid
+                for rid, nwords, ncode, ngrams, mask in same_grams
+                if may_reach(0, nwords, ncode, ngrams, int.from_bytes(mask, "little"))
+            )
+        if not kept:
+            return []
         found = self.conn.execute(
             "SELECT file, mtime, size, words, code FROM entries "
             f"WHERE rid IN ({','.join('?' * len(kept))}) ORDER BY file",
@@ -411,6 +441,73 @@ class Catalog:
             Entry(file, mtime, size, similarity.profile_of(words.split(), code.split()))
             for file, mtime, size, words, code in found
         ]
+
+    def _reaching_sqlite(
+        self,
+        record_type: str,
+        scope: str | None,
+        mine: similarity.Profile,
+        threshold: float,
+        margin: float,
+    ) -> set[int]:
+        """``similar``'s candidates that may reach ``margin``, from the posting lists: the
+        records sharing a word (every live record below the ceiling), a first bound from
+        the counts in SQL, the trigram mask in Python."""
+        words = sorted(mine[0])
+        shared = (
+            f"SELECT rid, count(*) AS shared FROM postings WHERE type = ? "
+            f"AND word IN ({','.join('?' * len(words))}) GROUP BY rid"
+        )
+        # the bound without the trigram mask: the trigram part at most 2 min / sum of counts
+        weight, mine_words, mine_grams = similarity.CODE_WEIGHT, len(mine[0]), len(mine[2])
+        extra = f"{weight - 1} * min(s.shared, {len(mine[1])} + e.ncode)"  # token_ceiling
+        bound = (
+            f"{similarity.TOKEN_WEIGHT} * min(1.0, (s.shared + {extra}) * 1.0 / "
+            f"max(1, {mine_words} + e.nwords - s.shared + {extra})) + "
+            f"{1 - similarity.TOKEN_WEIGHT} * 2.0 * min({mine_grams}, e.ngrams) / "
+            f"max(1, {mine_grams} + e.ngrams) >= ?"
+        )
+        if threshold < 1 - similarity.TOKEN_WEIGHT:
+            rows = self.conn.execute(
+                f"SELECT {_BOUND_COLUMNS}, coalesce(s.shared, 0) FROM entries e "
+                f"LEFT JOIN ({shared}) s ON s.rid = e.rid WHERE {_LIVE_OF_SCOPE}",
+                (record_type, *words, record_type, scope),
+            )
+        else:
+            rows = self.conn.execute(
+                f"SELECT {_BOUND_COLUMNS}, s.shared FROM ({shared}) s JOIN entries e "
+                f"ON e.rid = s.rid WHERE {_LIVE_OF_SCOPE} AND {bound}",
+                (record_type, *words, record_type, scope, margin),
+            )
+        may_reach, from_bytes = similarity.may_reach(mine, margin), int.from_bytes
+        return {
+            rid
+            for rid, nwords, ncode, ngrams, mask, common in rows
+            if may_reach(common, nwords, ncode, ngrams, from_bytes(mask, "little"))
+        }
+
+    def _mirror(self, record_type: str) -> Live | None:
+        """The in-memory copy of ``record_type``'s live records, read now if this is the
+        ``MIRROR_AFTER``-th lookup or later and none is kept; None before that (and for types
+        without similarity)."""
+        self._lookups += 1
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version or self._live is None:
+            self._live = {}  # another connection committed: read again
+            self._version = version
+        if record_type not in self._live:
+            if self._lookups < self.MIRROR_AFTER or record_type not in SIMILAR_TYPES:
+                return None
+            live = Live()
+            live.build(
+                self.conn.execute(
+                    "SELECT rid, scope, nwords, ncode, ngrams, mask, words FROM entries "
+                    "WHERE type = ? AND live AND mask IS NOT NULL ORDER BY rid",
+                    (record_type,),
+                ).fetchall()
+            )
+            self._live[record_type] = live
+        return self._live[record_type]
 
     def live_count(self, record_type: str) -> int:
         row = self.conn.execute(
@@ -443,10 +540,12 @@ _OPEN_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def writing(layout: Layout, store: Store, path: Path) -> Iterator[None]:
+def writing(
+    layout: Layout, store: Store, path: Path, written: Record | None = None
+) -> Iterator[None]:
     """``Catalog.writing`` when the tree has a catalog; nothing (no file made) otherwise."""
     if not path_of(layout).is_file():
         yield
         return
-    with Catalog.of(layout, store).writing(path):
+    with Catalog.of(layout, store).writing(path, written):
         yield

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from planning_memory.core import Layout, Record
+from planning_memory.core import LEARNING_TYPES, Layout, Record
+from planning_memory.errors import InputError
 from planning_memory.longterm import lessons, preferences, records, rules
 from planning_memory.store import Store
 
@@ -141,3 +142,20 @@ class LongTerm:
 
     def pin(self, record_id: str, pinned: bool = True) -> rules.Outcome:
         return rules.pin(self.tree, self.clock(), record_id, pinned=pinned)
+
+    def applied(self, record_id: str) -> rules.Outcome:
+        """One more application of a learning (seed 000's ``applications``). Its
+        ``updated_at`` stays: being used is not an edit, and recency ranking must not feed
+        on the memory's own deliveries."""
+        with self.tree.store.lock():
+            loaded = records.locate(self.tree.layout, self.tree.store, record_id)
+            record: Record = loaded.value
+            if record["type"] not in LEARNING_TYPES:
+                raise InputError(
+                    f"{record_id} is a {record['type']}; applications count learnings",
+                    record_id=record_id,
+                    hint="a pattern counts its uses with `pmem praise ID`",
+                )
+            counted = {**record, "applications": int(record.get("applications") or 0) + 1}
+            records.save(self.tree.layout, self.tree.store, counted, expect=loaded.digest)
+            return rules.Outcome("applied", counted)

@@ -13,7 +13,9 @@ from planning_memory.core import (
     Layout,
     Record,
     check_id,
+    codec,
     normalize,
+    privacy,
     schema,
 )
 from planning_memory.errors import InputError, NotFoundError, SchemaError
@@ -67,18 +69,22 @@ def _is_record(value: Any, types: Collection[str]) -> bool:
 
 class Stats(NamedTuple):
     """The long-term record files (``patterns/pat_….json``, relative to ``long-term/``) in the
-    order ``load_all`` reads them, with each one's mtime in ns and size (-1: it vanished)."""
+    order ``load_all`` reads them, with each one's ctime in ns and size (-1: it vanished).
+    The ctime, not the mtime: every write, rename or ``utime`` sets it to now, so a file
+    replaced with its old mtime and size (``cp -p``, an unpacked archive, a checkout that
+    reuses the freed inode) still shows a new stat."""
 
     files: list[str]
-    mtimes: list[int]
+    ctimes: list[int]
     sizes: list[int]
 
 
-def record_stats(layout: Layout) -> Stats:
-    """A stat of every long-term record file and nothing read: how a cache of what the
-    records render to tells the files that changed."""
+def record_stats(layout: Layout, folders: Iterable[str] | None = None) -> Stats:
+    """A stat of every long-term record file (in ``folders`` if given) and nothing read: how
+    a cache of what the records render to tells the files that changed."""
     found = Stats([], [], [])
-    for folder in sorted(set(LONG_TERM_DIRS.values())):
+    wanted = set(LONG_TERM_DIRS.values()) if folders is None else set(folders)
+    for folder in sorted(wanted):
         try:
             fd = os.open(layout.long_term / folder, os.O_RDONLY | os.O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
@@ -89,11 +95,11 @@ def record_stats(layout: Layout) -> Stats:
                     continue
                 try:
                     st = os.stat(name, dir_fd=fd)
-                    mtime, size = st.st_mtime_ns, st.st_size
+                    ctime, size = st.st_ctime_ns, st.st_size
                 except OSError:
-                    mtime, size = 0, -1
+                    ctime, size = 0, -1
                 found.files.append(f"{folder}/{name}")
-                found.mtimes.append(mtime)
+                found.ctimes.append(ctime)
                 found.sizes.append(size)
         finally:
             os.close(fd)
@@ -162,5 +168,7 @@ def save(layout: Layout, store: Store, record: Record, *, expect: str | None = N
         check_record(record)  # raises with the list of known types
     target = layout.record_path(record["type"], str(record.get("id", "")))
     check_record(record, path=store.rel(target))
-    with catalog.writing(layout, store, target):
-        return store.write_json(target, record, expect=expect)
+    on_disk = privacy.redact_value(record)  # what ``store.write_json`` would write
+    known = on_disk if on_disk == record else None  # checked: the catalog need not read it
+    with catalog.writing(layout, store, target, known):
+        return store.write_bytes(target, codec.dump_bytes(on_disk), expect=expect)

@@ -3,7 +3,7 @@
 - A new pattern similar to a live one reinforces it (``usage_count`` + 1; established at 5).
 - A repeated mistake increments ``occurrences``; the 3rd occurrence raises severity one level.
 - Praise reinforces the pattern used most recently.
-- Same ``topic_key`` in the same scope upserts (``revision_count`` + 1).
+- Same ``topic_key`` in the same scope upserts (``revision_count`` + 1), whatever the type.
 - An exact duplicate within the dedup window (15 min) bumps ``duplicate_count``.
 - Past ``maxPatterns`` / ``maxMistakes`` the least used record that is neither established nor
   pinned is archived (soft delete).
@@ -101,12 +101,26 @@ def _looked_up(shelf: catalog.Catalog, record_type: str, find: Callable[[], _T])
         return find()
 
 
+TOPIC_KINDS = ("learning", "pattern", "mistake")  # a type per long-term folder
+
+
 def _same_topic(shelf: catalog.Catalog, record: Record) -> Record | None:
+    """The live record of ``record``'s topic in its scope and project, whatever its type (the
+    same type first); every folder is brought up to date for it (forced after a stale pick).
+    In the personal store a topic saved from one project does not update another's."""
     key = record.get("topic_key")
     if not key:
         return None
-    for entry in shelf.same_topic(record["type"], record.get("scope"), key):
-        return shelf.load(entry)
+    for force in (False, True):
+        for kind in TOPIC_KINDS:
+            shelf.refresh(kind, force=force)
+        entries = shelf.same_topic(record["type"], record.get("scope"), key)
+        try:
+            found = (shelf.load(entry) for entry in entries)
+            return next((r for r in found if r.get("project") == record.get("project")), None)
+        except catalog.Stale:
+            if force:
+                raise
     return None
 
 
@@ -143,7 +157,7 @@ def _match(tree: Tree, shelf: catalog.Catalog, record: Record, now: datetime) ->
     window, similarity (patterns and mistakes)."""
     topic = _same_topic(shelf, record)
     if topic is not None:
-        return Outcome("upserted", _save(tree, _upsert(topic, record, now)))
+        return _upsert_topic(tree, topic, record, now)
     # seed 002 never stores a [MEMORIZE] fact twice; other saves repeat after the window
     window = (
         None if record.get("trigger") == MEMORIZE else int(tree.long_term["dedupWindowMinutes"])
@@ -197,6 +211,30 @@ def _upsert(old: Record, new: Record, now: datetime) -> Record:
     merged["revision_count"] = old["revision_count"] + 1
     merged["deleted_at"] = None
     return _touch(merged, now)
+
+
+def _upsert_topic(tree: Tree, old: Record, new: Record, now: datetime) -> Outcome:
+    """Seed 003's upsert by topic, across types. A type of the same folder (a decision saved
+    again as architecture) changes in place, keeping the id. A type of another folder (a
+    decision saved again as a pattern) cannot keep the id (ids carry the folder's prefix): the
+    new record takes the topic's history (created_at, revision_count + 1, pinned) and the old
+    one is soft-deleted; the outcome's note names both ids."""
+    if ID_PREFIX[old["type"]] == ID_PREFIX[new["type"]]:
+        outcome = Outcome("upserted", _save(tree, _upsert(old, new, now)))
+        if old["type"] != new["type"]:
+            outcome.notes.append(f"type changed from {old['type']} to {new['type']}")
+        return outcome
+    history: Record = {k: old[k] for k in ("created_at", "pinned") if k in old}
+    moved = _touch({**new, **history, "revision_count": old["revision_count"] + 1}, now)
+    _save(tree, moved)
+    _save(tree, _touch({**old, "deleted_at": timestamp(now)}, now))
+    outcome = Outcome("upserted", moved)
+    outcome.notes.append(
+        f"type changed from {old['type']} to {new['type']}: {old['id']} is replaced by "
+        f"{moved['id']} and soft-deleted (`pmem memory show {old['id']}` still shows it)"
+    )
+    outcome.archived = enforce_caps(tree, new["type"], now, keep=moved["id"])
+    return outcome
 
 
 def _repeat(tree: Tree, match: Record, now: datetime) -> Outcome:

@@ -230,24 +230,42 @@ def gram_mask(grams: Iterable[str]) -> int:
     """A ``MASK_BITS``-bit sketch of a trigram set: one bit per trigram (crc32), so a stored
     record's trigrams fit a small blob and ``ceiling`` can bound a score without them."""
     mask = 0
-    for gram in grams:
-        mask |= 1 << (zlib.crc32(gram.encode("utf-8")) % MASK_BITS)
+    for bit in {gram_bit(gram) for gram in grams}:
+        mask |= 1 << bit
     return mask
+
+
+def gram_bit(gram: str) -> int:
+    """The bit of ``gram`` in a ``gram_mask`` (remembered: the trigrams of a store repeat)."""
+    bit = _GRAM_BITS.get(gram)
+    if bit is None:
+        if len(_GRAM_BITS) >= 1 << 18:
+            _GRAM_BITS.clear()
+        bit = _GRAM_BITS[gram] = zlib.crc32(gram.encode("utf-8")) % MASK_BITS
+    return bit
+
+
+_GRAM_BITS: dict[str, int] = {}
 
 
 def gram_layers(grams: Iterable[str]) -> list[int]:
     """The trigrams of one text as layers of bits: layer k has the bits that k+1 or more of
     its trigrams fall on (their sum over the bits of another mask bounds the trigrams shared
     with it)."""
+    return list(_layers(frozenset(grams)))
+
+
+@lru_cache(maxsize=64)
+def _layers(grams: frozenset[str]) -> tuple[int, ...]:
     counts: dict[int, int] = {}
     for gram in grams:
-        bit = zlib.crc32(gram.encode("utf-8")) % MASK_BITS
+        bit = gram_bit(gram)
         counts[bit] = counts.get(bit, 0) + 1
     layers = [0] * max(counts.values(), default=0)
     for bit, count in counts.items():
         for layer in range(count):
             layers[layer] |= 1 << bit
-    return layers
+    return tuple(layers)
 
 
 def ceiling(
@@ -271,27 +289,30 @@ def ceiling(
     return TOKEN_WEIGHT * min(tokens, 1.0) + (1 - TOKEN_WEIGHT) * dice
 
 
-def may_reach(mine: Profile, threshold: float) -> Callable[[int, int, int, int, bytes], bool]:
-    """``ceiling(...) >= threshold`` as a fast test of stored counts and a mask's bytes (the
-    catalog calls it for every record sharing a word with ``mine``)."""
+def may_reach(mine: Profile, threshold: float) -> Callable[[int, int, int, int, int], bool]:
+    """``ceiling(...) >= threshold`` as a fast test of stored counts and a ``gram_mask`` (the
+    catalog calls it for every record sharing a word with ``mine``). The token part and the
+    trigram counts are tried first: the mask is looked at only when they may reach."""
     layers = gram_layers(mine[2])
     first, rest = (layers[0], layers[1:]) if layers else (0, [])
     words, code, grams = len(mine[0]), len(mine[1]), len(mine[2])
     extra_weight, token_weight = CODE_WEIGHT - 1, TOKEN_WEIGHT
-    from_bytes = int.from_bytes
+    gram_weight = 1 - token_weight
 
-    def test(shared: int, their_words: int, their_code: int, their_grams: int, raw: bytes) -> bool:
+    def test(shared: int, their_words: int, their_code: int, their_grams: int, mask: int) -> bool:
         if not words and not their_words:
             return threshold <= 0.0
         extra = extra_weight * min(shared, code + their_code)
         tokens = min(1.0, (shared + extra) / max(1, words + their_words - shared + extra))
-        mask = from_bytes(raw, "little")
+        total = grams + their_grams
+        most = min(grams, their_grams)
+        if token_weight * tokens + gram_weight * (2 * most / total if total else 0.0) < threshold:
+            return False  # even with every trigram of the smaller set shared
         common = (first & mask).bit_count()
         for layer in rest:
             common += (layer & mask).bit_count()
-        total = grams + their_grams
-        dice = 2 * min(common, grams, their_grams) / total if total else 0.0
-        return token_weight * tokens + (1 - token_weight) * dice >= threshold
+        dice = 2 * min(common, most) / total if total else 0.0
+        return token_weight * tokens + gram_weight * dice >= threshold
 
     return test
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from planning_memory.search.ranking import matched_terms as matched_terms
     from planning_memory.search.ranking import query_terms as query_terms
     from planning_memory.search.ranking import search as search
+    from planning_memory.search.recent import recent as recent_queries
+    from planning_memory.search.recent import remember as remember_query
     from planning_memory.search.semantic import load_ranker as load_ranker
     from planning_memory.search.semantic import semantic_wanted as semantic_wanted
     from planning_memory.search.upkeep import IndexReport as IndexReport
@@ -59,8 +61,10 @@ if TYPE_CHECKING:
         "query_terms",
         "read_session",
         "rebuild",
+        "recent_queries",
         "record_doc",
         "reindex_codebase",
+        "remember_query",
         "search",
         "semantic_wanted",
         "session_files",
@@ -90,8 +94,10 @@ else:
             "query_terms": "ranking",
             "read_session": "documents",
             "rebuild": "upkeep",
+            "recent_queries": "recent:recent",
             "record_doc": "documents",
             "reindex_codebase": "upkeep",
+            "remember_query": "recent:remember",
             "search": "ranking",
             "semantic_wanted": "semantic",
             "session_files": "documents",

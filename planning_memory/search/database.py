@@ -97,12 +97,27 @@ def split_identifiers(text: str) -> str:
 
 @dataclass(frozen=True)
 class Row:
-    """A document read back from the index, with its BM25 value and access count."""
+    """A document read back from the index, with its BM25 value, access count and length in
+    tokens (all columns; 0 when not read)."""
 
     doc: Doc
     bm25: float
     access_count: int
     group: str
+    length: int = 0
+    terms: str = ""  # the split identifiers of the ``terms`` column (read by ``match`` only)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What BM25 needs of the whole index: how many documents, their mean length in tokens
+    (all columns), the highest document id (ids grow as documents are indexed), and the
+    share of all tokens in each column (title, body, tags, path, terms)."""
+
+    documents: int
+    mean_length: float
+    last_id: int
+    shares: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,9 @@ class Index:
     def __init__(self, path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        # the records of these projects only ("": of none), e.g. the personal store's index as
+        # one project sees it; None: every project's
+        self.projects: tuple[str, ...] | None = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._connect()
@@ -320,15 +338,20 @@ class Index:
         self, expression: str, filters: Filters, limit: int, *, scan: int = SCAN_CAP
     ) -> list[Row]:
         """Documents matching an FTS5 ``expression``, best BM25 first, at most ``limit``."""
-        where, args = filters.sql()
+        return self.read(self.ranked(expression, filters, limit, scan=scan))
+
+    def ranked(
+        self, expression: str, filters: Filters, limit: int, *, scan: int = SCAN_CAP
+    ) -> list[tuple[int, float]]:
+        """(document id, BM25) of the best ``limit`` matches of ``expression``, best first."""
+        where, args = self._filter_sql(filters)
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        # Two steps: rank ids (small columns only; big ones are last in the row and are never
-        # read for rows that do not make the cut), then fetch the winners' rows. BM25 is
+        # Only ids and scores (``read`` fetches the winners' rows, big columns last). BM25 is
         # computed for at most ``scan`` matches, the most recently indexed ones: a step
         # matching more than ``SCAN_CAP`` names nothing distinctive, and ranking every match
         # of a very common word would cost about 2 us per match. A caller that knows how many
-        # documents can match (the OR step: its terms are each in fewer than ``COMMON_DF``)
-        # passes that bound, so every match is scored.
+        # documents can match (ranking's any-word step: its words' documents add up to at
+        # most ``OR_BUDGET``) passes that bound, so every match is scored.
         join = "JOIN docs d ON d.id = fts.rowid " if where else ""
         sql = (
             f"SELECT rowid, score FROM (SELECT fts.rowid AS rowid, bm25(fts, {weights}) AS score "
@@ -337,35 +360,76 @@ class Index:
         )
         try:
             ranked = self.conn.execute(sql, [expression, *args, limit]).fetchall()
+            return [(int(rowid), float(score)) for rowid, score in ranked]
         except sqlite3.OperationalError as exc:
             if "fts5" in str(exc) or "syntax" in str(exc):
                 return []
             raise
-        if not ranked:
-            return []
-        marks = ",".join("?" * len(ranked))
-        rows = self.conn.execute(
-            f"SELECT {_select()}, d.id FROM docs d LEFT JOIN access a ON a.key = d.key "
-            f"WHERE d.id IN ({marks})",
-            [rowid for rowid, _score in ranked],
-        ).fetchall()
-        by_id = {r[-1]: r for r in rows}
-        return [_row((*by_id[rowid][:-1], score)) for rowid, score in ranked if rowid in by_id]
 
-    def count_capped(self, expression: str, cap: int) -> int:
-        """How many documents match ``expression``, counting no further than ``cap``."""
+    def read(self, ranked: Sequence[tuple[int, float]]) -> list[Row]:
+        """The rows of ``ranked`` (document id, BM25), in that order, with their lengths (a
+        document deleted meanwhile is left out)."""
+        by_id = self.rows_by_id(ranked)
+        return [by_id[rowid] for rowid, _score in ranked if rowid in by_id]
+
+    def rows_by_id(self, ranked: Sequence[tuple[int, float]]) -> dict[int, Row]:
+        """``{document id: row}`` for ``ranked`` (document id, BM25)."""
+        if not ranked:
+            return {}
+        scores = dict(ranked)
+        marks = ",".join("?" * len(scores))
+        rows = self.conn.execute(
+            f"SELECT {_select()}, d.terms, z.sz, d.id FROM docs d "
+            "LEFT JOIN access a ON a.key = d.key "
+            f"LEFT JOIN fts_docsize z ON z.id = d.id WHERE d.id IN ({marks})",
+            list(scores),
+        ).fetchall()
+        out = {}
+        for *columns, terms, sizes, rowid in rows:
+            out[rowid] = _row((*columns, scores[rowid]), sum(varints(sizes or b"")), terms)
+        return out
+
+    def totals(self) -> Totals:
+        """Document count and mean length, read from FTS5's own totals (no scan)."""
+        row = self.conn.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+        numbers = varints(row[0]) if row else [0]
+        documents = numbers[0]
+        last = self.conn.execute("SELECT max(id) FROM docs").fetchone()[0]
+        tokens = sum(numbers[1:])
+        mean = tokens / documents if documents else 0.0
+        shares = tuple(n / tokens for n in numbers[1:]) if tokens else ()
+        return Totals(documents, mean, int(last or 0), shares)
+
+    def estimate_count(self, expression: str, exact_below: int, totals: Totals) -> int:
+        """How many documents match ``expression``: exact when fewer than ``exact_below``;
+        otherwise estimated from how far back the newest ``exact_below`` matches reach
+        (their share of the ids from there to the last), so a common word costs no more
+        to count than a rarer one."""
         try:
-            row = self.conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
-                (expression, cap),
+            count, first = self.conn.execute(
+                "SELECT count(*), min(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?)",
+                (expression, exact_below),
             ).fetchone()
         except sqlite3.OperationalError:
             return 0
-        return int(row[0])
+        if int(count) < exact_below or not totals.last_id:
+            return int(count)
+        span = max(1, totals.last_id - int(first) + 1)
+        return min(totals.documents, round(int(count) * totals.last_id / span))
+
+    def _filter_sql(self, filters: Filters) -> tuple[str, list[Any]]:
+        """``filters`` as SQL, and ``projects`` when this handle shows only some."""
+        where, args = filters.sql()
+        if self.projects is not None:
+            marks = ",".join("?" * len(self.projects))
+            where += f" AND coalesce(json_extract(d.meta, '$.project'), '') IN ({marks})"
+            args = [*args, *self.projects]
+        return where, args
 
     def where(self, condition: str, args: Sequence[Any], filters: Filters, limit: int) -> list[Row]:
         """Documents satisfying a SQL ``condition`` on ``d`` (e.g. ``d.pinned = 1``)."""
-        where, extra = filters.sql()
+        where, extra = self._filter_sql(filters)
         sql = (
             f"SELECT {_select()}, 0.0 FROM docs d LEFT JOIN access a ON a.key = d.key "
             f"WHERE {condition}{where} ORDER BY d.updated_at DESC, d.key LIMIT ?"
@@ -462,12 +526,30 @@ def _doc_values(doc: Doc) -> tuple[Any, ...]:
     )
 
 
+def varints(blob: bytes) -> list[int]:
+    """The SQLite varints packed in ``blob`` (FTS5's totals record and document sizes): 7 bits
+    a byte while the high bit is set, a ninth byte counting all 8."""
+    out: list[int] = []
+    value = length = 0
+    for byte in blob:
+        if length == 8:
+            out.append(value << 8 | byte)
+            value = length = 0
+            continue
+        value = value << 7 | byte & 0x7F
+        length += 1
+        if not byte & 0x80:
+            out.append(value)
+            value = length = 0
+    return out
+
+
 def _select() -> str:
     cols = ", ".join(f"d.{c.strip()}" for c in _COLUMNS.split(","))
     return f"{cols}, d.grp, coalesce(a.count, 0)"
 
 
-def _row(r: Sequence[Any]) -> Row:
+def _row(r: Sequence[Any], length: int = 0, terms: str = "") -> Row:
     doc = Doc(
         key=r[0],
         source=r[1],
@@ -485,4 +567,11 @@ def _row(r: Sequence[Any]) -> Row:
         severity=int(r[13]),
         meta=json.loads(r[14]),
     )
-    return Row(doc=doc, bm25=float(r[17]), access_count=int(r[16]), group=str(r[15]))
+    return Row(
+        doc=doc,
+        bm25=float(r[17]),
+        access_count=int(r[16]),
+        group=str(r[15]),
+        length=length,
+        terms=terms,
+    )

@@ -98,6 +98,7 @@ RECORD_META = (
     "topic_key",
     "needs_review",
     "confidence",
+    "project",
 )
 
 

@@ -1,14 +1,19 @@
 """Search over the contextual index: query building, ranking, filters. No sqlite3 here.
 
 Query: the words of the text (lower-cased, stop words and one-letter words dropped, at most
-``MAX_TERMS``) are quoted and joined with AND; when that finds fewer than ``limit`` documents
-(match ``auto``, the default) the same terms are joined with OR and the new documents are
-ranked after the AND ones. Several indexes (the project's, the personal store's) are searched
-as one: their matches are ranked and normalised together.
+``MAX_TERMS``), each quoted. Candidates come from a few FTS5 queries (``_candidates``): every
+word found in the index (AND); for ``auto`` (the default) and ``any`` also the rarest words
+(OR, every match scored, within ``OR_BUDGET`` documents) and the more common words in a
+title or the tags (within ``TITLE_BUDGET``). Each candidate is then scored over *all* the
+query's words (``scoring.Scorer``: FTS5's BM25 plus a proximity term) and they form one
+list. Documents holding every word go first only when that is unlikely by chance
+(``AND_TRUST``): in a large store of common words many documents hold them all by accident.
+Several indexes (the project's, the personal store's) are searched as one: their matches are
+ranked and normalised together.
 
 Ranking (documented in docs/search.md)::
 
-    relevance = -bm25(title 3, body 1, tags 2, path 2, terms 1)       # FTS5, > 0
+    relevance = bm25(all query words; title 3, body 1, tags 2, path 2, terms 1) + proximity
     recency   = RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
     access    = ACCESS_WEIGHT * min(1, ln(1 + count) / ln(1 + ACCESS_SATURATION))
     score     = relevance * (1 + recency + access)
@@ -28,15 +33,16 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from planning_memory.core import parse_timestamp
 from planning_memory.errors import InputError
-from planning_memory.search.database import Filters, Index, Row
+from planning_memory.search.database import Filters, Index, Row, Totals
 from planning_memory.search.documents import SOURCES
+from planning_memory.search.scoring import Scorer
 
 MAX_TERMS = 16
 RECENCY_WEIGHT = 0.15
@@ -51,7 +57,11 @@ DECAY_FLOOR = 0.5  # ... but never below half: decay reorders, it does not hide
 SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a cache miss)
 BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
-COMMON_DF = 1500  # documents; more common terms are left out of the OR step
+COMMON_DF = 500  # documents: a word in fewer is counted exactly, a more common one estimated
+AND_TRUST = 1.0  # all-word matches rank first when chance would give fewer than this
+OR_BUDGET = 2000  # documents the any-word step may score
+TITLE_BUDGET = 1000  # estimated matches of the title-and-tags step
+WIDER_SHARE = 2  # steps other than trusted all-word matches keep pool / 2 (at least limit)
 MATCH_MODES = ("auto", "all", "any")  # AND widened with OR when too few; AND; OR
 
 _STOPWORDS_TEXT = """
@@ -133,7 +143,7 @@ def query_terms(text: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
-def match_expression(terms: Sequence[str], mode: str) -> str:
+def match_expression(terms: Sequence[str], mode: str = "any") -> str:
     """An FTS5 query: each term quoted (so it is never an operator), joined by AND or OR."""
     joiner = " AND " if mode == "all" else " OR "
     return joiner.join('"' + t.replace('"', "") + '"' for t in terms)
@@ -173,10 +183,12 @@ def decay_factor(row: Row, now: datetime) -> float:
     return float(max(DECAY_FLOOR, 0.5 ** (max(age, 0.0) / DECAY_HALF_LIFE_DAYS)))
 
 
-def final_score(row: Row, now: datetime, decay: bool = False) -> float:
+def final_score(
+    row: Row, now: datetime, decay: bool = False, relevance: float | None = None
+) -> float:
     """The ranking formula above, before normalisation (times ``decay_factor`` when
-    ``decay``)."""
-    relevance = max(-row.bm25, 1e-9)
+    ``decay``); ``relevance`` defaults to the row's own BM25."""
+    relevance = max(-row.bm25 if relevance is None else relevance, 1e-9)
     boost = recency_boost(row.doc.updated_at, now) + access_boost(row.access_count)
     score = relevance * (1.0 + boost)
     return score * decay_factor(row, now) if decay else score
@@ -234,21 +246,6 @@ def _reason(row: Row, terms: Sequence[str], rank: int) -> str:
     return f"matches {', '.join(found[:6])} (rank {rank})"
 
 
-def _ranked(rows: Iterable[Row], now: datetime, decay: bool) -> list[tuple[float, Row]]:
-    scored = [(final_score(r, now, decay), r) for r in rows]
-    scored.sort(key=lambda sr: (-sr[0], sr[1].doc.key))
-    return scored
-
-
-def _or_terms(index: Index, terms: Sequence[str]) -> list[str]:
-    """The terms worth an OR query: found somewhere, and in fewer than ``COMMON_DF`` documents
-    (a term in more would make the OR step read most of the index and adds little rank)."""
-    if len(terms) < 2:
-        return []
-    counts = {t: index.count_capped(match_expression([t], "any"), COMMON_DF) for t in terms}
-    return [t for t in terms if 0 < counts[t] < COMMON_DF]
-
-
 def check_sources(sources: Sequence[str] | str) -> tuple[str, ...]:
     """``sources`` as a tuple, each one a source the index stores (``SOURCES``: record, entity,
     code, doc, message, decision, session); an ``InputError`` naming the first unknown one and
@@ -291,10 +288,11 @@ def search(
     terms = query_terms(text)
     limit = max(1, limit)
     scored = _scored(indexes, terms, filters, limit, match, now, decay) if terms else []
-    best = max((s for s, _r, _m in scored), default=1.0)
+    best = max((s for s, _r, _m, _rel in scored), default=1.0)
     hits = []
     cut = max(limit, SEMANTIC_POOL) if ranker is not None else limit
-    for rank, (score, row, how) in enumerate(scored[:cut], start=1):
+    for rank, (score, found, how, relevance) in enumerate(scored[:cut], start=1):
+        row = replace(found, bm25=-relevance)
         norm = score / best
         if norm + 1e-12 < threshold:
             continue
@@ -322,25 +320,99 @@ def _scored(
     match: str,
     now: datetime,
     decay: bool,
-) -> list[tuple[float, Row, str]]:
-    """The matches of every index, best first: AND (or OR for ``any``); for ``auto``, when
-    AND found fewer than ``limit``, the OR matches after them."""
+) -> list[tuple[float, Row, str, float]]:
+    """The candidates of every index (``_candidates``), each scored over all the query's words
+    (``scoring.Scorer``) times its boosts, best first; documents holding every word come
+    first when chance would put every word in fewer than ``AND_TRUST`` documents. Each is
+    (score, row, step, relevance)."""
     pool = max(limit * POOL_FACTOR, MIN_POOL)
-    first = "any" if match == "any" else "all"
-    rows = [r for ix in indexes for r in ix.match(match_expression(terms, first), filters, pool)]
-    scored = [(s, r, first) for s, r in _ranked(rows, now, decay)]
-    if match != "auto" or len(rows) >= limit:
-        return scored
-    seen = {r.doc.key for r in rows}
-    extra = []
+    scored = []
     for ix in indexes:
-        wider = _or_terms(ix, terms)
-        if wider:
-            # each term is in fewer than COMMON_DF documents: every match is scored
-            scan = len(wider) * COMMON_DF
-            extra += ix.match(match_expression(wider, "any"), filters, pool, scan=scan)
-    wide = [(s, r, "any") for s, r in _ranked(extra, now, decay) if r.doc.key not in seen]
-    return scored + wide
+        totals = ix.totals()
+        counts = {t: ix.estimate_count(match_expression([t]), COMMON_DF, totals) for t in terms}
+        trusted = match != "any" and _by_chance(counts, totals.documents) < AND_TRUST
+        scorer = Scorer.build(counts, totals)
+        steps = _candidates(ix, terms, counts, totals, filters, pool, match, limit, trusted)
+        for row, how in steps:
+            relevance = scorer.relevance(row)
+            tier = 0 if how == "all" and trusted else 1
+            score = final_score(row, now, decay, relevance)
+            scored.append((tier, -score, row.doc.key, row, how, relevance))
+    scored.sort(key=lambda entry: entry[:3])
+    return [(-negative, row, how, rel) for _t, negative, _k, row, how, rel in scored]
+
+
+def _by_chance(counts: Mapping[str, int], documents: int) -> float:
+    """How many documents would hold every word found if words fell at random: the number of
+    documents times the share of documents holding each word."""
+    found = [n for n in counts.values() if n > 0]
+    return documents * math.prod(n / documents for n in found) if found and documents else 0.0
+
+
+def _candidates(
+    index: Index,
+    terms: Sequence[str],
+    counts: Mapping[str, int],
+    totals: Totals,
+    filters: Filters,
+    pool: int,
+    match: str,
+    limit: int,
+    trusted: bool,
+) -> list[tuple[Row, str]]:
+    """The documents worth scoring, with the step that found them (``all`` or ``any``).
+    Each step is one FTS5 query keeping its best ``pool`` by BM25 (``pool / WIDER_SHARE``
+    for all but trusted all-word matches):
+
+    1. every word found in the index (a word found nowhere does not empty it). For ``all``
+       that is all; so it is when these matches are trusted and fill ``limit``.
+    2. any of the rarest words: words from the rarest on while their documents add up to at
+       most ``OR_BUDGET``, every match scored;
+    3. (two words or more) any word in a title or the tags, from the rarest word on while
+       the estimated matches stay within ``TITLE_BUDGET``, every match scored.
+    """
+    found = list(terms) if match == "all" else [t for t in terms if counts[t] > 0]
+    if not found:
+        return []
+    wide = max(limit, pool // WIDER_SHARE)
+    first = index.ranked(
+        match_expression(found, "all"), filters, pool if trusted or match == "all" else wide
+    )
+    steps = dict.fromkeys((rowid for rowid, _bm25 in first), "all")
+    if match != "all" and not (trusted and len(first) >= limit):
+        for expression, scan in _wider_steps(found, counts, totals):
+            for rowid, _bm25 in index.ranked(expression, filters, wide, scan=scan):
+                steps.setdefault(rowid, "any")
+    rows = index.rows_by_id([(rowid, 0.0) for rowid in steps])
+    return [(rows[rowid], how) for rowid, how in steps.items() if rowid in rows]
+
+
+def _wider_steps(
+    found: Sequence[str], counts: Mapping[str, int], totals: Totals
+) -> list[tuple[str, int]]:
+    """Steps 2 and 3 of ``_candidates``: (FTS5 expression, how many matches it may score)."""
+    steps: list[tuple[str, int]] = []
+    rarest = sorted(found, key=lambda t: counts[t])
+    picked = _within(rarest, [counts[t] for t in rarest], OR_BUDGET)
+    if picked:
+        steps.append((match_expression(picked, "any"), OR_BUDGET))
+    common = [t for t in rarest if t not in picked]
+    title_share = sum(totals.shares[0:3:2]) if totals.shares else 1.0
+    titled = _within(common, [counts[t] * title_share for t in common], TITLE_BUDGET)
+    if len(found) >= 2 and titled:
+        steps.append(("{title tags} : (" + match_expression(titled, "any") + ")", TITLE_BUDGET))
+    return steps
+
+
+def _within(words: Sequence[str], costs: Sequence[float], budget: float) -> list[str]:
+    """The first ``words`` whose ``costs`` add up to at most ``budget``."""
+    picked, spent = [], 0.0
+    for word, cost in zip(words, costs, strict=True):
+        if spent + cost > budget:
+            break
+        picked.append(word)
+        spent += cost
+    return picked
 
 
 def pinned_hits(

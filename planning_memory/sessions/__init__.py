@@ -6,6 +6,8 @@ its config, a clock and a channel; the values it returns; the summariser interfa
 
     files      the on-disk session: shape, paths, reading, the window, the locked rewrite
     log        recording: messages, decisions, file accesses, steps, current context
+    failures   the errors list: errors met in the session and how each was resolved
+    applied    the memories a session delivered to the agent, each counted once
     lifecycle  start, rename, pause / resume and checkpoints, end, delete
     rolling    the summary queue, the rolling summary and the archive move
     briefing   what an agent is told: temporal context and get_session_context

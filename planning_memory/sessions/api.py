@@ -18,7 +18,7 @@ from typing import Any
 from planning_memory import sessions as _sessions  # the summarisers load when used
 from planning_memory.core import Layout, TemporalContext, effective_config, privacy, temporal
 from planning_memory.errors import NotFoundError
-from planning_memory.sessions import briefing, lifecycle, log, rolling
+from planning_memory.sessions import applied, briefing, failures, lifecycle, log, rolling
 from planning_memory.sessions.files import (
     DEFAULT_CHANNEL,
     Session,
@@ -181,6 +181,40 @@ class Sessions(SessionFiles):
     ) -> dict[str, Any]:
         sid = self._id(session_id, start=True)
         return log.set_context(self, sid, changes, now=self.now())
+
+    def record_error(
+        self,
+        session_id: str | None,
+        error: str,
+        *,
+        resolution: str | None = None,
+        file: str | None = None,
+        tool: str | None = None,
+    ) -> dict[str, Any]:
+        """Keep an error met in the session (resolved already when ``resolution`` is given);
+        the same error still open is returned, not added twice."""
+        sid = self._id(session_id, start=True)
+        now = self.now()
+        item = failures.new_error(self, error, now=now, resolution=resolution, file=file, tool=tool)
+        return failures.record_error(self, self.settings, sid, item, now=now)
+
+    def resolve_error(
+        self, session_id: str | None, resolution: str, error_id: str | None = None
+    ) -> dict[str, Any]:
+        """Mark the error ``error_id`` (default: the newest open one) resolved."""
+        sid = self._id(session_id, start=False)
+        return failures.resolve_error(self, sid, resolution, now=self.now(), error_id=error_id)
+
+    def resolve_file_errors(
+        self, session_id: str, path: str, resolution: str
+    ) -> list[dict[str, Any]]:
+        """Mark the session's open errors about ``path`` resolved (none: nothing written)."""
+        return failures.resolve_file_errors(self, session_id, path, resolution, now=self.now())
+
+    def first_applications(self, session_id: str, ids: Sequence[str]) -> list[str]:
+        """Of ``ids`` (memories delivered into the agent's context), those not delivered
+        before in the session, now noted in it (``applied``): each counts once per session."""
+        return applied.first_deliveries(self, session_id, ids, now=self.now())
 
     # -- life (``session_id=None``: our channel's current session) --------------------------------
     def rename(self, session_id: str | None, name: str | None) -> Session:
@@ -366,6 +400,7 @@ class Sessions(SessionFiles):
             "messages": len(data["messages"]) + int(data.get("archived_count", 0)),
             "decisions": len(data["decisions"]),
             "files_accessed": len(data["files_accessed"]),
+            "errors": len(data.get("errors") or []),
             "current_context": {k: v for k, v in data["current_context"].items() if v},
             "summary": data["rolling_summary"]["summary"],
             "end_summary": data["end_summary"],

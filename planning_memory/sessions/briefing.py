@@ -55,5 +55,6 @@ def context(
         "decisions": session["decisions"][-10:],
         "files_accessed": session["files_accessed"][-20:],
         "steps": session["steps"][-10:],
+        "errors": (session.get("errors") or [])[-10:],
         "temporal": stamp.as_dict(),
     }

@@ -29,6 +29,7 @@ from planning_memory.sessions.summary_base import (
     Summary,
     SummaryRequest,
     clip,
+    error_line,
     relevant_files,
     safe_rel,
 )
@@ -81,6 +82,7 @@ def end_prompt(request: EndRequest) -> str:
         + block("decisions", (f"{d['question']} -> {d['decision']}" for d in request.decisions))
         + block("steps", (f"{s['action']}: {s['result']}" for s in request.steps))
         + block("files", (f"{f['action']} {f['path']}" for f in request.files_accessed))
+        + block("errors", map(error_line, request.errors))
         + block("current_context", (f"{k}: {v}" for k, v in request.current_context.items() if v))
         + f"<recent_messages>\n{_render_messages(request.messages)}\n</recent_messages>\n"
     )

@@ -28,6 +28,7 @@ from planning_memory.sessions.summary_base import (
     Summary,
     SummaryRequest,
     clip,
+    error_line,
     filler,
     memorize_markers,
     relevant_files,
@@ -478,6 +479,11 @@ class EndSections:
         next_steps = self._take(self._is_next, MAX_END_ITEMS)
         task = self.request.current_context.get("active_task")
         next_steps += [f"Continue: {task}"] if task else []
+        next_steps += [
+            clip(f"Check the error: {error_line(e)}")
+            for e in self.request.errors
+            if not e.get("resolution")
+        ][-MAX_END_ITEMS:]
         instructions = self._take(_is_instruction, MAX_END_ITEMS)
         done = _recorded(self.request)[-MAX_END_ITEMS:]
         done += self._take(_is_done, MAX_END_ITEMS - len(done))
@@ -549,4 +555,5 @@ def _recorded(request: EndRequest) -> list[str]:
         for f in request.files_accessed
         if f.get("action") in ("created", "modified", "deleted")
     ]
+    done += [f"Fixed: {error_line(e)}" for e in request.errors if e.get("resolution")]
     return [clip(d) for d in done]

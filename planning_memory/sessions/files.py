@@ -38,6 +38,7 @@ CHECKPOINT_KEYS = (
     "current_context",
     "rolling_summary",
 )
+OPTIONAL_CHECKPOINT_KEYS = ("errors",)  # restored when the checkpoint has them
 SUMMARY_BATCH = 200  # messages per summariser call
 MAX_KEY_FACTS = 200  # the rolling summary keeps the newest; the messages stay in the archive
 _RETRIES = 5
@@ -89,6 +90,7 @@ def new_session(
         "decisions": [],
         "files_accessed": [],
         "steps": [],
+        "errors": [],
         "current_context": dict.fromkeys(CONTEXT_KEYS),
         "rolling_summary": {
             "summary": "",
@@ -102,7 +104,7 @@ def new_session(
 
 
 _STUB = new_session("ses_0", DEFAULT_CHANNEL, None, None, datetime(1970, 1, 1, tzinfo=UTC))
-_REQUIRED = frozenset(_STUB) - {"name", "archived_count"}
+_REQUIRED = frozenset(_STUB) - {"name", "archived_count", "errors"}  # older files lack these
 
 
 def check_part(key: str, value: Any, *, path: str | None = None) -> None:

@@ -24,6 +24,7 @@ from planning_memory.core import new_id, privacy, schema, timestamp
 from planning_memory.errors import ConflictError, ExternalCommandError, InputError, NotFoundError
 from planning_memory.sessions.files import (
     CHECKPOINT_KEYS,
+    OPTIONAL_CHECKPOINT_KEYS,
     STATUSES,
     Session,
     SessionFiles,
@@ -94,6 +95,7 @@ def set_goal(files: SessionFiles, session_id: str, goal: str | None, *, now: dat
 def snapshot(session: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     """A checkpoint of the session's state (``save_to_checkpoint``)."""
     data = {key: copy.deepcopy(session.get(key)) for key in CHECKPOINT_KEYS}
+    data |= {k: copy.deepcopy(session[k]) for k in OPTIONAL_CHECKPOINT_KEYS if k in session}
     data["archived_count"] = int(data["archived_count"] or 0)
     data["saved_at"] = timestamp(now)
     return data
@@ -145,7 +147,7 @@ def _restore_into(session: Session, data: Mapping[str, Any]) -> None:
             "checkpoint predates messages moved to the archive since; not restored",
             record_id=session["id"],
         )
-    for key in CHECKPOINT_KEYS:
+    for key in (*CHECKPOINT_KEYS, *(k for k in OPTIONAL_CHECKPOINT_KEYS if k in data)):
         session[key] = copy.deepcopy(data[key])
 
 
@@ -217,8 +219,9 @@ def checkpoint_outcome(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 def has_activity(session: Mapping[str, Any]) -> bool:
-    """Whether anything was recorded in the session: messages, decisions, files, steps."""
-    keys = ("messages", "decisions", "files_accessed", "steps")
+    """Whether anything was recorded in the session: messages, decisions, files, steps,
+    errors."""
+    keys = ("messages", "decisions", "files_accessed", "steps", "errors")
     return bool(session.get("archived_count")) or any(session.get(k) for k in keys)
 
 
@@ -266,6 +269,7 @@ def end_request(session: Mapping[str, Any]) -> EndRequest:
         files_accessed=tuple(session["files_accessed"]),
         steps=tuple(session["steps"]),
         current_context=dict(session["current_context"]),
+        errors=tuple(session.get("errors") or ()),
     )
 
 

@@ -67,6 +67,15 @@ class EndRequest:
     files_accessed: Sequence[Mapping[str, Any]] = ()
     steps: Sequence[Mapping[str, Any]] = ()
     current_context: Mapping[str, Any] = field(default_factory=dict)
+    errors: Sequence[Mapping[str, Any]] = ()  # met in the session, resolved or not
+
+
+def error_line(error: Mapping[str, Any]) -> str:
+    """An error of the session in one line: ``what [file] -> resolution``, or ``what [file]
+    (not marked resolved)``."""
+    where = f" [{error['file']}]" if error.get("file") else ""
+    how = f" -> {error['resolution']}" if error.get("resolution") else " (not marked resolved)"
+    return f"{error['error']}{where}{how}"
 
 
 @dataclass(frozen=True)

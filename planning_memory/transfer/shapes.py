@@ -260,6 +260,7 @@ def export_document(
         doc["shortTerm"] = camelize(doc["shortTerm"])
         doc["longTerm"] = camelize(doc["longTerm"])
         doc["entityMemory"] = camelize(doc["entityMemory"])
+        doc["contextualMemory"] = camelize(doc["contextualMemory"])
     return doc
 
 

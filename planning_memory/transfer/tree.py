@@ -26,10 +26,11 @@ def export_tree(
     now: datetime,
     *,
     seed: bool = False,
+    recent_queries: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The combined document: ``records``, ``preferences``, every session file of the tree
-    (a broken one skipped and told to ``store.skip_broken``), the ``entity`` snapshot and
-    where the derived index lives."""
+    (a broken one skipped and told to ``store.skip_broken``), the ``entity`` snapshot,
+    where the derived index lives and the ``recent_queries``."""
     sessions = []
     for path in store.list_json(layout.short_term):
         if path.name.startswith("session-"):
@@ -38,18 +39,20 @@ def export_tree(
             except InputError as exc:
                 store.skip_broken(exc)
     where = {"provider": "local", "path": store.rel(index_path), "present": index_path.is_file()}
+    contextual = {"index": where, "recent_queries": [dict(q) for q in recent_queries]}
     return export_document(
-        list(records), dict(preferences), sessions, dict(entity), {"index": where}, now, seed=seed
+        list(records), dict(preferences), sessions, dict(entity), contextual, now, seed=seed
     )
 
 
 def apply_plan(
     layout: Layout, store: Store, result: ImportResult, preferences: Mapping[str, Any]
 ) -> ImportResult:
-    """Write a checked import plan under one lock: records, preference sections merged over
+    """Write a checked import plan under one lock, as one batch (``Store.batch``: no fsync
+    per file, one sync at the end): records, preference sections merged over
     ``preferences``, sessions."""
     plan = result.plan
-    with store.lock():
+    with store.batch():
         for record in plan.records:
             save_record(layout, store, record)
         if plan.preferences is not None:

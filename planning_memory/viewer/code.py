@@ -112,7 +112,7 @@ def page(req: Request) -> Page:
 
 
 def found(req: Request, query: str) -> Html:
-    hits = req.mem.search(query, sources=["entity", "code"], limit=FOUND_LIMIT)
+    hits = req.mem.search(query, sources=["entity", "code"], limit=FOUND_LIMIT, remember=False)
     rows = []
     for hit in hits:
         path = hit.path or hit.ref_id.split("::", 1)[0]

@@ -55,7 +55,7 @@ def listing(req: Request) -> Page:
         (
             record_link(r),
             r["type"],
-            _flags(r),
+            flags(r),
             ", ".join(r.get("tags", [])),
             r.get("scope", "project"),
             r.get("updated_at", ""),
@@ -84,7 +84,10 @@ def _matching(req: Request, params: dict[str, str]) -> tuple[list[Record], str]:
     query = params.get("q")
     if not query:
         return records, ""
-    hits = req.mem.search(query, sources=["record"], limit=SEARCH_LIMIT)
+    # the list holds every personal record, so the search looks at every project's too
+    hits = req.mem.search(
+        query, sources=["record"], limit=SEARCH_LIMIT, remember=False, all_projects=True
+    )
     by_id = {r["id"]: r for r in records}
     ranked = [by_id[h.ref_id] for h in hits if h.ref_id in by_id]
     return ranked, f"{len(ranked)} records match “{query}”, best first"
@@ -104,7 +107,7 @@ _TESTS: dict[str, Callable[[Record, str], bool]] = {
 }
 
 
-def _flags(record: Record) -> Html:
+def flags(record: Record) -> Html:
     flags = [
         badge("pinned") if record.get("pinned") else "",
         badge("established", "ok") if record.get("established") else "",
@@ -117,7 +120,7 @@ def _flags(record: Record) -> Html:
     return Html(" ".join(f for f in flags if f))
 
 
-def _select(name: str, options: tuple[str, ...], current: str, label: str) -> Html:
+def select(name: str, options: tuple[str, ...], current: str, label: str) -> Html:
     choices = [tag("option", label, value="")]
     choices += [tag("option", o, value=o, selected=o == current) for o in options]
     return tag("select", choices, name=name, aria_label=label)
@@ -135,7 +138,7 @@ def filters_form(params: dict[str, str]) -> Html:
             aria_label="search",
             id="q",
         ),
-        _select("type", TYPES, params.get("type", ""), "any type"),
+        select("type", TYPES, params.get("type", ""), "any type"),
         tag(
             "input",
             type="text",
@@ -145,16 +148,16 @@ def filters_form(params: dict[str, str]) -> Html:
             aria_label="tag",
             size=10,
         ),
-        _select("scope", ("project", "personal"), params.get("scope", ""), "any scope"),
-        _select(
+        select("scope", ("project", "personal"), params.get("scope", ""), "any scope"),
+        select(
             "severity",
             ("low", "medium", "high", "critical"),
             params.get("severity", ""),
             "any severity",
         ),
-        _select("established", ("yes", "no"), params.get("established", ""), "established?"),
-        _select("pinned", ("yes", "no"), params.get("pinned", ""), "pinned?"),
-        _select("deleted", ("no", "yes", "only"), params.get("deleted", ""), "deleted: no"),
+        select("established", ("yes", "no"), params.get("established", ""), "established?"),
+        select("pinned", ("yes", "no"), params.get("pinned", ""), "pinned?"),
+        select("deleted", ("no", "yes", "only"), params.get("deleted", ""), "deleted: no"),
         tag("button", "Filter", type="submit"),
         action="/records",
         method="get",
@@ -172,7 +175,7 @@ def detail(req: Request) -> Page:
         if k not in ("body", "anchors") and k not in COUNTERS
     }
     body = [
-        tag("p", _flags(record), " ", tag("code", record_id)),
+        tag("p", flags(record), " ", tag("code", record_id)),
         section("Fields", definitions((k, _value(v)) for k, v in fields.items())),
         section("Body", definitions((k, _value(v)) for k, v in (record.get("body") or {}).items())),
         section("Anchors", anchors(record)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planning_memory.viewer import agent
+from planning_memory.viewer import agent, saved
 from planning_memory.viewer.html import (
     Html,
     badge,
@@ -116,6 +116,7 @@ def detail(req: Request) -> Page:
             id_="rolling",
         ),
         section("End summary", end_summary(data.get("end_summary")), id_="end-summary"),
+        saved.saved_section(req, sid),
         section("Timeline", timeline(req, around), id_="timeline") if around else "",
         section("Window", window(req, sid, around), id_="window"),
         section("Injected at session start", agent.injections(req, sid), id_="injections"),

@@ -7,11 +7,10 @@ fence or HTML block that is never closed, or one that contains an item heading).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from planning_memory.views.fileformat import (
     HEADING_LIKE_RE,
@@ -30,15 +29,27 @@ _HTML_CLOSERS = (
     (re.compile(r"^<!\[CDATA\["), ("]]>",)),
     (re.compile(r"^<![A-Za-z]"), (">",)),
 )
-_BLOCKS = MarkdownIt("commonmark").disable(["inline", "text_join"])  # block structure only
-_FULL = MarkdownIt("commonmark")
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+
+@functools.cache
+def _parser(inline: bool) -> MarkdownIt:
+    """The CommonMark parser, built on first use (importing markdown-it costs ~15 ms, which a
+    command that only renders never pays): block structure only, unless ``inline``."""
+    from markdown_it import MarkdownIt
+
+    full = MarkdownIt("commonmark")
+    return full if inline else full.disable(["inline", "text_join"])
 
 
 def markdown_tokens(
     text: str, env: dict[str, object] | None = None, *, inline: bool = False
 ) -> list[Token]:
     """CommonMark tokens of ``text``: block structure only, unless ``inline``."""
-    return (_FULL if inline else _BLOCKS).parse(text, {} if env is None else env)
+    return _parser(inline).parse(text, {} if env is None else env)
 
 
 @dataclass

@@ -1,49 +1,52 @@
 """The render cache: what each long-term record file gives the views, kept current by stat.
 
-Derived and gitignored, under ``memory/contextual/views/cache/``, written through the store:
+Derived and gitignored, under ``memory/contextual/views/cache/``, written through the store,
+each file as a base and a small delta of what changed since (``cachefile``):
 
-- ``index.json``: each record file's stat (mtime_ns, size), the digest of its content
+- ``index.json``: each record file's stat (ctime_ns, size), the digest of its content
   (``fileformat.record_digest``), its id and type, whether it is live and whether CLAUDE.md
-  shows it; the same for ``preferences.json``; the views' source hashes; and for each rendered
-  file, the stat and digest it had when it was last known to equal the render from given
-  inputs (``Known``).
+  shows it; the same for ``preferences.json``; the stamp of each record folder; the views'
+  source hashes; and for each rendered file, the stat and digest it had when it was last
+  known to equal the render from given inputs (``Known``).
 - ``patterns.items``, ``mistakes.items``, ``claude.items``: what each record gives that view
   (its item, or its CLAUDE.md entry, with the sort key) under its content digest, since it
   depends on nothing else: one JSON line, then the texts separated by NUL characters (a
-  rendered text never holds one).
+  rendered text never holds one); and which items redaction would change (``clean``).
 
 A scan stats every record file and reads only those whose stat moved or is too recent to trust
 (``RACY_NS``: file systems stamp times coarsely), so the views' source hashes come from the
-digests and their texts from the kept items plus the few records that changed. When an item
-is missing for a record not read in this run, every record is read again (a full render); a
-cache that is missing, unreadable or from another version of the renderer is rebuilt the same
-way. What a record gives a view is decided by the ``makers`` (``render``, ``claude``).
+digests and their texts from the kept items plus the few records that changed. After a write
+that names its records, only the folders whose stamp moved are stat-ed (``rescan``). When an
+item is missing for a record not read in this run, every record is read again (a full render);
+a cache that is missing, unreadable or from another version of the renderer is rebuilt the
+same way. What a record gives a view is decided by the ``makers`` (``render``, ``claude``).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import sys
 import time
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from planning_memory.core import Layout, Record
+from planning_memory.core import LONG_TERM_DIRS, Layout, Record, privacy
 from planning_memory.errors import PlanningMemoryError
 from planning_memory.longterm import load_record, record_stats
 from planning_memory.store import Store
+from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
 from planning_memory.views.fileformat import digests_hash, record_digest
-from planning_memory.views.table import Row, Table
+from planning_memory.views.table import Row, Stats, Table, span
 
 RACY_NS = 100_000_000  # a stat younger than this (0.1 s) is not trusted: the file is read again
-VERSION = 1
+FOLDERS = sorted(set(LONG_TERM_DIRS.values()))
 MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' length (digest, keys)
-_SEP = "\x00"
+_CORE_MODULES = ("model", "privacy", "secret_table", "secret_rules")
+_JOINED = 32  # past this many new items, one redaction scan of them all joined first
 _MAX_BYTES = 1 << 30
 
 # memo -> what a record gives that view: a view item (sort key, text) or a CLAUDE.md entry
@@ -55,7 +58,7 @@ class Known(NamedTuple):
     """A rendered file known to equal the render from ``inputs``: its stat and sha256."""
 
     inputs: str
-    mtime: int
+    ctime: int
     size: int
     digest: str
 
@@ -67,23 +70,35 @@ def cache_dir(layout: Layout) -> Path:
 @functools.cache
 def code_stamp() -> str:
     """What the kept items depend on besides the records: this package's view code, the
-    record model, the Unicode tables and Python's version (the items of another renderer are
-    never reused)."""
+    record model, the redaction rules, the Unicode tables and Python's version (the items of
+    another renderer are never reused)."""
     here = Path(__file__).resolve().parent
     versions = f"{VERSION} {sys.version_info[:2]} {unicodedata.unidata_version}"
     digest = hashlib.sha256(versions.encode())
-    for path in [*sorted(here.glob("*.py")), here.parent / "core" / "model.py"]:
+    core = [here.parent / "core" / f"{name}.py" for name in _CORE_MODULES]
+    for path in [*sorted(here.glob("*.py")), *core]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
 def _stat(path: Path | str, now: int) -> tuple[int, int]:
-    """``(mtime_ns, size)``: mtime 0 when too recent to trust, size -1 when absent."""
+    """``(ctime_ns, size)``: ctime 0 when too recent to trust, size -1 when absent. The
+    ctime, which no tool can set back, rather than the mtime (``table``)."""
     try:
         st = os.stat(path)
     except OSError:
         return 0, -1
-    return (st.st_mtime_ns if now - st.st_mtime_ns > RACY_NS else 0), st.st_size
+    return (st.st_ctime_ns if now - st.st_ctime_ns > RACY_NS else 0), st.st_size
+
+
+def _folder_stamp(path: Path, now: int) -> list[int]:
+    """``[ctime_ns, inode]`` of a folder: ctime 0 when too recent to trust, inode -1 when it
+    is absent. Creating, removing or renaming a file in it moves its ctime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [0, -1]
+    return [st.st_ctime_ns if now - st.st_ctime_ns > RACY_NS else 0, st.st_ino]
 
 
 def _memos_of(row: Row) -> set[str]:
@@ -95,9 +110,16 @@ def _memos_of(row: Row) -> set[str]:
 class RenderCache:
     """The cache of one memory tree, scanned on creation (``rescan`` after writing records)."""
 
-    def __init__(self, layout: Layout, store: Store, makers: Makers) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        store: Store,
+        makers: Makers,
+        written: Collection[str] | None = None,
+    ) -> None:
         self.layout, self.store, self.makers = layout, store, makers
         self.known: dict[str, Known] = {}
+        self.folders: dict[str, list[int]] = {}  # record folder -> its stamp at the last look
         self.hashes: dict[str, str] = {}  # "<memo> <template digest>" -> source hash
         self.preferences = Row(0, -1, record_digest({}), "", "preferences", True, True)
         self.table = Table.empty()
@@ -105,79 +127,98 @@ class RenderCache:
         self._records: dict[str, Record] = {}  # the records read in this run
         self._made: dict[str, dict[str, list[Any]]] = {name: {} for name in MEMOS}
         self._memos: dict[str, dict[str, list[Any]]] = {}
+        self._unclean: dict[str, set[str]] = {}  # memo -> digests of items redaction changes
+        self._changes: dict[str, set[str]] = {}  # memo -> digests added or dropped in this run
+        self._touched: set[str] = set()  # record files whose row changed in this run
+        self.files = CacheFiles(cache_dir(layout), store, code_stamp())
         self._prefs_value: dict[str, Any] | None = None
         self._dirty: set[str] = set()
         self._load_index()
-        self.rescan()
+        self.rescan(written)
 
     # -- the files ---------------------------------------------------------------------------
-    def _read(self, name: str) -> tuple[dict[str, Any], str] | None:
-        """A cache file's JSON line and the rest, or None when it is missing, unreadable or
-        from another renderer."""
-        path = cache_dir(self.layout) / name
-        try:
-            head, _, rest = self.store.read_bytes(path, max_bytes=_MAX_BYTES).partition(b"\n")
-            value = json.loads(head)
-            if isinstance(value, dict) and value.get("code") == code_stamp():
-                return value, rest.decode("utf-8", "surrogatepass")
-        except (PlanningMemoryError, ValueError):
-            pass
-        return None
-
-    def _write(self, name: str, value: dict[str, Any], rest: str = "") -> None:
-        head = json.dumps({"version": VERSION, "code": code_stamp(), **value})
-        data = (head + "\n" + rest).encode("utf-8", "surrogatepass")
-        self.store.write_bytes(cache_dir(self.layout) / name, data)
-
     def _load_index(self) -> None:
-        found = self._read("index.json")
+        base, delta = self.files.read("index.json")
         try:
-            value = found[0] if found else {}
-            self.table = Table.from_json(value["records"])
+            value = {**(base[0] if base else {}), **delta.get("head", {})}
+            self.table = Table.from_json(value["records"]).patched(delta.get("entries", {}))
             self.known = {name: Known(*known) for name, known in value["known"].items()}
             self.preferences = Row(*value["preferences"])
             self.hashes = dict(value["hashes"])
+            self.folders = {k: list(v) for k, v in value["folders"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
-            self.table, self.known, self.hashes = Table.empty(), {}, {}
+            self.table, self.known, self.hashes, self.folders = Table.empty(), {}, {}, {}
+            self.files.serials["index.json"] = ""  # written whole next time
             self._dirty.add("index")
 
     def _memo(self, name: str) -> dict[str, list[Any]]:
         """``content digest -> what the record gives the view`` (its last element the text)."""
         if name not in self._memos:
-            found = self._read(f"{name}.items")
-            self._memos[name] = _unpack(*found, MEMOS[name]) if found else {}
+            base, delta = self.files.read(f"{name}.items")
+            found = unpack_memo(base, delta, MEMOS[name])
+            if found is None:
+                found, self.files.serials[f"{name}.items"] = ({}, set()), ""
+            self._memos[name], self._unclean[name] = found
         return self._memos[name]
 
     def save(self) -> None:
-        """Write what changed in this run (nothing when nothing did)."""
+        """Write what changed in this run (nothing when nothing did): the entries changed
+        go to each file's delta (``cachefile``)."""
         for name in sorted(self._dirty - {"index"}):
-            packed = _pack(self._memos[name])
-            if packed is not None:
-                self._write(f"{name}.items", *packed)
+            memo, changes = self._memos[name], self._changes.pop(name, set())
+            self.files.save(
+                f"{name}.items",
+                {digest: memo.get(digest) for digest in changes},
+                {"unclean": sorted(self._unclean.get(name, set()))},
+                functools.partial(pack_memo, memo),
+                len(memo),
+            )
         if "index" in self._dirty:
-            index = {
-                "records": self.table.to_json(),
+            head = {
                 "preferences": self.preferences,
                 "hashes": self.hashes,
                 "known": self.known,
+                "folders": self.folders,
             }
-            self._write("index.json", index)
+            rows = {file: self.table.row_of(file) for file in self._touched}
+            whole = lambda: ({"records": self.table.to_json()}, "")  # noqa: E731
+            self.files.save("index.json", rows, head, whole, len(self.table.files))
+            self._touched.clear()
         self._dirty.clear()
 
     # -- the records -------------------------------------------------------------------------
-    def rescan(self) -> None:
-        """Stat every record file; read the ones whose stat moved (or is too recent)."""
+    def rescan(self, written: Collection[str] | None = None) -> None:
+        """Stat every record file; read the ones whose stat moved (or is too recent).
+
+        With ``written``, the ids of the records this run just wrote, a quicker look
+        (``_listing``): only the folders whose stamp moved are stat-ed again (a file in them
+        was created, removed, or replaced by a rename: every write of this package, git's
+        and most editors'), and in the others only the written records; a record of another
+        folder rewritten in place waits for the full stat of ``pmem render``, ``render
+        --check`` or ``sync``."""
         now = time.time_ns()
-        stats = record_stats(self.layout)
-        trusted = [mtime if now - mtime > RACY_NS else 0 for mtime in stats.mtimes]
+        stamps = {folder: _folder_stamp(self.layout.long_term / folder, now) for folder in FOLDERS}
+        if written is None:
+            stats: Stats = record_stats(self.layout)
+            looked = FOLDERS
+        else:
+            looked = [f for f in FOLDERS if not stamps[f][0] or self.folders.get(f) != stamps[f]]
+            stats = self._listing(looked, set(written))
+        for folder in looked:
+            if self.folders.get(folder) != stamps[folder]:
+                self.folders[folder] = stamps[folder]
+                self._dirty.add("index")
+        files, ctimes, sizes = stats
+        trusted = [ctime if now - ctime > RACY_NS else 0 for ctime in ctimes]
         memos = set()
-        if not self.table.unchanged(stats.files, trusted, stats.sizes):
+        if not self.table.unchanged((files, trusted, sizes)):
             old = self.table
-            self.table, changed = old.updated(stats.files, trusted, stats.sizes, self._read_record)
+            self.table, changed, touched = old.updated((files, trusted, sizes), self._read_record)
+            self._touched.update(touched)
             self._groups = None
             # keep what changed, and stats now all trusted (the next scan reads nothing); a
             # stat still too recent is read again anyway
-            if changed or (0 not in trusted and (trusted, stats.files) != (old.mtime, old.files)):
+            if changed or (0 not in trusted and (trusted, files) != (old.ctime, old.files)):
                 self._dirty.add("index")
             memos = set().union(*map(_memos_of, changed))
         if self._scan_preferences(now):
@@ -185,10 +226,40 @@ class RenderCache:
         if memos:
             self.hashes = {k: v for k, v in self.hashes.items() if k.split(" ")[0] not in memos}
 
-    def _read_record(self, file: str, mtime: int, size: int) -> Row:
+    def _listing(self, folders: list[str], written: set[str]) -> Stats:
+        """The stat a full scan would give, but for files of other folders than ``folders``
+        rewritten in place since the last look: a new stat of ``folders``, the table's for
+        the rest, where the files whose stat was too recent to trust and the ``written``
+        records are stat-ed again."""
+        table = self.table
+        fresh = record_stats(self.layout, folders)
+        files: list[str] = []
+        ctimes: list[int] = []
+        sizes: list[int] = []
+        for folder in FOLDERS:
+            source: Stats = (
+                (fresh.files, fresh.ctimes, fresh.sizes)
+                if folder in folders
+                else (table.files, table.ctime, table.size)
+            )
+            rows = span(source[0], folder)
+            files += source[0][rows]
+            ctimes += source[1][rows]
+            sizes += source[2][rows]
+        ids = {table.files[i] for i, rid in enumerate(table.id) if rid in written}
+        for i, file in enumerate(files):
+            if not ctimes[i] or file in ids:
+                try:
+                    st = os.stat(self.layout.long_term / file)
+                    ctimes[i], sizes[i] = st.st_ctime_ns, st.st_size
+                except OSError:
+                    ctimes[i], sizes[i] = 0, -1
+        return files, ctimes, sizes
+
+    def _read_record(self, file: str, ctime: int, size: int) -> Row:
         record = load_record(self.layout, self.store, file)
         if record is None:
-            return Row(mtime, size, "", "", "", False, False)
+            return Row(ctime, size, "", "", "", False, False)
         self._records[file] = record
         digest = record_digest(record)
         entry = self.makers["claude"](record)
@@ -196,17 +267,17 @@ class RenderCache:
             self._made["claude"][digest] = list(entry)
         live = record.get("deleted_at") is None
         record_id, shown = str(record.get("id", "")), entry is not None
-        return Row(mtime, size, digest, record_id, record["type"], live, shown)
+        return Row(ctime, size, digest, record_id, record["type"], live, shown)
 
     def _scan_preferences(self, now: int) -> bool:
         """Stat ``preferences.json``; True when its content changed."""
-        mtime, size = _stat(self.layout.preferences, now)
+        ctime, size = _stat(self.layout.preferences, now)
         old = self.preferences
-        if mtime and old.mtime == mtime and old.size == size:
+        if ctime and old.ctime == ctime and old.size == size:
             return False
         self._prefs_value = None
         value = self.preference_values() if size >= 0 else {}
-        self.preferences = Row(mtime, size, record_digest(value), "", "preferences", True, True)
+        self.preferences = Row(ctime, size, record_digest(value), "", "preferences", True, True)
         if old.digest == self.preferences.digest:
             return False
         self._dirty.add("index")
@@ -277,9 +348,19 @@ class RenderCache:
                 got = made[digest] = list(self.makers[memo](self._records[table.files[i]]))
             fresh[digest] = got
         if fresh.keys() != kept.keys():
-            self._memos[memo] = fresh
+            unclean = self._unclean[memo] & fresh.keys()
+            if memo != "claude":  # CLAUDE.md is short: it is redacted whole (``clean``)
+                unclean |= _unclean({d: got[-1] for d, got in fresh.items() if d not in kept})
+            self._memos[memo], self._unclean[memo] = fresh, unclean
+            self._changes.setdefault(memo, set()).update(fresh.keys() ^ kept.keys())
             self._dirty.add(memo)
         return [fresh[table.digest[i]] for i in rows]
+
+    def clean(self, memo: str) -> bool:
+        """True when redaction changes none of the items ``items(memo)`` gave (so it changes
+        nothing in a view of them: every shape that spans lines starts inside one item, and
+        an item is whole lines, starting with its heading and ending with a fixed line)."""
+        return memo in self._unclean and memo != "claude" and not self._unclean[memo]
 
     def _read_all(self) -> None:
         """Read every record again (the kept items do not match them): a full render."""
@@ -293,10 +374,10 @@ class RenderCache:
         known = self.known.get(name)
         if known is None or known.inputs != inputs:
             return False
-        mtime, size = _stat(path, time.time_ns())
+        ctime, size = _stat(path, time.time_ns())
         if size != known.size:
             return False
-        if mtime and mtime == known.mtime:
+        if ctime and ctime == known.ctime:
             return True
         try:
             data = self.store.read_bytes(path, max_bytes=_MAX_BYTES)
@@ -304,8 +385,8 @@ class RenderCache:
             return False
         if hashlib.sha256(data).hexdigest() != known.digest:
             return False
-        if mtime:  # trusted now: the next run needs only the stat
-            self.known[name] = known._replace(mtime=mtime)
+        if ctime:  # trusted now: the next run needs only the stat
+            self.known[name] = known._replace(ctime=ctime)
             self._dirty.add("index")
         return True
 
@@ -316,29 +397,18 @@ class RenderCache:
             if self.known.pop(name, None) is not None:
                 self._dirty.add("index")
             return
-        mtime, size = _stat(path, time.time_ns())
-        known = Known(inputs, mtime, size, hashlib.sha256(data).hexdigest())
+        ctime, size = _stat(path, time.time_ns())
+        known = Known(inputs, ctime, size, hashlib.sha256(data).hexdigest())
         if self.known.get(name) != known:
             self.known[name] = known
             self._dirty.add("index")
 
 
-def _pack(memo: dict[str, list[Any]]) -> tuple[dict[str, Any], str] | None:
-    """A memo as its JSON line (digests and keys) and its texts joined by NUL; None when a
-    text holds a NUL (never: rendered texts hold none)."""
-    texts = [got[-1] for got in memo.values()]
-    if any(_SEP in text for text in texts):
-        return None
-    entries = [[digest, *got[:-1]] for digest, got in memo.items()]
-    return {"entries": entries}, _SEP.join(texts)
-
-
-def _unpack(value: dict[str, Any], rest: str, width: int) -> dict[str, list[Any]]:
-    """A memo from what ``_pack`` wrote, entries of ``width`` values (empty when that does not
-    hold together)."""
-    entries, texts = value.get("entries"), rest.split(_SEP) if rest else []
-    if not isinstance(entries, list) or len(entries) != len(texts):
-        return {}
-    if not all(isinstance(e, list) and len(e) == width and isinstance(e[0], str) for e in entries):
-        return {}
-    return {e[0]: [*e[1:], t] for e, t in zip(entries, texts, strict=True)}
+def _unclean(texts: dict[str, str]) -> set[str]:
+    """The digests of the ``texts`` that redaction changes. Many at once (a first render)
+    are scanned joined first: almost always nothing is found, and one scan is cheaper."""
+    if len(texts) > _JOINED:
+        joined = "\n".join(texts.values())
+        if privacy.redact(joined) == joined:
+            return set()
+    return {digest for digest, text in texts.items() if privacy.redact(text) != text}

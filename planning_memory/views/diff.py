@@ -9,17 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planning_memory.errors import InputError
-from planning_memory.views.fileformat import HEADING_FIELD, Issue, Kind
-from planning_memory.views.parse import ParsedItem, ParsedView
+from planning_memory.views.fileformat import (
+    HEADING_FIELD,
+    Issue,
+    Kind,
+    display_text,
+    editable_fields,
+)
+
+if TYPE_CHECKING:
+    from planning_memory.views.parse import ParsedItem, ParsedView
 
 RECORD_TYPE: dict[Kind, str] = {"patterns": "pattern", "mistakes": "mistake"}
-EDITABLE: dict[Kind, tuple[str, ...]] = {
-    "patterns": ("name", "description", "example", "tags"),
-    "mistakes": ("title", "description", "correction", "severity", "tags"),
-}
 TITLE_MAX = 200
 TEXT_MAX = 50_000
 TAG_MAX = 100
@@ -81,24 +85,6 @@ class Changes:
             record_id=first.record_id,
             hint="nothing was imported",
         )
-
-
-def editable_fields(record: Mapping[str, Any], kind: Kind) -> dict[str, Any]:
-    """The fields a person edits in the view, in the form the parser returns them."""
-    values = {name: record.get(name, "") for name in EDITABLE[kind]}
-    values["tags"] = sorted(set(record.get("tags") or []))
-    return values
-
-
-def display_text(record: Mapping[str, Any], label: str) -> str:
-    """The text rendered after a display-only label (``usage`` or ``occurrences``)."""
-    if label == "usage":
-        count = int(record.get("usage_count", 1))
-        text = f"{count} use" + ("" if count == 1 else "s")
-        return text + (", established" if record.get("established") else "")
-    count = int(record.get("occurrences", 1))
-    last = record.get("last_occurrence")
-    return f"{count}, last {last}" if last else str(count)
 
 
 def _display_norm(text: str) -> str:

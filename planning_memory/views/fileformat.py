@@ -234,3 +234,27 @@ def _escape(char: str) -> str:
         return f"\\u{code:04x}"
     code -= 0x10000
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+EDITABLE: dict[Kind, tuple[str, ...]] = {
+    "patterns": ("name", "description", "example", "tags"),
+    "mistakes": ("title", "description", "correction", "severity", "tags"),
+}
+
+
+def editable_fields(record: Mapping[str, Any], kind: Kind) -> dict[str, Any]:
+    """The fields a person edits in the view, in the form the parser returns them."""
+    values = {name: record.get(name, "") for name in EDITABLE[kind]}
+    values["tags"] = sorted(set(record.get("tags") or []))
+    return values
+
+
+def display_text(record: Mapping[str, Any], label: str) -> str:
+    """The text rendered after a display-only label (``usage`` or ``occurrences``)."""
+    if label == "usage":
+        count = int(record.get("usage_count", 1))
+        text = f"{count} use" + ("" if count == 1 else "s")
+        return text + (", established" if record.get("established") else "")
+    count = int(record.get("occurrences", 1))
+    last = record.get("last_occurrence")
+    return f"{count}, last {last}" if last else str(count)

@@ -15,12 +15,13 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from planning_memory.views.diff import display_text, editable_fields
 from planning_memory.views.fileformat import (
     HEADING_LIKE_RE,
     MARKER_HINT_RE,
     VIEW_FILES,
     Kind,
+    display_text,
+    editable_fields,
     fill_template,
     has_unsafe,
     header_line,
@@ -29,7 +30,6 @@ from planning_memory.views.fileformat import (
     json_string_list,
     normalize_newlines,
 )
-from planning_memory.views.parse import parse_view
 
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 _BACKTICKS_RE = re.compile(r"`+")
@@ -152,6 +152,8 @@ _BLOCK_FIELDS = ("description", "correction")
 
 
 def _reads_back(text: str, record: Mapping[str, Any], kind: Kind) -> bool:
+    from planning_memory.views.parse import parse_view  # markdown-it: only when needed
+
     parsed = parse_view(text, kind)
     return (
         not parsed.errors
@@ -206,11 +208,16 @@ def assemble_view(items: Iterable[Item], kind: Kind, template: str, *, source_ha
     _check_items_last(template)
     ordered = sorted(items, key=lambda item: item[0])
     text = "\n".join(item[1] for item in ordered)
-    body = fill_template(normalize_newlines(template), items=_ITEMS_MARK)
-    head, _, _ = body.partition(_ITEMS_MARK)
-    head = re.sub(r"\n{3,}", "\n\n", head).strip("\n")
+    head = view_head(template)
     body = (head + "\n\n" + text).rstrip("\n") + "\n" if text else head + "\n"
     return header_line(VIEW_FILES[kind], source_hash, body) + "\n" + body
+
+
+def view_head(template: str) -> str:
+    """The text of a view between its header line and its items: the template's."""
+    body = fill_template(normalize_newlines(template), items=_ITEMS_MARK)
+    head, _, _ = body.partition(_ITEMS_MARK)
+    return re.sub(r"\n{3,}", "\n\n", head).strip("\n")
 
 
 def render_view(

@@ -13,20 +13,22 @@ touched, and only when the config asks for it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planning_memory.core import Layout, Record, privacy, timestamp
+from planning_memory.core import Layout, Record, timestamp
 from planning_memory.errors import ConflictError, SchemaError
 from planning_memory.longterm import check_record, new_record, save_record
-from planning_memory.views.diff import Changes, diff_view
 from planning_memory.views.fileformat import conflict_marker_line, header_hashes
-from planning_memory.views.parse import ParsedView, parse_view
 from planning_memory.views.state import VIEWS, Views, ViewState
 from planning_memory.views.templates import load_template
+
+if TYPE_CHECKING:  # the import side (markdown-it) loads only when a view is parsed
+    from planning_memory.views.diff import Changes
+    from planning_memory.views.parse import ParsedView
 
 
 @dataclass
@@ -114,6 +116,8 @@ def _against_base(views: Views, state: ViewState, changes: Changes, edited: Pars
     base_text = path.read_bytes().decode("utf-8", "replace")
     if header_hashes(base_text) != header_hashes(on_disk):
         return changes
+    from planning_memory.views.parse import parse_view
+
     kind = state.name.removesuffix(".md")
     base = parse_view(base_text, kind, template=load_template(state.name))  # type: ignore[arg-type]
     base_items = {i.record_id: i.fields for i in base.items if i.record_id}
@@ -130,6 +134,9 @@ def _against_base(views: Views, state: ViewState, changes: Changes, edited: Pars
 
 
 def _import(views: Views, state: ViewState, now: datetime, report: SyncReport) -> None:
+    from planning_memory.views.diff import diff_view
+    from planning_memory.views.parse import parse_view
+
     kind = state.name.removesuffix(".md")
     template = load_template(state.name)
     parsed = parse_view(state.on_disk or "", kind, template=template)  # type: ignore[arg-type]
@@ -157,7 +164,7 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
         _keep_base(views, state)
         return
     if state.path.parent == views.layout.planning:
-        data = privacy.redact(state.fresh).encode("utf-8")  # what Store.write_text writes
+        data = views.redacted(state).encode("utf-8")  # what Store.write_text writes
         changed = views.store.write_bytes(state.path, data)
         if state.name != "CLAUDE.md":
             views.store.write_bytes(base_path(views.layout, state.name), data)
@@ -182,8 +189,7 @@ def sync(views: Views, now: datetime, *, prefer: str | None = None) -> SyncRepor
         marked = [s for s in states if s.state != "current" and _merge_leftover(s)]
         conflicts += [s for s in marked if s not in conflicts]
         if conflicts and prefer is None:
-            report.conflicts = conflicts
-            views.save_cache()
+            report.conflicts = conflicts  # nothing written, the derived cache neither
             return report
         for state in states:
             if state.name in ("patterns.md", "mistakes.md") and (
@@ -217,6 +223,9 @@ def _noise_only(views: Views, state: ViewState, now: datetime) -> bool:
     """A conflict whose Markdown side parses to no change at all is not a real conflict."""
     if state.name not in ("patterns.md", "mistakes.md") or state.on_disk is None:
         return False
+    from planning_memory.views.diff import diff_view
+    from planning_memory.views.parse import parse_view
+
     kind = state.name.removesuffix(".md")
     parsed = parse_view(state.on_disk, kind, template=load_template(state.name))  # type: ignore[arg-type]
     changes = diff_view(parsed, views.records(kind), timestamp(now))
@@ -236,9 +245,17 @@ def render_all(views: Views) -> SyncReport:
     return report
 
 
-def refresh(views: Views) -> SyncReport:
+def refresh(views: Views, written: Collection[str] | None = None) -> SyncReport:
     """Render only the views that are missing or stale; never touch a hand-edited one. Only
-    the records that changed since the last run are read and rendered (``state``)."""
+    the records that changed since the last run are read and rendered (``state``).
+
+    ``written``: the ids of the records the caller just wrote. Then not every record file is
+    stat-ed: only the folders whose stamp moved (a file in them was created, removed, or
+    replaced by a rename, as this package, git and most editors write) and those records.
+    A record rewritten in place in another folder since the last full look is seen by the
+    next ``render``, ``render --check`` or ``sync``, which stat every file."""
+    if written is not None:
+        views = dataclasses.replace(views, written=frozenset(written))
     report = SyncReport()
     with views.store.lock():
         for state in [*views.states(), *views.target_states()]:

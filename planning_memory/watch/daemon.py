@@ -6,7 +6,9 @@ A batch's source files go to the ``entity`` reaction (in this process for a few 
 small repository, in a child process for a full reconcile), then to the search index; memory
 JSON and hand-edited views to the Markdown sync workflow; the summary queue to a thread of its
 own, so that a slow summariser never delays a save. A reaction that fails is logged, counted
-and shown in ``status``; the daemon carries on.
+and shown in ``status``; the daemon carries on. With ``entity.scanInterval`` a duration, a
+full reconcile also runs that long after the last one ended (a warm rescan: it catches changes
+whose events never came, as on a network file system).
 
 ``python -m planning_memory.watch.daemon ROOT [--polling]`` is the background daemon's process
 (see ``process.start``); ``--scan ROOT`` is its scan child.
@@ -65,6 +67,8 @@ class Daemon:
         self.side_writes = events.WriteLog(self.own)  # the summaries thread's
         self.memory, self.side_memory = self._open()
         self.reactions = plan.switched(REACTIONS, self.memory.config)  # a bad config raises
+        self.rescan_every = plan.rescan_every(self.memory.config)
+        self._next_rescan = float("inf")  # monotonic time of the next warm rescan
         self.ignore = self.memory.code.ignore_rules()
         self.batcher = events.Batcher(quiet, max_wait)
         self.watcher = events.Watcher(
@@ -98,6 +102,9 @@ class Daemon:
             "busy_since_epoch": None,
             "files_with_errors": 0,
             "error_files": [],
+            "scan_interval": plan.scan_mode(self.memory.config),
+            "rescans": 0,
+            "last_rescan_at": None,
         }
 
     def _open(self) -> tuple[Memory, Memory]:
@@ -132,6 +139,9 @@ class Daemon:
 
     def _tick(self) -> None:
         self.watcher.check()
+        if time.monotonic() >= self._next_rescan:  # ``entity.scanInterval`` a duration
+            self._next_rescan = float("inf")  # until the reconcile it asks for is done
+            self.batcher.request_full(plan.INTERVAL)
         self.info["observer"] = self.watcher.kind
         self.info["warnings"] = list(self.watcher.warnings)
         due = self.batcher.due_in()
@@ -231,6 +241,12 @@ class Daemon:
         self.info["batches"] += 1
         self.info["full_reconciles"] += bool(todo.full)
         self.info["last_batch"] = plan.summary(todo, at=_now(), seconds=seconds, waited=waited)
+        if todo.full:  # any full reconcile restarts the interval
+            every = self.rescan_every
+            self._next_rescan = float("inf") if every is None else time.monotonic() + every
+        if plan.INTERVAL in todo.full:
+            self.info["rescans"] += 1
+            self.info["last_rescan_at"] = _now()
         what = f"full reconcile ({'; '.join(todo.full)})" if todo.full else "batch"
         log.info(
             "%s: %d paths, %d source, waited %.3f s, took %.3f s",
@@ -250,6 +266,8 @@ class Daemon:
         self.memory, self.side_memory = memory, side
         self.ignore = self.memory.code.ignore_rules()
         self.reactions.update(reactions)
+        self.rescan_every = plan.rescan_every(memory.config)  # timed from this reconcile's end
+        self.info["scan_interval"] = plan.scan_mode(memory.config)
 
     # -- reactions -----------------------------------------------------------------------------
     def _react(

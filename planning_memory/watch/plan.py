@@ -19,6 +19,8 @@ PLANNING = ".planning/"
 LONG_TERM = PLANNING + "memory/long-term/"
 # reaction -> the config switch that turns it off (``memory.<section>.<key>: false``)
 SWITCHES = {"entity": ("entity", "autoScan"), "index": ("contextual", "autoReindex")}
+UNITS = {"s": 1, "m": 60, "h": 3600}  # ``entity.scanInterval`` durations: 30s, 5m, 1h
+INTERVAL = "scan interval"  # the reason a warm rescan gives its full reconcile
 
 
 @dataclass
@@ -152,13 +154,35 @@ def scan_in_child(paths: list[str] | None, files_seen: int) -> bool:
 
 
 def switched(names: Iterable[str], config: Mapping[str, Any]) -> dict[str, str]:
-    """``available`` or ``disabled by config (<section>.<key>)`` for each reaction."""
+    """``available`` or ``disabled by config (<section>.<key>)`` for each reaction
+    (``entity.scanInterval: manual`` turns the ``entity`` reaction off too)."""
     found: dict[str, str] = {}
     for name in names:
         section, key = SWITCHES.get(name, ("", ""))
         enabled = not section or config["memory"][section].get(key, True)
         found[name] = "available" if enabled else f"disabled by config ({section}.{key})"
+    if found.get("entity") == "available" and scan_mode(config) == "manual":
+        found["entity"] = "disabled by config (entity.scanInterval: manual)"
     return found
+
+
+def scan_mode(config: Mapping[str, Any]) -> str:
+    """``entity.scanInterval``: ``on-change`` (scan what the file events name), ``manual``
+    (the daemon never scans: ``pmem scan`` only) or a duration (``30s``, ``5m``, ``1h``: on
+    change, and a warm rescan that often)."""
+    return str(config["memory"]["entity"].get("scanInterval", "on-change"))
+
+
+def rescan_every(config: Mapping[str, Any]) -> float | None:
+    """Seconds between warm rescans (``entity.scanInterval`` a duration, ``autoScan`` on),
+    else None."""
+    if not config["memory"]["entity"].get("autoScan", True):
+        return None
+    mode = scan_mode(config)
+    count, unit = mode[:-1], mode[-1:]
+    if unit not in UNITS or not count.isdigit() or int(count) < 1:
+        return None  # on-change, manual (the config's schema allows nothing else)
+    return float(int(count) * UNITS[unit])
 
 
 def summary(plan: Plan, *, at: str, seconds: float, waited: float) -> dict[str, Any]:

@@ -63,7 +63,7 @@ def test_a_working_setup_is_all_ok(empty_repo: Path, pmem: str) -> None:
     assert all(c["ok"] for c in checks)
     lines = text.splitlines()
     assert len(lines) == len(checks) and all(line.startswith("ok   ") for line in lines)
-    assert any("claude-code hooks: 6 ran" in line for line in lines)
+    assert any("claude-code hooks: 7 ran" in line for line in lines)
 
 
 def test_each_problem_is_one_line_with_its_fix(empty_repo: Path, tmp_path: Path, pmem: str) -> None:

@@ -169,9 +169,10 @@ def test_the_api_example_in_the_agent_docs_runs() -> None:
 
 
 def test_recording_hooks_run_in_the_background() -> None:
-    """PostToolUse and Stop only record: Claude Code runs them with ``"async": true`` and
-    does not wait; the hooks whose answer it reads (SessionStart, UserPromptSubmit) and the
-    ones that must finish (PreCompact, SessionEnd) stay synchronous."""
+    """PostToolUse, PostToolUseFailure and Stop only record: Claude Code runs them with
+    ``"async": true`` and does not wait; the hooks whose answer it reads (SessionStart,
+    UserPromptSubmit) and the ones that must finish (PreCompact, SessionEnd) stay
+    synchronous."""
     hooks = merge_settings({}, ("pmem",), Path("settings.json"))["hooks"]
     waits = {
         event: not groups[0]["hooks"][0].get("async", False) for event, groups in hooks.items()
@@ -180,6 +181,7 @@ def test_recording_hooks_run_in_the_background() -> None:
         "SessionStart": True,
         "UserPromptSubmit": True,
         "PostToolUse": False,
+        "PostToolUseFailure": False,
         "Stop": False,
         "PreCompact": True,
         "SessionEnd": True,

@@ -65,6 +65,7 @@ def check_claude_code(repo: Path) -> None:
         "SessionStart",
         "UserPromptSubmit",
         "PostToolUse",
+        "PostToolUseFailure",
         "Stop",
         "PreCompact",
         "SessionEnd",
@@ -76,7 +77,7 @@ def check_claude_code(repo: Path) -> None:
                 assert hook["type"] == "command" and isinstance(hook["command"], str)
                 assert isinstance(hook.get("timeout", 60), int)
     ours = [h for gs in hooks.values() for g in gs for h in g["hooks"] if "pmem" in h["command"]]
-    assert len(ours) == 6 and all(h["command"].endswith(" || true") for h in ours)
+    assert len(ours) == 7 and all(h["command"].endswith(" || true") for h in ours)
 
 
 def check_cursor(repo: Path) -> None:

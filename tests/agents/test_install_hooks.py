@@ -53,7 +53,7 @@ def test_without_pmem_every_hook_is_silent_and_exits_0(empty_repo: Path, tmp_pat
     empty.mkdir()
     payload = json.dumps({"session_id": "s1", "cwd": str(empty_repo)}).encode()
     commands = hooks(empty_repo)
-    assert len(commands) == 6
+    assert len(commands) == 7
     for command in commands.values():
         done = sh(command, payload, empty_repo, PATH=str(empty))
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b""), command

@@ -24,6 +24,7 @@ from planning_memory.memory import Memory
 TOOLS = {
     "memory_save",
     "memory_search",
+    "memory_stats",
     "memory_get",
     "memory_context",
     "memory_timeline",
@@ -105,7 +106,9 @@ def test_every_tool_through_the_real_client(repo: Path) -> None:
             assert tool.description and len(tool.description) > 60, tool.name
             assert tool.input_schema["type"] == "object"
             assert tool.annotations is not None
-            reads = tool.name.startswith(("memory_search", "memory_get", "memory_c", "entity"))
+            reads = tool.name.startswith(
+                ("memory_search", "memory_stats", "memory_get", "memory_c", "entity")
+            )
             assert tool.annotations.read_only_hint is (reads or tool.name == "memory_timeline")
 
         saved = await s.json(
@@ -174,7 +177,12 @@ def test_every_tool_through_the_real_client(repo: Path) -> None:
         message = await s.json("memory_get", id=logged["id"])
         assert message["session_id"] == started["id"] and "MEMORIZE" in message["content"]
         timeline = (await s.json("memory_timeline", id=second["id"], before=3))["timeline"]
-        assert [e["id"] for e in timeline][-2:] == [logged["id"], second["id"]]
+        # the session's timeline: the message, the fact it memorized (a learning), the next one
+        assert [e["id"] for e in timeline][-3:-2] + [e["id"] for e in timeline][-1:] == [
+            logged["id"],
+            second["id"],
+        ]
+        assert timeline[-2]["kind"] == "learning" and "webhook retries" in timeline[-2]["text"]
         assert timeline[-1]["anchor"] is True
         record_line = (await s.json("memory_timeline", id=saved["id"]))["timeline"]
         assert any(e.get("anchor") and e["id"] == saved["id"] for e in record_line)

@@ -84,3 +84,52 @@ def test_unknown_and_deleted_ids(mem: tuple[Layout, Store]) -> None:
     for bad in ("pat_nope", "msg_nope", "pat_gone"):
         with pytest.raises(NotFoundError):
             timeline(layout, store, bad)
+
+
+class _Ticking:
+    """A clock one minute later at each call."""
+
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(minutes=1)
+        return self.now
+
+
+def test_seed003_timeline_neighbours_within_the_same_session(tmp_path: Path) -> None:
+    from planning_memory.memory import Memory
+
+    Memory.init(tmp_path)
+    mem = Memory(tmp_path, clock=_Ticking())
+    outside = mem.save("Saved from the CLI", "discovery").record["id"]
+    sid = str(mem.sessions.start(goal="payments")["id"])
+    other = str(mem.sessions.start(channel="claude-code")["id"])
+    asked = mem.log("Why do webhooks retry forever?", session_id=sid).message["id"]
+    mem.save("Noise from another session", "discovery", source=f"session:{other}")
+    error = mem.record_error("pytest: test_retry failed", session_id=sid)["id"]
+    saved = mem.save(
+        "Webhook retries are capped at 5", "bugfix", source=f"session:{sid}", topic_key="pay/retry"
+    ).record["id"]
+    decided = mem.record_decision("Retry cap?", "5", session_id=sid)["id"]
+    mem.log("Capped at five.", role="assistant", session_id=sid)
+    later = mem.save("After the session's work", "discovery").record["id"]
+
+    got = mem.timeline(saved, before=3, after=3)
+    assert [e.id for e in got][:5] == [asked, error, saved, decided, got[4].id]
+    assert [e.kind for e in got] == ["message", "error", "bugfix", "decision", "message"]
+    assert [e.anchor for e in got] == [False, False, True, False, False]
+    assert {e.session_id for e in got} == {sid}  # nothing of the other session, nor the CLI's
+
+    around_message = mem.timeline(asked, before=0, after=2)
+    assert [e.id for e in around_message] == [asked, error, saved]
+
+    plain = mem.timeline(later, before=10, after=0)  # saved outside a session: by creation time
+    assert plain[0].id == outside and plain[-1].id == later and saved in [e.id for e in plain]
+
+    # the topic updated by another session moves the memory into that session's timeline
+    moved = mem.save(
+        "Retries capped at 3", "bugfix", topic_key="pay/retry", source=f"session:{other}"
+    )
+    assert moved.record["id"] == saved
+    assert {e.session_id for e in mem.timeline(saved)} == {other}

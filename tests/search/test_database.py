@@ -23,6 +23,7 @@ from planning_memory.search.database import (
     Index,
     index_path,
     split_identifiers,
+    varints,
 )
 from planning_memory.store import Store
 
@@ -395,3 +396,34 @@ def test_entity_tree_is_only_walked_when_a_folder_changed(mem: tuple[Layout, Sto
         store.delete(layout.entity / "files" / "pkg2" / "_shard.json")
         indexer.sync(index, layout, store)
         assert keys(index, '"okapi"') == {"entity:file:pkg0/a.py"}
+
+
+def test_totals_lengths_and_estimated_counts(mem: tuple[Layout, Store]) -> None:
+    layout, store = mem
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store, code=False)
+        with index.write():  # one document at a time: ids in this order
+            for n in range(400):
+                words = ["every", "half"] if n % 2 else ["every"]
+                words += ["rare"] if n < 3 else []
+                learned = " ".join(words)
+                record = new_long_term(
+                    "learning", f"lrn_{n:04d}", NOW, title="note", learned=learned
+                )
+                indexer.index_record(index, layout, record)
+        totals = index.totals()
+        assert totals.documents == totals.last_id == 400
+        rows = index.match('"every"', Filters(), 1000)
+        lengths = [r.length for r in rows]
+        assert min(lengths) > 0
+        assert totals.mean_length == pytest.approx(sum(lengths) / len(lengths))
+        assert sum(totals.shares) == pytest.approx(1.0)
+        assert index.estimate_count('"rare"', 50, totals) == 3  # under the cap: exact
+        assert index.estimate_count('"every"', 50, totals) == 400
+        assert index.estimate_count('"half"', 50, totals) == pytest.approx(200, rel=0.02)
+        assert index.estimate_count('"absent"', 50, totals) == 0
+
+
+def test_varints() -> None:
+    assert varints(bytes([0x05, 0x7F, 0x81, 0x00, 0x82, 0x80, 0x01])) == [5, 127, 128, 32769]
+    assert varints(b"") == []

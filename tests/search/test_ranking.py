@@ -292,13 +292,14 @@ def test_memory_search_api_rejects_an_unknown_source(tmp_path: Path) -> None:
 def test_the_or_step_scores_every_match_not_only_the_newest(
     env: tuple[Layout, Store, Index],
 ) -> None:
-    """More OR matches than ``SCAN_CAP``: the best one, indexed first (the oldest), is still
-    found. Each OR term is in fewer than ``COMMON_DF`` documents, so every match is scored."""
+    """The best match, indexed first (the oldest), is found behind a thousand newer ones:
+    the any-word step takes the rarest words while their documents add up to at most
+    ``OR_BUDGET`` (here "alpha" and "gizmo", not "widget" too) and scores every match."""
     from planning_memory.search.database import SCAN_CAP
 
     put(env, "pattern", "pat_best", description="alpha widget")
-    per_term = search.COMMON_DF - 10
-    assert 2 * per_term > SCAN_CAP
+    per_term = SCAN_CAP // 2 + 10
+    assert per_term < search.OR_BUDGET < 2 * per_term
     with env[2].write():
         for n in range(per_term):
             put(env, "learning", f"lrn_w{n}", learned=f"widget number {n}")
@@ -306,3 +307,42 @@ def test_the_or_step_scores_every_match_not_only_the_newest(
     hits = search.search(env[2], "alpha widget gizmo", now=NOW, limit=5)
     assert hits[0].ref_id == "pat_best"
     assert hits[0].match == "any"
+
+
+def test_a_word_found_nowhere_does_not_empty_the_search(env: tuple[Layout, Store, Index]) -> None:
+    put(env, "pattern", "pat_both", description="retry with exponential backoff")
+    put(env, "pattern", "pat_one", description="exponential growth of the cache")
+    hits = search.search(env[2], "exponential backoff zyzzyva", now=NOW, limit=5)
+    assert ids(hits) == ["pat_both", "pat_one"]
+    assert [h.match for h in hits] == ["all", "any"]
+    assert search.search(env[2], "exponential zyzzyva", now=NOW, match="all") == []
+
+
+def test_all_word_matches_likely_by_chance_rank_with_the_rest(
+    env: tuple[Layout, Store, Index],
+) -> None:
+    """Where many documents hold every word by chance, they do not go first: one list, ranked
+    by BM25 over all the words. Where that is unlikely, they do (the test above)."""
+    with env[2].write():
+        for n in range(40):
+            filler = " ".join(f"word{n}x{k}" for k in range(30))
+            put(env, "learning", f"lrn_{n}", learned=f"alpha {filler} beta {filler} gamma")
+    put(env, "pattern", "pat_short", title="gamma beta", description="gamma beta")
+    hits = search.search(env[2], "alpha beta gamma", now=NOW, limit=5)
+    assert hits[0].ref_id == "pat_short"
+    assert hits[0].match == "any" and hits[1].match == "all"
+
+
+def test_words_in_a_title_are_found_when_too_common_for_the_any_step(
+    env: tuple[Layout, Store, Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "OR_BUDGET", 10)  # each word is in 20 documents
+    with env[2].write():
+        for n in range(20):
+            for word in ("heron", "egret", "stork"):
+                put(env, "learning", f"lrn_{word}{n}", learned=f"{word} note {n}")
+    put(env, "pattern", "pat_title", title="Heron and egret", description="wading birds")
+    hits = search.search(env[2], "heron egret stork", now=NOW, limit=5)
+    assert hits[0].ref_id == "pat_title"
+    monkeypatch.setattr(search, "TITLE_BUDGET", 0)
+    assert search.search(env[2], "heron egret stork", now=NOW, limit=5) == []

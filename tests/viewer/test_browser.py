@@ -3,6 +3,7 @@ agent's context block as ``pmem context`` prints it, escaping, the Host check, l
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,40 @@ def test_what_was_injected_at_session_start_is_listed(viewer: Viewer, browser: A
     assert pack.text.splitlines()[0] in by_id(browser, "injections").text
     browser.get(viewer.url + f"session?id={sid}")
     assert browser.find_elements(By.CSS_SELECTOR, "#injections details.injection")
+
+
+def test_seed003_a_session_page_lists_what_was_saved_in_this_chat(
+    viewer: Viewer, browser: Any
+) -> None:
+    """Last in this module: it adds a session, which becomes the newest."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from planning_memory import Memory
+
+    ticks = iter(range(10_000))  # each reading of the clock a minute later: a clear order
+    start = datetime.now(UTC)
+    mem = Memory.open(viewer.root, clock=lambda: start + timedelta(minutes=next(ticks)))
+    sid = mem.sessions.start(goal="Harden the login")["id"]
+    source = f"session:{sid}"
+    older = mem.save("Rate-limit the login route", "decision", source=source)
+    mem.save("Lock the account after 5 tries", "decision", source=source, pinned=True)
+    mem.save("Never log passwords", "mistake", source=source, correction="log the user id")
+    gone = mem.save("Drop the captcha idea", "decision", source=source)
+    mem.forget(gone.record["id"])
+    mem.log("Done. [MEMORIZE: the login form posts to /api/login]", "assistant", sid)
+    browser.get(viewer.url + f"session?id={sid}")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#saved-records tbody tr")
+    titles = [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows]
+    assert titles[0] == "Lock the account after 5 tries"  # pinned first
+    assert titles[1] == "the login form posts to /api/login"  # then the newest
+    assert titles[-1] == "Rate-limit the login route" and older.record["id"]
+    assert "Drop the captcha idea" not in by_id(browser, "saved").text  # forgotten
+    Select(browser.find_element(By.NAME, "saved_type")).select_by_value("mistake")
+    box = by_id(browser, "saved-q")
+    box.send_keys("USER ID")  # the correction, any case
+    box.submit()
+    wait_for(lambda: "saved_q=USER" in browser.current_url)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#saved-records tbody tr")
+    assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows] == ["Never log passwords"]
+    assert errors(browser) == []

@@ -22,6 +22,7 @@ PAGES = (
     "/sessions",
     "/sessions?channel=claude-code&status=active",
     "/session?id=ses_01HMKP5GC0QR5G41H5MY08Y01C",
+    "/session?id=ses_01HMKP5GC0QR5G41H5MY08Y01C&saved_type=decision&saved_q=auth",
     "/context?task=add+password+reset+to+the+login+form&budget=700",
     "/code",
     "/code?find=LoginForm",

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,13 +72,20 @@ def cold_render(mem: Memory) -> dict[str, str]:
 
 
 def age(paths: list[Path], step: list[int]) -> None:
-    """Give each written file its own mtime, hours in the past: stats the cache may trust
-    (``RACY_NS`` 0 below) without two writes ever sharing a stamp."""
+    """Wait for the file system's clock to tick past the ctime of each written file, so the
+    cache may trust stats at once (``RACY_NS`` 0 below) without two writes ever sharing a
+    stamp; the mtimes are set hours in the past too (the cache must not rely on them)."""
     for path in paths:
         if path.exists():
             step[0] += 1
             stamp = 1_600_000_000 * 10**9 + step[0] * HOUR_NS
             os.utime(path, ns=(stamp, stamp))
+            probe = path.with_name(".tick")
+            while True:
+                probe.write_bytes(b"")
+                if probe.stat().st_ctime_ns != path.stat().st_ctime_ns:
+                    break
+            probe.unlink()
 
 
 @contextmanager
@@ -219,12 +228,9 @@ def test_a_broken_or_foreign_cache_is_rebuilt(mem: Memory, name: str, content: b
 def test_a_refresh_with_nothing_new_writes_nothing(mem: Memory) -> None:
     """The cache is derived, under contextual/ (gitignored); once its stats are trusted, a
     refresh or a check with nothing new writes no file at all."""
-    assert sorted(p.name for p in cache_dir(mem.layout).iterdir()) == [
-        "claude.items",
-        "index.json",
-        "mistakes.items",
-        "patterns.items",
-    ]
+    names = ["claude.items", "index.json", "mistakes.items", "patterns.items"]
+    found = sorted(p.name for p in cache_dir(mem.layout).iterdir())
+    assert found == sorted([*names, *(f"{name}.delta" for name in names)])
     with mock.patch.object(cache, "RACY_NS", 0):
         mem.refresh_views()  # the stats of the files just rendered are trusted from now on
         before = {p: p.read_bytes() for p in mem.layout.planning.rglob("*") if p.is_file()}
@@ -237,9 +243,8 @@ def test_a_refresh_with_nothing_new_writes_nothing(mem: Memory) -> None:
 
 
 def _age_records(mem: Memory) -> None:
-    for i, path in enumerate(sorted(mem.layout.long_term.rglob("*.json"))):
-        stamp = 1_600_000_000 * 10**9 + i * HOUR_NS
-        os.utime(path, ns=(stamp, stamp))
+    """Wait until every stat is old enough to trust (``RACY_NS``)."""
+    time.sleep(cache.RACY_NS / 1e9 + 0.02)
 
 
 def test_reads_only_the_records_that_changed(mem: Memory) -> None:
@@ -295,3 +300,109 @@ def test_a_view_edited_before_the_upgrade_is_imported_not_a_conflict(mem: Memory
     assert report.conflicts == [] and report.imported == {"patterns.md": 1}
     assert "Usar siempre try-catch" in path.read_text("utf-8")
     assert on_disk(mem) == full_render(mem)
+
+
+# -- after a save: a quick look at the record folders -------------------------------------------
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def _trusted(mem: Memory) -> None:
+    """Every record file's stat (and its folder's) old enough to trust, and the views
+    current: the state a later save starts from."""
+    mem.refresh_views()
+    _age_records(mem)
+    mem.refresh_views()
+
+
+def _same_size_edit(path: Path, old: str, new: str) -> None:
+    """Rewrite ``path`` in place (same inode), same size, same mtime: only its bytes differ."""
+    st = path.stat()
+    text = path.read_text("utf-8")
+    assert old in text and len(old) == len(new)
+    with path.open("r+", encoding="utf-8") as fh:
+        fh.write(text.replace(old, new, 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_save_looks_only_at_the_folder_it_wrote(mem: Memory) -> None:
+    _trusted(mem)
+    with (
+        mock.patch.object(cache, "record_stats", wraps=cache.record_stats) as stats,
+        mock.patch.object(cache, "load_record", wraps=cache.load_record) as reads,
+    ):
+        out = mem.save("Feature folders", "pattern", description="Group UI code by feature")
+    assert [c.args[1:] for c in stats.call_args_list] == [(["patterns"],)]  # not all
+    assert [c.args[2] for c in reads.call_args_list] == [f"patterns/{out.record['id']}.json"]
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_a_save_after_a_git_checkout_renders_the_checked_out_records(mem: Memory) -> None:
+    """git replaces a file it checks out (often reusing the inode it just freed): the next
+    save sees it, even with the old size and mtime, by its ctime."""
+    root = mem.layout.repo_root
+    (root / ".gitignore").write_text(".planning/memory/contextual/\n", "utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    path = next(mem.layout.long_term.glob("patterns/*.json"))
+    st = path.stat()
+    _git(root, "checkout", "-qb", "other")
+    record = json.loads(path.read_text("utf-8"))
+    word = record["description"].split()[0]
+    path.write_text(path.read_text("utf-8").replace(word, "X" * len(word), 1), "utf-8")
+    _git(root, "commit", "-qam", "edit on a branch")
+    _git(root, "checkout", "-q", "-")
+    _trusted(mem)
+    _git(root, "checkout", "-q", "other")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    now = path.stat()
+    assert (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    mem.save("After the checkout", "pattern", description="saved on the branch")
+    assert "X" * len(word) in mem.layout.patterns_md.read_text("utf-8")
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_a_save_after_a_record_was_deleted_drops_it(mem: Memory) -> None:
+    _trusted(mem)
+    path = next(mem.layout.long_term.glob("mistakes/*.json"))
+    path.unlink()
+    mem.save("Another rule", "pattern", description="saved after the delete")
+    assert path.stem not in mem.layout.mistakes_md.read_text("utf-8")
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_a_save_after_a_record_was_replaced_by_an_editor_renders_it(mem: Memory) -> None:
+    """An editor's safe write: a new file renamed over the record, same size and mtime."""
+    _trusted(mem)
+    path = next(mem.layout.long_term.glob("patterns/*.json"))
+    st = path.stat()
+    record = json.loads(path.read_text("utf-8"))
+    word = record["description"].split()[0]
+    temp = path.with_name(".edit.tmp")
+    temp.write_text(path.read_text("utf-8").replace(word, "Y" * len(word), 1), "utf-8")
+    os.replace(temp, path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    mem.save("Another rule", "pattern", description="saved after the editor")
+    assert "Y" * len(word) in mem.layout.patterns_md.read_text("utf-8")
+    assert on_disk(mem) == full_render(mem)
+
+
+def test_a_record_edited_in_place_is_never_stale_silently(mem: Memory) -> None:
+    """A record rewritten in place (same inode, here same size and mtime too) in a folder the
+    save did not write to is not looked at by the save; ``render --check`` reports the view
+    stale, and ``sync`` renders it. In the folder the save wrote to, the save sees it."""
+    _trusted(mem)
+    mistake = next(mem.layout.long_term.glob("mistakes/*.json"))
+    pattern = next(mem.layout.long_term.glob("patterns/*.json"))
+    words = [json.loads(p.read_text("utf-8"))["description"].split()[0] for p in (mistake, pattern)]
+    _same_size_edit(mistake, words[0], "Z" * len(words[0]))
+    _same_size_edit(pattern, words[1], "W" * len(words[1]))
+    mem.save("Another rule", "pattern", description="saved after the edits in place")
+    assert "W" * len(words[1]) in mem.layout.patterns_md.read_text("utf-8")
+    assert {s.name for s in mem.render_check()} == {"mistakes.md", "CLAUDE.md"}
+    assert not mem.sync().conflicts
+    assert "Z" * len(words[0]) in mem.layout.mistakes_md.read_text("utf-8")
+    assert on_disk(mem) == full_render(mem) and mem.render_check() == []

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from planning_memory.errors import InputError
 from planning_memory.views.claude import render_claude_md
-from planning_memory.views.diff import EDITABLE, Changes, diff_view
-from planning_memory.views.fileformat import Issue, body_hash, header_hashes, source_hash
+from planning_memory.views.diff import Changes, diff_view
+from planning_memory.views.fileformat import EDITABLE, Issue, body_hash, header_hashes, source_hash
 from planning_memory.views.inert import END_MARKER, START_MARKER, extract_managed_block
 from planning_memory.views.inert import replace_managed_block as replace_block
 from planning_memory.views.parse import parse_mistakes, parse_patterns, parse_view

@@ -14,8 +14,8 @@ from markdown_it import MarkdownIt
 
 from planning_memory.errors import ConfigError
 from planning_memory.views.claude import CLAUDE_SECTIONS, render_claude_md
-from planning_memory.views.diff import diff_view, editable_fields
-from planning_memory.views.fileformat import body_hash, header_hashes, source_hash
+from planning_memory.views.diff import diff_view
+from planning_memory.views.fileformat import body_hash, editable_fields, header_hashes, source_hash
 from planning_memory.views.inert import active_injections
 from planning_memory.views.parse import parse_patterns, parse_view
 from planning_memory.views.render import render_mistakes, render_patterns

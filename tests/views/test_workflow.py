@@ -6,12 +6,14 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from planning_memory.errors import InputError
 from planning_memory.memory import Memory
+from planning_memory.views import cache
 
 
 def _tree(repo: Path) -> dict[str, bytes]:
@@ -24,8 +26,12 @@ def _tree(repo: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def mem(example_repo: Path) -> Memory:
+    """The example tree rendered, and its stats settled: old enough for the render cache to
+    trust them (a copy's files are new), so a run with nothing new writes nothing."""
     mem = Memory(example_repo)
     assert not mem.render().conflicts
+    time.sleep(cache.RACY_NS / 1e9 + 0.02)
+    mem.refresh_views()
     return mem
 
 

@@ -35,13 +35,14 @@ HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": (None, 30),
     "UserPromptSubmit": (None, 15),
     "PostToolUse": ("Read|Edit|MultiEdit|Write", 15),
+    "PostToolUseFailure": (None, 15),
     "Stop": (None, 30),
     "PreCompact": (None, 60),
     "SessionEnd": (None, 60),
 }
 # hooks whose answer Claude Code need not wait for: they only record (``"async": true``,
 # https://code.claude.com/docs/en/hooks#run-hooks-in-the-background)
-ASYNC_EVENTS = frozenset({"PostToolUse", "Stop"})
+ASYNC_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "Stop"})
 
 
 def hook_command(words: tuple[str, ...], event: str) -> str:

@@ -24,6 +24,7 @@ from planning_memory.entity.syntax import (
     field_text,
     function_fact,
     leading_comment,
+    node_texts,
     ordered,
     squash,
     string_value,
@@ -66,7 +67,10 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         scopes.append(scope)
     scopes.sort(key=lambda s: s.start)
     imports = ordered(caps.get("import", []))
-    calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
+    called = caps.get("call", [])
+    calls = [
+        (n.start_byte, callee(t)) for n, t in zip(called, node_texts(called, source), strict=True)
+    ]
     aliases = _aliases(imports)
     if aliases:
         calls = [(position, _through(call, aliases)) for position, call in calls]

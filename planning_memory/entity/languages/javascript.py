@@ -34,6 +34,7 @@ from planning_memory.entity.syntax import (
     last_segment,
     leading_comment,
     nest,
+    node_texts,
     ordered,
     squash,
     summary,
@@ -134,7 +135,7 @@ class _File:
         self.caps = caps
         self.call_nodes = sorted(caps.get("call", []), key=lambda n: n.start_byte)
         self.call_pos = [n.start_byte for n in self.call_nodes]
-        self.call_text = [callee(text(n)) for n in self.call_nodes]
+        self.call_text = [callee(t) for t in node_texts(self.call_nodes, source)]
         self.supers = b"super." in source
         self.jsx = sorted(caps.get("jsx", []), key=lambda n: n.start_byte)
         self.jsx_pos = [n.start_byte for n in self.jsx]
@@ -152,7 +153,11 @@ def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
     f = _File(source, dialect)
     scopes = _scopes(f.caps)
     written, typed = _calls(f, scopes, path)
-    made = [(n.start_byte, "new " + callee(text(n))) for n in f.caps.get("new", [])]
+    new = f.caps.get("new", [])
+    made = [
+        (n.start_byte, "new " + callee(t))
+        for n, t in zip(new, node_texts(new, source), strict=True)
+    ]
     calls: dict[int, list[str]] = {}
     if typed is not written:  # side effects are read from the calls as written
         assign_calls(scopes, written + made)

@@ -33,6 +33,7 @@ from planning_memory.entity.syntax import (
     last_segment,
     leading_comment,
     nest,
+    node_texts,
     ordered,
     squash,
     string_value,
@@ -80,7 +81,10 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
             scope.kind = "constructor" if scope.name == "__init__" else "method"
     imports = ordered(caps.get("import", []))
-    calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
+    called = caps.get("call", [])
+    calls = [
+        (n.start_byte, callee(t)) for n, t in zip(called, node_texts(called, source), strict=True)
+    ]
     calls.sort(key=_position)  # stable: an outer call before the inner one it starts with
     owners = innermost(every, [position for position, _ in calls])
     params, assigned = caps.get("param", []), caps.get("assign", [])
@@ -154,10 +158,15 @@ def _is_exported(scope: Scope, public: set[str]) -> bool:
 def _docstring(body: Node | None) -> str | None:
     if body is None:
         return None
-    first = next((c for c in body.named_children if c.type != "comment"), None)
+    first, index, count = None, 0, body.named_child_count
+    while index < count:  # the first statement, without a list of every one
+        first = body.named_child(index)
+        if first is not None and first.type != "comment":
+            break
+        first, index = None, index + 1
     if first is not None and first.type == "expression_statement" and first.named_child_count == 1:
-        value = first.named_children[0]
-        if value.type == "string":
+        value = first.named_child(0)
+        if value is not None and value.type == "string":
             return string_value(text(value))
     return None
 

@@ -25,6 +25,7 @@ from planning_memory.entity.syntax import (
     field_text,
     function_fact,
     nest,
+    node_texts,
     ordered,
     squash,
     summary,
@@ -67,8 +68,14 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         parent = scope.parent
         if scope.kind == "function" and parent is not None and parent.kind in ("impl", "trait"):
             scope.kind = "method"
-    calls = [(n.start_byte, callee(text(n))) for n in caps.get("call", [])]
-    calls += [(n.start_byte, callee(text(n)) + "!") for n in caps.get("macro", [])]
+    called, macros = caps.get("call", []), caps.get("macro", [])
+    calls = [
+        (n.start_byte, callee(t)) for n, t in zip(called, node_texts(called, source), strict=True)
+    ]
+    calls += [
+        (n.start_byte, callee(t) + "!")
+        for n, t in zip(macros, node_texts(macros, source), strict=True)
+    ]
     assign_calls(scopes, calls)
     branches = count_branches(scopes, caps.get("branch", []))
     types = [field_text(n, "name") for n in caps.get("type", [])]
