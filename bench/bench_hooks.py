@@ -29,6 +29,7 @@ from planning_memory.memory import Memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_search
+from installed import as_installed
 
 PMEM = str(Path(sys.executable).parent / "pmem")
 CLAUDE_ID = "0b5e1f0a-3c9d-4e8a-9f21-6d7c8b9a0e11"
@@ -107,10 +108,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
-    # as installed: pip writes the bytecode, so no hook compiles the package
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    package = Path(hook_client.__file__).resolve().parents[1]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+    as_installed()
     runtime = Path(tempfile.mkdtemp(prefix="pmb-", dir="/tmp"))
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)  # a server of its own
     with tempfile.TemporaryDirectory() as tmp:

@@ -62,6 +62,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_search import make_records
+from installed import as_installed
 
 from planning_memory.core import codec
 from planning_memory.core.model import new_long_term
@@ -388,6 +389,7 @@ def main() -> None:
     parser.add_argument("--bulk", type=int, default=10_000, help="memories in the bulk import")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
+    as_installed()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     if "merge" not in skip:
         print(json.dumps({"merge": merge_precision()}), flush=True)

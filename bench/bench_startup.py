@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_validate import PMEM, machine, run_timed, write_section
+from installed import as_installed
 
 EXAMPLE = Path(__file__).resolve().parent.parent / ".planning.example"
 
@@ -46,6 +47,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--no-write", action="store_true", help="do not update the docs")
     args = parser.parse_args()
+    as_installed()
     numbers = itertools.count()
     commands: dict[str, list[str] | Callable[[], list[str]]] = {
         "python -c pass (interpreter only)": [sys.executable, "-c", "pass"],

@@ -88,6 +88,7 @@ class Store:
         self._root_real: str | None = None
         self._safe_folders: set[str] = set()
         self._batch = 0  # depth of ``batch()``: writes inside skip their fsyncs
+        self._batch_end: list[Callable[[], None]] = []  # run when the outermost batch ends
         self.broken: dict[str, str] = {}  # file -> what is wrong with it, for files skipped
 
     # -- paths -------------------------------------------------------------------------------
@@ -191,7 +192,8 @@ class Store:
         file whole (old or new), but none is fsynced; when the outermost batch ends (even by
         an exception) one ``os.sync()`` flushes them all. A power loss during the batch may
         lose writes made since it began (on some file systems leave a renamed file empty);
-        after it returns every write is on disk."""
+        after it returns every write is on disk. What ``at_batch_end`` asked for runs then,
+        before the sync, the lock still held."""
         with self.lock():
             self._batch += 1
             try:
@@ -199,7 +201,20 @@ class Store:
             finally:
                 self._batch -= 1
                 if self._batch == 0:
-                    os.sync()
+                    callbacks, self._batch_end = self._batch_end, []
+                    try:
+                        for callback in callbacks:
+                            callback()
+                    finally:
+                        os.sync()
+
+    def at_batch_end(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once when the outermost ``batch()`` ends (the catalog commits the
+        transaction it kept open through the batch); at once outside a batch."""
+        if not self._batch:
+            callback()
+        elif callback not in self._batch_end:
+            self._batch_end.append(callback)
 
     @property
     def batching(self) -> bool:

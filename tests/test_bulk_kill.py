@@ -9,11 +9,13 @@ the catalog still answers a save, and ``pmem validate`` passes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -87,6 +89,29 @@ def _check_every_record(root: Path) -> int:
     return count
 
 
+def _check_catalog(root: Path) -> int:
+    """The catalog's rows of every folder whose stamp it holds as fresh match the files on
+    disk (a batch's uncommitted rows and stamps are lost together); how many were fresh."""
+    layout = Memory(root).layout
+    with contextlib.closing(sqlite3.connect(layout.contextual / "longterm.sqlite3")) as db:
+        stamps = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'stamp:%'"))
+        fresh = 0
+        for key, stamp in stamps.items():
+            folder = key.removeprefix("stamp:")
+            st = os.stat(layout.long_term / folder)
+            if stamp != f"{st.st_mtime_ns} {st.st_ino}":
+                continue  # stale: the next lookup reads the folder again
+            fresh += 1
+            rows = db.execute("SELECT file, mtime, size FROM entries WHERE folder = ?", (folder,))
+            catalogued = {file: (mtime, size) for file, mtime, size in rows}
+            on_disk = {}
+            for path in (layout.long_term / folder).glob("*.json"):
+                st = path.stat()
+                on_disk[f"{folder}/{path.name}"] = (st.st_mtime_ns, st.st_size)
+            assert catalogued == on_disk, f"{folder}: the catalog holds it fresh, but is not"
+    return fresh
+
+
 def test_a_killed_bulk_import_leaves_no_torn_record(tmp_path: Path) -> None:
     Memory.init(tmp_path)
     config = tmp_path / ".planning" / "memory-config.json"
@@ -105,6 +130,7 @@ def test_a_killed_bulk_import_leaves_no_torn_record(tmp_path: Path) -> None:
         outcome = mem.save(f"after kill {seed}", "pattern", description=f"kill {seed} retry")
         assert outcome.action in ("created", "reinforced")
         assert mem.get(outcome.record["id"])["updated_at"] == outcome.record["updated_at"]
+        assert _check_catalog(tmp_path) >= 1  # the folder of the save at least
         temps = list((tmp_path / ".planning").rglob("*.pm-tmp"))
         assert temps == [], f"temp files left after kill {seed}: {temps}"
     assert counts == sorted(counts) and counts[-1] > KILLS * 3  # every kill came mid-import

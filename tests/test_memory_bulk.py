@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import random
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +60,94 @@ def test_an_error_in_bulk_keeps_what_was_saved(tmp_path: Path) -> None:
     assert mem.get(saved["one"].record["id"])["name"] == "Use pnpm"
     mem.save("Use ruff", "pattern", description="Lint with ruff")  # the lock was released
     assert "pnpm" in (tmp_path / ".planning" / "patterns.md").read_text()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+_WORDS_TEXT = """
+cache retry index query schema token branch merge render hook props fixture
+parser lexer socket thread mutex logger config router handler session cookie
+header payload encoder decoder buffer stream widget layout button dialog window cursor
+column table migration replica shard backup restore deploy release rollback commit rebase
+tag package module plugin adapter driver client server worker queue scheduler timer
+metric trace span alert budget quota limit locale timezone currency invoice
+"""
+_WORDS = _WORDS_TEXT.split()
+
+
+def _memories(count: int) -> list[tuple[str, str, dict[str, Any]]]:
+    """Saves that meet every rule: near repeats (merges), exact repeats (duplicates), topic
+    keys (upserts, some across types), more patterns and mistakes than the caps (archives)."""
+    rng = random.Random(500)
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for n in range(count):
+        if out and rng.random() < 0.1:
+            out.append(rng.choice(out[-10:]))  # again, within the dedup window or not
+            continue
+        kind = rng.choice(["pattern", "pattern", "mistake", "learning", "decision"])
+        if rng.random() < 0.3:  # near repeats: merged into a similar pattern or mistake
+            text = " ".join(rng.sample(_WORDS[:12], 4))
+        else:  # distinct: a new record, an archive past the cap
+            text = " ".join(rng.sample(_WORDS, 6))
+        fields: dict[str, Any] = {
+            "pattern": {"description": text},
+            "mistake": {"description": text, "correction": f"check {text}"},
+        }.get(kind, {"learned": text})
+        if rng.random() < 0.1:
+            fields["topic_key"] = f"topic/{rng.randrange(12)}"
+        if rng.random() < 0.05:
+            fields["pinned"] = True
+        out.append((f"memory {n % 97} {text[:20]}", kind, fields))
+    return out
+
+
+def _saved(root: Path, memories: list[tuple[str, str, dict[str, Any]]], bulk: bool) -> tuple:
+    Memory.init(root)
+    config = root / ".planning" / "memory-config.json"
+    value = json.loads(config.read_text())
+    value["memory"]["longTerm"].update(maxPatterns=40, maxMistakes=25)
+    config.write_text(json.dumps(value))
+    clock = _Clock()
+    mem = Memory(root, clock=clock)
+    outcomes = []
+    with mem.bulk() if bulk else contextlib.nullcontext(mem):
+        for n, (title, kind, fields) in enumerate(memories):
+            clock.now += timedelta(seconds=40 if n % 5 else 1200)  # some past the dedup window
+            outcome = mem.save(title, kind, **fields)
+            outcomes.append(
+                (outcome.action, outcome.record["id"], outcome.archived, outcome.merged)
+            )
+    files = {
+        path.stem: path.read_text()
+        for path in sorted((root / ".planning").rglob("long-term/*/*.json"))
+    }
+    rank = {rid: f"#{n}" for n, rid in enumerate(sorted(files))}  # ULIDs: creation order
+
+    def same(text: str) -> str:
+        for rid, label in rank.items():
+            text = text.replace(rid, label)
+        return text
+
+    return (
+        {rank[rid]: same(text) for rid, text in files.items()},
+        [same(json.dumps(outcome)) for outcome in outcomes],
+    )
+
+
+def test_saves_in_bulk_leave_the_same_records_as_saves_one_by_one(tmp_path: Path) -> None:
+    memories = _memories(500)
+    one_by_one = _saved(tmp_path / "single", memories, bulk=False)
+    in_bulk = _saved(tmp_path / "bulk", memories, bulk=True)
+    actions = Counter(json.loads(o)[0] for o in one_by_one[1])
+    merged = sum(json.loads(o)[3] is not None for o in one_by_one[1])
+    archived = sum(len(json.loads(o)[2]) for o in one_by_one[1])
+    assert actions["created"] and actions["duplicate"] and actions["upserted"]  # every rule ran
+    assert merged > 30 and archived > 80
+    assert in_bulk[1] == one_by_one[1]  # the same outcome for each save
+    assert in_bulk[0] == one_by_one[0]  # byte for byte, ids aside

@@ -42,10 +42,11 @@ from planning_memory.longterm.live import Live
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SIMILAR_TYPES = ("pattern", "mistake")
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
+WRITTEN_KEPT = 8192  # records written in a batch kept for ``load`` (the latest)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -62,6 +63,8 @@ CREATE INDEX IF NOT EXISTS entries_topic ON entries(type, topic) WHERE topic IS 
 CREATE INDEX IF NOT EXISTS entries_fingerprint ON entries(fingerprint);
 CREATE INDEX IF NOT EXISTS entries_grams ON entries(grams) WHERE grams IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_live ON entries(type, live);
+CREATE INDEX IF NOT EXISTS entries_archive ON entries(type, uses, updated_at, id, file)
+    WHERE live AND NOT pinned AND NOT established;
 CREATE TABLE IF NOT EXISTS postings (
     type TEXT NOT NULL, word TEXT NOT NULL, rid INTEGER NOT NULL,
     PRIMARY KEY (type, word, rid)
@@ -120,7 +123,15 @@ def _grams_key(grams: frozenset[str]) -> str:
 
 
 def path_of(layout: Layout) -> Path:
-    return layout.contextual / CATALOG_NAME
+    found = _PATHS.get(layout)
+    if found is None:
+        if len(_PATHS) >= 64:
+            _PATHS.clear()
+        found = _PATHS[layout] = layout.contextual / CATALOG_NAME
+    return found
+
+
+_PATHS: dict[Layout, Path] = {}
 
 
 class Catalog:
@@ -142,6 +153,12 @@ class Catalog:
         self._live: dict[str, Live] | None = None  # the mirror, by type
         self._version = -1  # ``data_version`` the mirror was read at
         self._lookups = 0
+        self._held = False  # a transaction kept open until the store's batch ends
+        self._written: dict[str, tuple[int, int, Record]] = {}  # in a batch: file -> stat, record
+        self._stamps: dict[str, str] = {}  # in a batch: the stamps set in its transaction
+        self._folders = {
+            folder: str(layout.long_term / folder) for folder in set(LONG_TERM_DIRS.values())
+        }
         store.make_dirs(self.path.parent)
         try:
             self.conn = self._connect()
@@ -154,7 +171,7 @@ class Catalog:
         key = (str(path_of(layout)), os.getpid(), threading.get_ident())
         with _OPEN_LOCK:
             found = _OPEN.pop(key, None)
-            if found is not None and not found.path.is_file():
+            if found is not None and not found._held and not found.path.is_file():
                 found.close()  # deleted: start a new one
                 found = None
             if found is None:
@@ -190,10 +207,31 @@ class Catalog:
                 os.unlink(f"{self.path}{suffix}")
 
     def close(self) -> None:
+        self._commit_batch()
         self.conn.close()
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
+        """One change of the catalog, all or nothing. Inside ``Store.batch()`` the changes
+        share one transaction (each a savepoint in it), committed when the batch ends: a
+        process killed mid-batch loses them all, stamps included, so the next save finds
+        the folders stale and reads again the files written since."""
+        if self._held or self.store.batching:
+            if not self._held:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self._held = True
+                self.store.at_batch_end(self._commit_batch)
+            self.conn.execute("SAVEPOINT change")
+            try:
+                yield
+            except BaseException:
+                self._live = None
+                self._stamps.clear()
+                self.conn.execute("ROLLBACK TO change")
+                self.conn.execute("RELEASE change")
+                raise
+            self.conn.execute("RELEASE change")
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -203,15 +241,32 @@ class Catalog:
             raise
         self.conn.execute("COMMIT")
 
+    def _commit_batch(self) -> None:
+        """Commit the transaction kept open through a batch (if it cannot be, it is rolled
+        back: the stamps go with it and the next save reads the folders again)."""
+        self._written.clear()
+        self._stamps.clear()
+        if not self._held:
+            return
+        self._held = False
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            self._live = None
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+
     # -- freshness -----------------------------------------------------------------------------
     def _stamp(self, folder: str) -> str:
         try:
-            st = os.stat(self.layout.long_term / folder)
+            st = os.stat(self._folders.get(folder) or self.layout.long_term / folder)
         except (FileNotFoundError, NotADirectoryError):
             return "absent"
         return f"{st.st_mtime_ns} {st.st_ino}"
 
     def _stored_stamp(self, folder: str) -> str | None:
+        if folder in self._stamps:  # set in the transaction a batch holds: no other writer
+            return self._stamps[folder]
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (f"stamp:{folder}",))
         found = row.fetchone()
         return None if found is None else str(found[0])
@@ -257,6 +312,8 @@ class Catalog:
         return found
 
     def _set_stamp(self, folder: str, stamp: str) -> None:
+        if self._held:
+            self._stamps[folder] = stamp
         self.conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (f"stamp:{folder}", stamp)
         )
@@ -268,7 +325,7 @@ class Catalog:
         before it, it catalogs the file as written and stays fresh. ``written``: the valid
         record the file now holds, when the caller knows it (not read back then)."""
         folder = Path(path).parent.name
-        if folder not in set(LONG_TERM_DIRS.values()):
+        if folder not in self._folders:
             yield
             return
         with self.store.lock():
@@ -285,6 +342,11 @@ class Catalog:
                         self._read(folder, file)
                     else:
                         self._put(folder, file, st.st_mtime_ns, st.st_size, written)
+                        if self._held and written is not None:  # ``load`` need not read it
+                            self._written.pop(file, None)
+                            self._written[file] = (st.st_mtime_ns, st.st_size, written)
+                            if len(self._written) > WRITTEN_KEPT:
+                                del self._written[next(iter(self._written))]
                     self._set_stamp(folder, self._stamp(folder))
 
     def _read(self, folder: str, file: str) -> None:
@@ -373,7 +435,11 @@ class Catalog:
         path = self.layout.long_term / entry.file
         try:
             st = os.stat(path)
-            value: Record = self.store.load(path).value
+            known = self._written.get(entry.file)
+            if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
+                value: Record = known[2]  # written by this batch, as catalogued
+            else:
+                value = self.store.load(path).value
         except FileNotFoundError:
             raise Stale(entry.file) from None
         if (st.st_mtime_ns, st.st_size) != (entry.mtime, entry.size):
@@ -511,7 +577,7 @@ class Catalog:
 
     def live_count(self, record_type: str) -> int:
         row = self.conn.execute(
-            "SELECT count(*) FROM entries WHERE type = ? AND live", (record_type,)
+            "SELECT count(*) FROM entries WHERE type = ? AND live = 1", (record_type,)
         ).fetchone()
         return int(row[0])
 
@@ -544,7 +610,8 @@ def writing(
     layout: Layout, store: Store, path: Path, written: Record | None = None
 ) -> Iterator[None]:
     """``Catalog.writing`` when the tree has a catalog; nothing (no file made) otherwise."""
-    if not path_of(layout).is_file():
+    held = _OPEN.get((str(path_of(layout)), os.getpid(), threading.get_ident()))
+    if (held is None or not held._held) and not path_of(layout).is_file():
         yield
         return
     with Catalog.of(layout, store).writing(path, written):

@@ -168,7 +168,34 @@ def save(layout: Layout, store: Store, record: Record, *, expect: str | None = N
         check_record(record)  # raises with the list of known types
     target = layout.record_path(record["type"], str(record.get("id", "")))
     check_record(record, path=store.rel(target))
-    on_disk = privacy.redact_value(record)  # what ``store.write_json`` would write
+    on_disk = _redacted(record)  # what ``store.write_json`` would write
     known = on_disk if on_disk == record else None  # checked: the catalog need not read it
     with catalog.writing(layout, store, target, known):
         return store.write_bytes(target, codec.dump_bytes(on_disk), expect=expect)
+
+
+_REDACTED: dict[tuple[str | None, str], str] = {}  # (key, text) -> the text redacted
+_REDACTED_MAX = 1 << 15
+
+
+def _redacted(value: Any, key: str | None = None) -> Any:
+    """``privacy.redact_value(value)``, each string redacted once per process: a save writes
+    again the texts of the record it updates (an archived, reinforced or merged record), and
+    many fields hold the same few words (``"pattern"``, ``"project"``)."""
+    if isinstance(value, str):
+        found = _REDACTED.get((key, value))
+        if found is None:
+            found = (
+                privacy.redact_value({key: value})[key]
+                if key is not None
+                else privacy.redact(value)
+            )
+            if len(_REDACTED) >= _REDACTED_MAX:
+                _REDACTED.clear()
+            _REDACTED[(key, value)] = found
+        return found
+    if isinstance(value, dict):
+        return {k: _redacted(v, k if isinstance(k, str) else None) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return privacy.redact_value(value)

@@ -132,12 +132,21 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for index, match in enumerate(found):
         raw = match.group()
-        word = SYNONYMS.get(raw, raw)
-        if _is_stop(word) and raw not in code and not _keyword(folded, found, index):
+        stop, looks, stem, negation = _word(raw)
+        if stop and raw not in code and not _keyword(folded, found, index):
             continue
-        looks = raw in code or raw in _KEYWORD_STOPS or _looks_like_code(word)
-        out.append((_stem(word), looks and word != "not"))
+        out.append((stem, (looks or raw in code) and not negation))
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _word(raw: str) -> tuple[bool, bool, str, bool]:
+    """What ``_tokens`` needs of a folded word whatever its neighbours: whether it is a stop
+    word, whether it looks like code (outside a code chunk), its stem and whether it is a
+    negation (remembered: the words of a store repeat)."""
+    word = SYNONYMS.get(raw, raw)
+    looks = raw in _KEYWORD_STOPS or _looks_like_code(word)
+    return _is_stop(word), looks, _stem(word), word == "not"
 
 
 def _code_words(text: str) -> frozenset[str]:
@@ -220,7 +229,7 @@ def profile(text: str) -> Profile:
 def profile_of(words: Iterable[str], code: Iterable[str]) -> Profile:
     """The profile whose words and code words are these (as ``profile`` gave them)."""
     kept = frozenset(words)
-    return kept, frozenset(code), frozenset(gram for word in kept for gram in _trigrams(word))
+    return kept, frozenset(code), frozenset(gram for word in kept for gram in _word_trigrams(word))
 
 
 MASK_BITS = 1024
@@ -330,7 +339,7 @@ def _profile(text: str) -> Profile:
     found = _tokens(text)
     words = frozenset(word for word, _ in found)
     code = frozenset(word for word, looks in found if looks)
-    grams = frozenset(gram for word in words for gram in _trigrams(word))
+    grams = frozenset(gram for word in words for gram in _word_trigrams(word))
     return words, code, grams
 
 
@@ -348,6 +357,11 @@ def _score(a: Profile, b: Profile) -> float:
     total = len(grams_a) + len(grams_b)
     dice = 2 * len(grams_a & grams_b) / total if total else 0.0
     return TOKEN_WEIGHT * jaccard + (1 - TOKEN_WEIGHT) * dice
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_trigrams(word: str) -> tuple[str, ...]:
+    return tuple(_trigrams(word))
 
 
 def _trigrams(word: str) -> list[str]:
