@@ -23,8 +23,8 @@ Figures, per size (default 100, 1k, 10k, 100k):
   size's tree and index under ``DIR/recall-<n>`` and reuses them on the next run.
 
 Once: **bulk import** of 10k memories through the API (``Memory.save`` for each inside
-``Memory.bulk()``: one lock, no fsync per file and one sync at the end, one re-render of the
-views; default settings), and **merge precision**
+``Memory.bulk()``: one lock, no fsync per file and one sync at the end, one catalog
+transaction, one re-render of the views; default settings), and **merge precision**
 on ``tests/fixtures/merge_memories.json`` (316 realistic patterns and mistakes, 241 distinct
 rules, each labelled with its rule).
 
@@ -245,7 +245,7 @@ def recall_figures(index: Index, n: int) -> dict[str, float]:
 def bulk_import(n: int = 10_000) -> dict[str, float]:
     """``n`` memories saved one by one through ``Memory.save`` (all the rules; default
     settings) inside ``Memory.bulk()``: one lock, no fsync per file and one sync at the end,
-    the views rendered once when it ends."""
+    one catalog transaction, the views rendered once when it ends."""
     memories = make_records(n, random.Random(7))
     with tempfile.TemporaryDirectory() as tmp:
         Memory.init(tmp)

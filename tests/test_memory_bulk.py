@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import random
+import sqlite3
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -151,3 +152,25 @@ def test_saves_in_bulk_leave_the_same_records_as_saves_one_by_one(tmp_path: Path
     assert merged > 30 and archived > 80
     assert in_bulk[1] == one_by_one[1]  # the same outcome for each save
     assert in_bulk[0] == one_by_one[0]  # byte for byte, ids aside
+
+
+def test_the_catalog_commits_once_when_the_bulk_ends(tmp_path: Path) -> None:
+    Memory.init(tmp_path)
+    mem = Memory(tmp_path)
+    mem.save("Use ruff", "pattern", description="Lint with ruff")  # the catalog exists
+    catalog = mem.layout.contextual / "longterm.sqlite3"
+
+    def patterns() -> int:  # as another process sees the catalog
+        with contextlib.closing(sqlite3.connect(catalog)) as db:
+            return int(
+                db.execute("SELECT count(*) FROM entries WHERE type = 'pattern'").fetchone()[0]
+            )
+
+    topics = ["parser errors", "socket timeouts", "invoice totals", "locale dates", "shard keys"]
+    with mem.bulk():
+        for topic in topics:
+            assert mem.save(topic, "pattern", description=f"check {topic}").action == "created"
+        assert patterns() == 1  # not committed yet: a kill here loses rows and stamps together
+    assert patterns() == 1 + len(topics)
+    assert mem.save("Use pnpm", "pattern", description="pnpm installs").action == "created"
+    assert patterns() == 2 + len(topics)  # outside a bulk: each save commits

@@ -19,7 +19,9 @@ and refreshed: a stat of each of its files, re-reading those whose (mtime, size)
 ``records.save`` keeps the catalog fresh when it was fresh before the write. A file rewritten
 in place (its folder's stamp unchanged) is caught when a lookup picks it: its stat differs
 from the catalog's, ``Stale`` is raised, and the caller refreshes the whole folder and asks
-again.
+again. Inside ``Store.batch()`` (``Memory.bulk()``) the catalog's changes, stamps included,
+share one transaction committed when the batch ends: a process killed mid-batch loses them
+together, and the folders it wrote read as stale again.
 
 Writes to the file are the catalog's own (SQLite); the record files are written by Store only.
 """
@@ -324,7 +326,8 @@ class Catalog:
         """Around a write (or removal) of the record file ``path``: if the catalog was fresh
         before it, it catalogs the file as written and stays fresh. ``written``: the valid
         record the file now holds, when the caller knows it (not read back then)."""
-        folder = Path(path).parent.name
+        parent, name = os.path.split(path)
+        folder = os.path.basename(parent)
         if folder not in self._folders:
             yield
             return
@@ -332,7 +335,7 @@ class Catalog:
             fresh = self.is_fresh(folder)
             yield
             if fresh:
-                file = f"{folder}/{Path(path).name}"
+                file = f"{folder}/{name}"
                 with self._write():
                     try:
                         st = None if written is None else os.stat(path)
@@ -378,14 +381,17 @@ class Catalog:
 
     def _put(self, folder: str, file: str, mtime: int, size: int, value: Any) -> None:
         old = self.conn.execute(
-            "SELECT rid, textkey, words, code, grams, nwords, ncode, ngrams, mask FROM entries "
-            "WHERE file = ?",
+            "SELECT rid, textkey, words, code, grams, nwords, ncode, ngrams, mask, live, type, "
+            "scope FROM entries WHERE file = ?",
             (file,),
         ).fetchone()
+        kind = value.get("type") if isinstance(value, dict) else None
+        stem = os.path.splitext(os.path.basename(file))[0]
+        misnamed = value.get("id") != stem if isinstance(value, dict) else True
+        if old is not None and self._update(old, folder, file, mtime, size, value, misnamed):
+            return
         if old is not None:
             self._forget(old[0])
-        kind = value.get("type") if isinstance(value, dict) else None
-        misnamed = value.get("id") != Path(file).stem if isinstance(value, dict) else True
         if kind not in LONG_TERM_DIRS or LONG_TERM_DIRS[kind] != folder or misnamed:
             # not a record of this folder (or named for another id: a save would duplicate
             # it): the rules never see it (kept to skip re-reading)
@@ -428,6 +434,49 @@ class Catalog:
         if live and self._live is not None and kind in self._live and rid is not None:
             sizes = (counts[0] or 0, counts[1] or 0, counts[2] or 0)
             self._live[kind].add(rid, value.get("scope"), sizes, mask or b"", words or "")
+
+    def _update(
+        self,
+        old: tuple[Any, ...],
+        folder: str,
+        file: str,
+        mtime: int,
+        size: int,
+        value: Any,
+        misnamed: bool,
+    ) -> bool:
+        """``_put`` of a live record rewritten with the same text, type and scope (archived,
+        reinforced, counted) as an update of its row, its postings kept while it stays live
+        (dropped when it leaves): the rows come out as a removal and an insertion would
+        leave them, the ``rid`` aside. False (nothing done) for any other change."""
+        if not isinstance(value, dict) or misnamed or not old[9]:
+            return False
+        kind = value.get("type")
+        if kind != old[10] or LONG_TERM_DIRS.get(str(kind)) != folder:
+            return False
+        if value.get("scope") != old[11] or kind not in SIMILAR_TYPES:
+            return False
+        if _digest(text_of(value)) != old[1]:
+            return False
+        rid, live = old[0], value.get("deleted_at") is None
+        self.conn.execute(
+            "UPDATE entries SET mtime = ?, size = ?, id = ?, topic = ?, fingerprint = ?, "
+            "updated_at = ?, live = ?, pinned = ?, established = ?, uses = ? WHERE rid = ?",
+            (
+                *(mtime, size, value.get("id"), value.get("topic_key") or None),
+                _digest(fingerprint(value)),
+                value.get("updated_at"),
+                *(live, bool(value.get("pinned")), bool(value.get("established"))),
+                int(value.get(USES[kind], 0) or 0),
+                rid,
+            ),
+        )
+        if not live:
+            self.conn.execute("DELETE FROM postings WHERE rid = ?", (rid,))
+            if self._live is not None:
+                for mirror in self._live.values():
+                    mirror.drop(rid)
+        return True
 
     # -- lookups (each answer in file order, the order the record files are read in) -----------
     def load(self, entry: Entry) -> Record:

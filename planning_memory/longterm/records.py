@@ -167,7 +167,11 @@ def save(layout: Layout, store: Store, record: Record, *, expect: str | None = N
     if record.get("type") not in LONG_TERM_DIRS:
         check_record(record)  # raises with the list of known types
     target = layout.record_path(record["type"], str(record.get("id", "")))
-    check_record(record, path=store.rel(target))
+    try:
+        check_record(record)
+    except SchemaError as exc:
+        exc.path = store.rel(target)  # named only when needed: rel() costs
+        raise
     on_disk = _redacted(record)  # what ``store.write_json`` would write
     known = on_disk if on_disk == record else None  # checked: the catalog need not read it
     with catalog.writing(layout, store, target, known):

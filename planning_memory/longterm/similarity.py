@@ -237,11 +237,11 @@ MASK_BITS = 1024
 
 def gram_mask(grams: Iterable[str]) -> int:
     """A ``MASK_BITS``-bit sketch of a trigram set: one bit per trigram (crc32), so a stored
-    record's trigrams fit a small blob and ``ceiling`` can bound a score without them."""
-    mask = 0
-    for bit in {gram_bit(gram) for gram in grams}:
-        mask |= 1 << bit
-    return mask
+    record's trigrams fit a small blob and ``ceiling`` can bound a score without them.
+    It is the first of the text's ``gram_layers`` (remembered: a save looks up the text's
+    layers, then catalogs its mask)."""
+    layers = _layers(frozenset(grams))
+    return layers[0] if layers else 0
 
 
 def gram_bit(gram: str) -> int:
