@@ -8,6 +8,7 @@ what of it is in place for ``pmem doctor``; none writes anything itself.
 
 from __future__ import annotations
 
+import abc
 import os
 import shlex
 import sys
@@ -73,21 +74,22 @@ class Server:
 Hook = tuple[Path, str, str, int]  # the file, the event, the command, its timeout (seconds)
 
 
-class Part:
+class Part(abc.ABC):
     """One thing an installer puts in place. ``kind`` says which (``server``, ``rules``,
     ``hooks``, ``target``); ``servers``, ``hooks`` and ``current`` say how it is in place now,
-    for ``pmem doctor``."""
+    for ``pmem doctor``. Each kind says how it installs, uninstalls and which files it
+    touches."""
 
     kind = ""
 
-    def install(self, where: Where) -> Plan:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def install(self, where: Where) -> Plan: ...
 
-    def uninstall(self, where: Where) -> Plan:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def uninstall(self, where: Where) -> Plan: ...
 
-    def files(self, where: Where) -> list[Path]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def files(self, where: Where) -> list[Path]: ...
 
     def servers(self, where: Where) -> list[Server]:
         return []
