@@ -4,6 +4,7 @@ writes, not on reads or searches."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,8 @@ def test_personal_records_are_listed_with_their_scope(reads: Reads) -> None:
 def test_previewing_the_context_counts_no_use(example_repo: Path) -> None:
     """``context`` counts its items as used (a later ranking boost); the viewer's preview
     does not."""
-    mem = Memory.open(example_repo)
+    moment = datetime.now(UTC)  # one fixed clock: the block names the current time
+    mem = Memory.open(example_repo, clock=lambda: moment)
     task = "add password reset to the login form"
 
     def uses() -> dict[str, int]:
