@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 
 ENV_SWITCH = "PMEM_BACKGROUND"
@@ -27,6 +26,8 @@ def detach(module: str, *args: str, cwd: str = "/") -> bool:
     could not start."""
     if not enabled():
         return False
+    import subprocess  # here: most commands start nothing, and the import costs start-up time
+
     with contextlib.suppress(OSError):
         subprocess.Popen(
             [sys.executable, "-m", module, *args],

@@ -23,9 +23,7 @@ import errno
 import fcntl
 import hashlib
 import os
-import socket
 import stat
-import tempfile
 import threading
 import time
 import warnings
@@ -314,14 +312,19 @@ class Store:
         """Write ``text`` (redacted like ``write_json``)."""
         return self.write_bytes(path, core.privacy.redact(text).encode("utf-8"), expect=expect)
 
-    def write_bytes(self, path: Path, data: bytes, *, expect: str | None = None) -> bool:
+    def write_bytes(
+        self, path: Path, data: bytes, *, expect: str | None = None, durable: bool = True
+    ) -> bool:
+        """Replace ``path`` with ``data`` atomically (nothing when it already holds them).
+        ``durable=False``, for derived files that are rebuilt when missing or unreadable (a
+        cache): still whole or absent, but not fsynced."""
         path = self.check_inside(Path(path))
         with self.lock():
             old = self._old_bytes(path)
             self._check_expect(path, old, expect)
             if old == data:
                 return False
-            self._atomic_write(path, data)
+            self._atomic_write(path, data, durable=durable)
             self._changed(path)
             return True
 
@@ -424,10 +427,10 @@ class Store:
             if stat.S_IMODE(os.stat(here).st_mode) != 0o700:
                 os.chmod(here, 0o700)
 
-    def _atomic_write(self, path: Path, data: bytes) -> None:
+    def _atomic_write(self, path: Path, data: bytes, *, durable: bool = True) -> None:
         self._mkdirs(path.parent)
         mode = 0o600 if self.private else 0o666 & ~_umask()
-        atomic_write(path, data, new_mode=mode, durable=not self._batch)
+        atomic_write(path, data, new_mode=mode, durable=durable and not self._batch)
 
     @staticmethod
     def _fsync_dir(folder: Path) -> None:
@@ -509,7 +512,7 @@ def _is_current(fd: int, lock_file: Path) -> bool:
 
 def _identity(pid: int) -> str:
     """``pid start-time host``: a pid alone could be reused by an unrelated process."""
-    return f"{pid} {_start_time(pid)} {socket.gethostname()}"
+    return f"{pid} {_start_time(pid)} {_hostname()}"
 
 
 def _start_time(pid: int) -> str:
@@ -545,7 +548,7 @@ def _holder_of(fd: int) -> tuple[int, str, str] | None:
 
 def _holder_dead(holder: tuple[int, str, str]) -> bool:
     pid, start, host = holder
-    if host != socket.gethostname() or pid <= 0:
+    if host != _hostname() or pid <= 0:
         return False  # another machine or container: its processes cannot be seen from here
     try:
         os.kill(pid, 0)
@@ -600,7 +603,7 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644, durable: boo
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = new_mode
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=folder)
+    fd, tmp = create_temp(folder, f".{path.name}.", TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -615,6 +618,25 @@ def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644, durable: boo
         raise
     if durable:
         fsync_dir(folder)
+
+
+def create_temp(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new file ``<prefix><random><suffix>`` in ``folder``, mode 0600, open for writing, as
+    ``tempfile.mkstemp`` makes one (without importing ``tempfile``, which costs a command
+    line's start-up several milliseconds): its descriptor and path."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+    for _ in range(100):
+        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(folder))
+
+
+def _hostname() -> str:
+    """The host's name, as ``socket.gethostname()`` gives it (without importing ``socket``)."""
+    return os.uname().nodename
 
 
 _UMASK: int | None = None

@@ -13,7 +13,6 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +35,9 @@ class Problem:
 
 
 def schema_dir() -> Path:
-    packaged = resources.files("planning_memory") / "schemas"
+    packaged = Path(__file__).resolve().parents[1] / "schemas"  # an installed package's data
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parents[2] / "schemas"
 
 

@@ -11,7 +11,9 @@ base alone is current. Once a delta holds more than ``limit(entries)`` entries, 
 written again whole and the delta emptied.
 
 Both files carry the renderer's ``code_stamp`` (another renderer's are never used) and are
-derived and gitignored, under ``memory/contextual/views/cache/``, written through the store.
+derived and gitignored, under ``memory/contextual/views/cache/``, written through the store
+atomically but not fsynced: after a crash each is whole or absent, and every entry is checked
+against the record files' stat before it is used.
 The items of a view are packed as one JSON line (digests and sort keys) and the texts joined
 by NUL characters (``pack_memo``).
 """
@@ -119,7 +121,9 @@ class CacheFiles:
         value = {"version": VERSION, "code": self.code, **value, **head, "serial": serial}
         line = json.dumps(value)
         self.store.write_bytes(
-            self.folder / name, (line + "\n" + rest).encode("utf-8", "surrogatepass")
+            self.folder / name,
+            (line + "\n" + rest).encode("utf-8", "surrogatepass"),
+            durable=False,  # derived: a cache file that is unreadable is rebuilt
         )
         self.serials[name] = serial
         self._write_delta(name, serial, {}, head)
@@ -129,7 +133,9 @@ class CacheFiles:
     ) -> None:
         value = {"version": VERSION, "code": self.code, "base": serial}
         value |= {"entries": entries, "head": head}
-        self.store.write_bytes(self.folder / (name + ".delta"), json.dumps(value).encode())
+        self.store.write_bytes(
+            self.folder / (name + ".delta"), json.dumps(value).encode(), durable=False
+        )
         self.deltas[name] = entries
 
 

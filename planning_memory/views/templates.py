@@ -8,13 +8,13 @@ they stay pure; this module is the one place that reads it.
 from __future__ import annotations
 
 import re
-from importlib import resources
 from pathlib import Path
 
 from planning_memory.errors import ConfigError
 
 TEMPLATE_NAMES = ("patterns.md.tmpl", "mistakes.md.tmpl", "CLAUDE.md.tmpl")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
+_PACKAGED_DIR = Path(__file__).resolve().parents[1] / "templates"  # an installed package's data
 _SOURCE_DIR = Path(__file__).resolve().parents[2] / "templates"
 
 
@@ -23,7 +23,7 @@ def load_template(name: str) -> str:
     if not _NAME_RE.match(name):
         raise ConfigError(f"invalid template name {name!r}")
     file_name = name if name.endswith(".tmpl") else name + ".tmpl"
-    packaged = resources.files("planning_memory") / "templates" / file_name
+    packaged = _PACKAGED_DIR / file_name
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
     local = _SOURCE_DIR / file_name
