@@ -45,7 +45,12 @@ from pydantic import Field, ValidationError
 
 from planning_memory import __version__
 from planning_memory.agents import claude_code
-from planning_memory.errors import NotFoundError, NotInitializedError, PlanningMemoryError
+from planning_memory.errors import (
+    InputError,
+    NotFoundError,
+    NotInitializedError,
+    PlanningMemoryError,
+)
 from planning_memory.memory import Memory
 
 SERVER_NAME = "planning-memory"
@@ -490,6 +495,51 @@ class MemoryTools:
         )
 
     @guard
+    def session_error(
+        self,
+        error: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=5000,
+                description="The error met (a failing command, a wrong assumption). Omit it "
+                "to resolve one kept earlier.",
+            ),
+        ] = None,
+        resolution: Annotated[
+            str | None, Field(min_length=1, max_length=5000, description="How it was fixed.")
+        ] = None,
+        error_id: Annotated[
+            str | None,
+            Field(description="The error to resolve (default: the newest one still open)."),
+        ] = None,
+        file: Annotated[
+            str | None, Field(max_length=1000, description="The file it was about.")
+        ] = None,
+        session_id: Annotated[
+            str | None, Field(description="Default: the current session (see channel).")
+        ] = None,
+        channel: Channel = None,
+    ) -> str:
+        """Keep an error met in the current session, and how it was fixed: the session's
+        summary lists the errors found and resolved, and the next session starts with them.
+        With error (and resolution when it is already fixed) it keeps a new one; with only
+        resolution it resolves the newest open error, or error_id. The same error still open
+        is not kept twice. Returns the error and its session id."""
+        mem, joined = self.session_memory(channel)
+        sid = session_id or joined
+        if error is not None and error_id is None:
+            found = mem.record_error(error, resolution, file=file, session_id=sid)
+        elif error is None and resolution is not None and file is None:
+            found = mem.resolve_error(resolution, error_id, session_id=sid)
+        else:
+            raise InputError(
+                "give error (with resolution when it is fixed) to keep an error, or resolution "
+                "(with error_id, or none for the newest open one) to resolve one"
+            )
+        return compact({**found, "session_id": sid or mem.sessions.current_id(start=False)})
+
+    @guard
     def session_end(
         self,
         session_id: Annotated[
@@ -563,6 +613,7 @@ class MemoryTools:
             self.memory_forget,
             self.session_start,
             self.session_log,
+            self.session_error,
             self.session_end,
             self.entity_file,
             self.entity_function,
@@ -680,7 +731,14 @@ class Server(MCPServer[Any]):
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
-WRITERS = ("memory_save", "memory_pin", "session_start", "session_log", "session_end")
+WRITERS = (
+    "memory_save",
+    "memory_pin",
+    "session_start",
+    "session_log",
+    "session_error",
+    "session_end",
+)
 ANNOTATIONS = {"memory_forget": DELETES, **dict.fromkeys(WRITERS, WRITES)}
 
 

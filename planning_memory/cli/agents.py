@@ -24,10 +24,10 @@ def mcp_command(ctx: Context) -> None:
 
     Needs the `mcp` extra: pip install 'planning-memory[mcp]'.
 
-    Tools: memory_save, memory_search, memory_get, memory_context, memory_timeline,
-    memory_pin, memory_forget, session_start, session_log, session_end, entity_file,
-    entity_function, entity_area. The memory is the repository's containing the working
-    directory (or -C DIR), looked up at each call.
+    Tools: memory_save, memory_search, memory_stats, memory_get, memory_context,
+    memory_timeline, memory_pin, memory_forget, session_start, session_log, session_error,
+    session_end, entity_file, entity_function, entity_area. The memory is the
+    repository's containing the working directory (or -C DIR), looked up at each call.
 
     \b
     Example (.mcp.json):

@@ -32,6 +32,7 @@ TOOLS = {
     "memory_forget",
     "session_start",
     "session_log",
+    "session_error",
     "session_end",
     "entity_file",
     "entity_function",
@@ -186,8 +187,22 @@ def test_every_tool_through_the_real_client(repo: Path) -> None:
         assert timeline[-1]["anchor"] is True
         record_line = (await s.json("memory_timeline", id=saved["id"]))["timeline"]
         assert any(e.get("anchor") and e["id"] == saved["id"] for e in record_line)
+        failed = "npm test failed: fixture webhook.json not found"
+        kept = await s.json("session_error", error=failed, file="src/lib/http.ts")
+        assert kept["session_id"] == started["id"] and kept["resolution"] is None
+        assert kept["file"] == "src/lib/http.ts" and kept["id"].startswith("err_")
+        again = await s.json("session_error", error=failed, file="src/lib/http.ts")
+        assert again["id"] == kept["id"]  # the same error still open is kept once
+        fixed = await s.json("session_error", resolution="added the webhook fixture")
+        assert fixed["id"] == kept["id"] and fixed["resolution"] == "added the webhook fixture"
+        assert "no open error" in await s.error("session_error", resolution="again")
+        assert "give error" in await s.error("session_error")
+        assert "give error" in await s.error("session_error", error="x", error_id=kept["id"])
+        done = await s.json("session_error", error="a flaky port", resolution="used port 0")
+        assert done["resolved_at"] == done["at"]
         overview = await s.json("memory_get", id=started["id"])
         assert overview["goal"] == "Fix webhook retries" and overview["messages"] == 2
+        assert overview["errors"] == 2
         ended = await s.json("session_end")
         assert ended["status"] == "ended" and ended["goal"] == "Fix webhook retries"
 
