@@ -136,6 +136,7 @@ def detail(req: Request) -> Page:
                 ),
             ),
         ),
+        section("Errors", errors_table(data.get("errors") or []), id_="errors"),
         section(
             "Files",
             table(
@@ -162,6 +163,24 @@ def detail(req: Request) -> Page:
         ),
     ]
     return Page(str(data.get("name") or data.get("goal") or sid), Html("".join(body)))
+
+
+def errors_table(errors: list[dict[str, Any]]) -> Html:
+    """The errors met in the session, newest first: open ones marked, resolved ones with how."""
+    rows = []
+    for e in reversed(errors):
+        path = e.get("file")
+        rows.append(
+            (
+                e.get("at", ""),
+                e.get("error", ""),
+                link(url("/code/file", path=path), str(path)) if path else "",
+                e.get("tool", ""),
+                e["resolution"] if e.get("resolution") else badge("open", "warn"),
+                e.get("resolved_at") or "",
+            )
+        )
+    return table(("when", "error", "file", "tool", "resolution", "resolved"), rows)
 
 
 def end_summary(summary: dict[str, Any] | None) -> Html:

@@ -190,7 +190,16 @@ def test_seed003_a_session_page_lists_what_was_saved_in_this_chat(
     gone = mem.save("Drop the captcha idea", "decision", source=source)
     mem.forget(gone.record["id"])
     mem.log("Done. [MEMORIZE: the login form posts to /api/login]", "assistant", sid)
+    mem.record_error("tsc: Property 'tries' does not exist", file="src/login.ts", session_id=sid)
+    mem.record_error("npm test: port 3000 in use", "used port 0", session_id=sid)
     browser.get(viewer.url + f"session?id={sid}")
+    errors_rows = browser.find_elements(By.CSS_SELECTOR, "#errors tbody tr")
+    cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in errors_rows]
+    assert [c[1] for c in cells] == [
+        "npm test: port 3000 in use",
+        "tsc: Property 'tries' does not exist",
+    ]
+    assert cells[0][4] == "used port 0" and cells[1][4] == "open" and cells[1][2] == "src/login.ts"
     rows = browser.find_elements(By.CSS_SELECTOR, "#saved-records tbody tr")
     titles = [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows]
     assert titles[0] == "Lock the account after 5 tries"  # pinned first
