@@ -357,7 +357,10 @@ def _file_action(payload: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def post_tool_use(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Record a file read, modified or created by Claude (not files outside the repo)."""
+    """Record a file read, modified or created by Claude (not files outside the repo); a
+    command that ran through resolves the session's open errors of the same command."""
+    if payload.get("tool_name") == "Bash":
+        return _command_went_through(mem, payload)
     found = _file_action(payload)
     if found is None:
         return None
@@ -372,6 +375,24 @@ def post_tool_use(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
             mem.sessions.resolve_file_errors(sid, path, done)
     except UnsafePathError:
         return None  # outside the repository: not part of this project's memory
+    return None
+
+
+def _command_went_through(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A Bash command that exited 0 (Claude Code sends a failed one as PostToolUseFailure):
+    the open errors kept when the same command failed earlier in the session are resolved.
+    A command sent to the background, or interrupted, says nothing of how it ends."""
+    given, response = payload.get("tool_input"), payload.get("tool_response")
+    if not isinstance(given, Mapping) or given.get("run_in_background"):
+        return None
+    if isinstance(response, Mapping) and (
+        response.get("interrupted") or response.get("backgroundTaskId")
+    ):
+        return None
+    call = tool_summary(given, str(payload.get("cwd") or ""))
+    sid = mapped_session(mem, payload)
+    if call and sid is not None:
+        mem.sessions.resolve_call_errors(sid, "Bash", call, "the same command succeeded later")
     return None
 
 

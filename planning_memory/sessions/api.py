@@ -211,6 +211,15 @@ class Sessions(SessionFiles):
         """Mark the session's open errors about ``path`` resolved (none: nothing written)."""
         return failures.resolve_file_errors(self, session_id, path, resolution, now=self.now())
 
+    def resolve_call_errors(
+        self, session_id: str, tool: str, call: str, resolution: str
+    ) -> list[dict[str, Any]]:
+        """Mark the session's open errors of ``tool`` on the same input ``call`` resolved (the
+        same command, run again, went through); none: nothing written."""
+        return failures.resolve_call_errors(
+            self, session_id, tool, call, resolution, now=self.now()
+        )
+
     def first_applications(self, session_id: str, ids: Sequence[str]) -> list[str]:
         """Of ``ids`` (memories delivered into the agent's context), those not delivered
         before in the session, now noted in it (``applied``): each counts once per session."""

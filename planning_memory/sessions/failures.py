@@ -8,7 +8,7 @@ fold into the rolling summary's key facts, as decisions do past ``maxDecisions``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -136,18 +136,47 @@ def resolve_error(
 def resolve_file_errors(
     files: SessionFiles, session_id: str, path: str, resolution: str, *, now: datetime
 ) -> list[dict[str, Any]]:
-    """Mark the open errors about ``path`` resolved (a later change of the file succeeded);
-    the session file is rewritten only when there is one."""
+    """Mark the open errors about ``path`` resolved (a later change of the file succeeded)."""
     rel = repo_path(files.layout, path)
+    return _resolve_where(files, session_id, lambda e: e.get("file") == rel, resolution, now=now)
+
+
+def resolve_call_errors(
+    files: SessionFiles, session_id: str, tool: str, call: str, resolution: str, *, now: datetime
+) -> list[dict[str, Any]]:
+    """Mark the open errors of the same call resolved: ``tool`` on the same input ``call`` (in
+    short, as the error was kept: ``<tool> <call>: <error>``), which now went through."""
+    head = _flat(f"{tool} {call}:")
+
+    def same_call(error: Mapping[str, Any]) -> bool:
+        return error.get("tool") == tool and _flat(error["error"]).startswith(head)
+
+    return _resolve_where(files, session_id, same_call, resolution, now=now)
+
+
+def _flat(value: str) -> str:
+    return " ".join(value.split())
+
+
+def _resolve_where(
+    files: SessionFiles,
+    session_id: str,
+    wanted: Callable[[Mapping[str, Any]], bool],
+    resolution: str,
+    *,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Mark the open errors ``wanted`` picks resolved; the session file is rewritten only when
+    there is one."""
     errors = files.load(session_id).value.get("errors") or []
-    if not any(e.get("file") == rel and e["resolution"] is None for e in errors):
+    if not any(e["resolution"] is None and wanted(e) for e in errors):
         return []
     how = text("resolution", resolution, empty=False)
 
     def apply(session: Session) -> list[dict[str, Any]]:
         done = []
         for e in session.get("errors") or []:
-            if e.get("file") == rel and e["resolution"] is None:
+            if e["resolution"] is None and wanted(e):
                 e.update(resolution=how, resolved_at=timestamp(now))
                 done.append(dict(e))
         return done

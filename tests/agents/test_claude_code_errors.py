@@ -72,7 +72,30 @@ def test_seed000_errors_from_failed_tool_calls(repo: Path) -> None:
     hook("PostToolUse", payload("post_tool_use_edit", repo), repo)
     bash, edit = _errors(repo)
     assert edit["resolution"] == "a later Edit of the file succeeded"
-    assert bash["resolution"] is None  # a Bash failure waits for `pmem session resolve`
+    assert bash["resolution"] is None  # another command's success says nothing of it
+
+
+def test_seed000_the_same_command_run_through_resolves_its_error(repo: Path) -> None:
+    """A Bash command that failed (PostToolUseFailure) and later exits 0 (PostToolUse, which
+    Claude Code sends only for a call that went through): its open error is resolved; a
+    different command, an interrupted run or one sent to the background resolves nothing."""
+    hook("PostToolUseFailure", payload("post_tool_use_failure_bash", repo), repo)
+    other = {"command": "pytest tests/test_api.py -q", "description": "Run the API tests"}
+    hook("PostToolUse", payload("post_tool_use_bash", repo, tool_input=other), repo)
+    interrupted = {"stdout": "", "stderr": "", "interrupted": True}
+    hook("PostToolUse", payload("post_tool_use_bash", repo, tool_response=interrupted), repo)
+    started = {"stdout": "", "stderr": "", "interrupted": False, "backgroundTaskId": "b1"}
+    hook("PostToolUse", payload("post_tool_use_bash", repo, tool_response=started), repo)
+    [bash] = _errors(repo)
+    assert bash["resolution"] is None
+    hook("PostToolUse", payload("post_tool_use_bash", repo), repo)
+    [bash] = _errors(repo)
+    assert bash["resolution"] == "the same command succeeded later" and bash["resolved_at"]
+
+
+def test_a_command_run_through_outside_a_session_writes_nothing(repo: Path) -> None:
+    hook("PostToolUse", payload("post_tool_use_bash", repo), repo)
+    assert Memory(repo).sessions.list(channel="claude-code") == []
 
 
 def test_seed000_an_interrupt_is_not_an_error(repo: Path) -> None:

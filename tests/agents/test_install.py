@@ -53,7 +53,7 @@ def test_fresh_install_writes_both_files(tmp_path: Path) -> None:
         assert hook["command"] == f"{GUARD} pmem hook claude-code {event} || true"
         assert hook["type"] == "command" and hook["timeout"] == timeout
         assert hook["matcher"] == matcher
-    assert ours(settings, "PostToolUse")[0]["matcher"] == "Read|Edit|MultiEdit|Write"
+    assert ours(settings, "PostToolUse")[0]["matcher"] == "Read|Edit|MultiEdit|Write|Bash"
     server = read(tmp_path / ".mcp.json")["mcpServers"]["planning-memory"]
     assert server == {"type": "stdio", "command": "pmem", "args": ["mcp"], "env": {}}
     assert (tmp_path / ".claude" / "settings.json").read_text("utf-8").endswith("}\n")

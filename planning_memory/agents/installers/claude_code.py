@@ -34,7 +34,7 @@ OUR_HOOK = "hook claude-code"
 HOOK_EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": (None, 30),
     "UserPromptSubmit": (None, 15),
-    "PostToolUse": ("Read|Edit|MultiEdit|Write", 15),
+    "PostToolUse": ("Read|Edit|MultiEdit|Write|Bash", 15),
     "PostToolUseFailure": (None, 15),
     "Stop": (None, 30),
     "PreCompact": (None, 60),
