@@ -51,7 +51,7 @@ from planning_memory.context.items import (
     session_items,
     temporal_item,
 )
-from planning_memory.context.taught import MAX_TAUGHT, TAUGHT_SQL, preference_items
+from planning_memory.context.taught import MAX_TAUGHT, preference_items
 from planning_memory.core import Layout, effective_config, temporal, timestamp
 from planning_memory.errors import InputError
 from planning_memory.search import (
@@ -95,8 +95,8 @@ def check_budget(budget: int) -> int:
 def _always_items(indexes: Sequence[Index]) -> list[Item]:
     """Pinned records, then what a person taught: in every block, whatever the task."""
     records = Filters(("record",))
-    pinned = [r for ix in indexes for r in ix.where("d.pinned = 1", [], records, 200)]
-    taught = [r for ix in indexes for r in ix.where(TAUGHT_SQL, [], records, MAX_TAUGHT)]
+    pinned = [r for ix in indexes for r in ix.listed("pinned", records, 200)]
+    taught = [r for ix in indexes for r in ix.listed("taught", records, MAX_TAUGHT)]
     taught_items = [record_item(r, 1, 100 + n, TAUGHT_WHY) for n, r in enumerate(taught)]
     return [record_item(r, 1, n, "pinned: always included") for n, r in enumerate(pinned)] + [
         dataclasses.replace(item, standing=True) for item in taught_items
@@ -107,8 +107,7 @@ def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str])
     """Critical mistakes and the high-severity ones matching the task, then other
     high-severity mistakes: the first ``SEVERE_UP_FRONT`` still above search hits."""
     records = Filters(("record",))
-    condition = "d.severity >= 2 AND d.type = 'mistake'"
-    severe = [r for ix in indexes for r in ix.where(condition, [], records, MAX_SEVERE)]
+    severe = [r for ix in indexes for r in ix.listed("severe", records, MAX_SEVERE)]
     items, unmatched = [], 0
     for row in sorted(severe, key=lambda r: (-r.doc.severity, r.doc.key)):
         critical = row.doc.severity >= 3

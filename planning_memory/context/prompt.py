@@ -21,7 +21,7 @@ from datetime import datetime
 
 from planning_memory.context.formats import render_line
 from planning_memory.context.items import ContextPack, Item, hit_doc, record_item
-from planning_memory.context.taught import MAX_TAUGHT, TAUGHT_SQL, is_taught
+from planning_memory.context.taught import MAX_TAUGHT, is_taught
 from planning_memory.search import Filters, Index, Row, estimate_tokens, query_terms, record_doc
 from planning_memory.search import search as search_index
 
@@ -72,7 +72,7 @@ def recall(
     relevant."""
     terms = [t for t in query_terms(prompt) if t not in GENERIC]
     records_only = Filters(("record",))
-    taught = [r for ix in indexes for r in ix.where(TAUGHT_SQL, [], records_only, MAX_TAUGHT)]
+    taught = [r for ix in indexes for r in ix.listed("taught", records_only, MAX_TAUGHT)]
     docs = [d for d in map(record_doc, records) if d is not None and is_taught(d)]
     items = _taught_items([*taught, *(Row(d, 0.0, 0, "") for d in docs)], terms)
     if indexes and terms and limit:

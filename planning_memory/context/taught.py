@@ -15,15 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from planning_memory.context.items import Item, cap
-from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES, preference_text
 from planning_memory.core import is_taught as taught
+from planning_memory.core import preference_text
 from planning_memory.search import Doc
 
-# ``core.is_taught`` as a condition on the index's ``docs`` table (tags are stored " a b ")
-TAUGHT_SQL = (
-    f"(instr(d.tags, ' {TAUGHT_TAG} ') > 0 OR d.type IN "
-    f"({', '.join(repr(t) for t in TAUGHT_TYPES)}))"
-)
 MAX_TAUGHT = 50  # taught records considered (the most recently updated)
 PREFERENCE_CHARS = 300  # one preferences section's text
 PREFERENCE_SECTIONS = 12  # sections of preferences.json shown

@@ -181,20 +181,18 @@ def _check_encodable(value: Any, path: str | None) -> None:
 
 
 def depth(value: Any, stop: int = 1 << 30) -> int:
-    """Nesting depth of containers in ``value`` (a scalar is 0); stops counting at ``stop``."""
-    best = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    """Nesting depth of containers in ``value`` (a scalar is 0); stops counting at ``stop``.
+    Level by level, looking only at the containers (a scalar is never queued)."""
+    level = 0
+    layer = [value] if isinstance(value, (dict, list)) else []
+    while layer:
         level += 1
-        best = max(best, level)
-        if best >= stop:
-            return best
-        stack.extend((child, level) for child in children)
-    return best
+        if level >= stop:
+            return level
+        below = []
+        for item in layer:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, (dict, list)):
+                    below.append(child)
+        layer = below
+    return level

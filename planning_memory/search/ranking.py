@@ -423,7 +423,7 @@ def pinned_hits(
     only_records = Filters(("record",), filters.types, filters.scope, filters.tags)
     if filters.sources and "record" not in filters.sources:
         return []
-    rows = index.where("d.pinned = 1", [], only_records, PINNED_LIMIT)
+    rows = index.listed("pinned", only_records, PINNED_LIMIT)
     return [
         _hit(r, 0.0, "pinned", "pinned: always included", terms)
         for r in rows

@@ -18,6 +18,7 @@ from planning_memory.core.model import new_long_term
 from planning_memory.search import documents as sources
 from planning_memory.search import upkeep as indexer
 from planning_memory.search.database import (
+    LISTS,
     SCHEMA_VERSION,
     Filters,
     Index,
@@ -427,3 +428,34 @@ def test_totals_lengths_and_estimated_counts(mem: tuple[Layout, Store]) -> None:
 def test_varints() -> None:
     assert varints(bytes([0x05, 0x7F, 0x81, 0x00, 0x82, 0x80, 0x01])) == [5, 127, 128, 32769]
     assert varints(b"") == []
+
+
+def test_each_list_is_read_through_its_partial_index_and_equals_a_full_scan(
+    mem: tuple[Layout, Store],
+) -> None:
+    """Pinned records, high-severity mistakes and what a person taught: each read through
+    its own partial index (the plan names it), newest update first, the same rows as the
+    condition on every document."""
+    layout, store = mem
+    for n in range(30):
+        add_record(layout, store, "pattern", f"pat_P{n:03d}", pinned=n % 7 == 0)
+        severity = ("low", "medium", "high", "critical")[n % 4]
+        add_record(layout, store, "mistake", f"mis_M{n:03d}", severity=severity)
+        tags = ["learned-from-conversation"] if n % 5 == 0 else ["misc"]
+        add_record(layout, store, "learning", f"lrn_L{n:03d}", tags=tags)
+        if n % 9 == 0:
+            add_record(layout, store, "preference", f"lrn_R{n:03d}")
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        records = Filters(("record",))
+        sizes = {}
+        for name, condition in LISTS.items():
+            listed = index.listed(name, records, 100)
+            assert [r.doc.key for r in listed] == [
+                r.doc.key for r in index.where(condition, [], records, 100)
+            ]
+            sizes[name] = len(listed)
+            sql = f"EXPLAIN QUERY PLAN SELECT id FROM docs WHERE {condition} ORDER BY updated_at"
+            plan = " ".join(str(row[3]) for row in index.conn.execute(sql))
+            assert f"docs_{name}" in plan, plan
+    assert sizes == {"pinned": 5, "severe": 14, "taught": 10}
