@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers: ``clocks``
 EXAMPLE = REPO / ".planning.example"
 
 

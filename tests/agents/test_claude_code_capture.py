@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 
 from planning_memory.agents import claude_code as hooks
 from planning_memory.memory import Memory
@@ -24,17 +25,9 @@ OTHER_ID = "3b7e0c9d-1a2f-4e5d-9c8b-7a6f5e4d3c2b"
 T0 = datetime(2026, 1, 20, 9, 59, tzinfo=UTC)  # the fixture transcript starts at 10:00
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

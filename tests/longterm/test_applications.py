@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from clocks import Clock
 
 from planning_memory.cli import cli
 from planning_memory.errors import InputError, NotFoundError
@@ -21,17 +22,9 @@ T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 BIN = Path(sys.executable).parent
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

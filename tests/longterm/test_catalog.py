@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 
 from planning_memory.core import ID_PREFIX, LONG_TERM_DIRS, Record, parse_timestamp
 from planning_memory.longterm import catalog, records, rules, similarity
@@ -78,21 +79,13 @@ WORDS = [
 TOPICS = ["auth/flow", "db/migrations", "release/steps", "ui/styling"]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def _tree(tmp_path: Path, threshold: float) -> tuple[Memory, Clock]:
     Memory.init(tmp_path)
     cfg_path = tmp_path / ".planning" / "memory-config.json"
     cfg = json.loads(cfg_path.read_text())
     cfg["memory"]["longTerm"].update(maxPatterns=12, maxMistakes=8, similarityThreshold=threshold)
     cfg_path.write_text(json.dumps(cfg))
-    clock = Clock()
+    clock = Clock(T0)
     return Memory(tmp_path, clock=clock), clock
 
 

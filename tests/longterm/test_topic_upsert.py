@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from clocks import Clock
 
 from planning_memory.cli import cli
 from planning_memory.memory import Memory
@@ -17,17 +18,9 @@ T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 TOPIC = "auth/session-strategy"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 from click.testing import CliRunner
+from clocks import Clock
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -27,15 +28,6 @@ SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 START = datetime(2024, 1, 20, 15, 45, tzinfo=UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(minutes=1)
-        return self.now
-
-
 def set_keep(root: Path, keep: int) -> None:
     path = root / ".planning" / "memory-config.json"
     config = json.loads(path.read_text())
@@ -44,7 +36,7 @@ def set_keep(root: Path, keep: int) -> None:
 
 
 def make_repo(root: Path) -> Memory:
-    mem = Memory.init(root, clock=Clock())
+    mem = Memory.init(root, clock=Clock(START, tick=timedelta(minutes=1)))
     mem.save("Authentication flow uses NextAuth", "pattern", description="auth session flow")
     mem.save("Retry fetch on timeout", "mistake", description="fetch timeout without retry")
     (root / "docs").mkdir()

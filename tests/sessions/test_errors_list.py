@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 
 from planning_memory.core.schema import check
 from planning_memory.errors import InputError, NotFoundError, SchemaError
@@ -17,21 +18,12 @@ from planning_memory.sessions.failures import MAX_ERRORS
 T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 @pytest.fixture
 def mem(tmp_path: Path) -> Memory:
     Memory.init(tmp_path)
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "auth.py").write_text("x = 1\n", "utf-8")
-    return Memory(tmp_path, clock=Clock())
+    return Memory(tmp_path, clock=Clock(T0, tick=timedelta(seconds=1)))
 
 
 def _on_disk(mem: Memory, session_id: str) -> dict[str, object]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from clocks import Clock
+
 from planning_memory.core.layout import Layout
 from planning_memory.sessions import Sessions, rolling
 from planning_memory.store import Store
@@ -14,17 +16,9 @@ T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 IDLE = timedelta(minutes=5)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def make(root: Path) -> tuple[Sessions, Clock]:
     layout = Layout.for_repo(root)
-    clock = Clock()
+    clock = Clock(T0)
     config = {"memory": {"shortTerm": {"contextWindow": 3}}}
     return Sessions(layout, Store(layout), config, clock=clock), clock
 
