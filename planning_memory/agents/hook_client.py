@@ -24,8 +24,8 @@ the few standard modules a client needs.
 
 from __future__ import annotations
 
+import _socket  # the C module: ``socket`` would also import enum and selectors at each hook
 import os
-import socket
 import sys
 import zlib
 
@@ -91,14 +91,14 @@ def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     path = socket_path()
     if not os.path.exists(path):
         return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_WAIT)
         try:
             conn.connect(path)
             conn.settimeout(ANSWER_WAIT)
             conn.sendall(request(event, data))
-            conn.shutdown(socket.SHUT_WR)
+            conn.shutdown(_socket.SHUT_WR)
         except OSError:
             return None  # not listening, or gone before it read the input
         chunks = []
