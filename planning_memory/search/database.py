@@ -32,7 +32,6 @@ from planning_memory.search.documents import Doc
 
 INDEX_NAME = "index.sqlite3"
 SCHEMA_VERSION = 4  # 3: code and Markdown chunks stored redacted; 4: the lists' partial indexes
-# (an index of an older version is rebuilt)
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
@@ -509,13 +508,21 @@ class Index:
         }
 
 
+# Versions brought to ``SCHEMA_VERSION`` in place: these statements, then ``_SCHEMA`` (every
+# statement of which is ``IF NOT EXISTS``). Version 3 had other partial indexes than the lists'.
+_UPGRADES = {3: ("DROP INDEX IF EXISTS docs_pinned", "DROP INDEX IF EXISTS docs_severity")}
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Create the schema; an index of another schema version is dropped (it is derived)."""
+    """Create the schema. An index of an older version listed in ``_UPGRADES`` is brought up
+    to date in place (its documents kept); one of any other version is dropped (it is
+    derived, and rebuilt)."""
     with _immediate(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             return
-        for statement in (*(_DROP if version else ()), *_SCHEMA):
+        steps = _UPGRADES.get(version, _DROP if version else ())
+        for statement in (*steps, *_SCHEMA):
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

@@ -209,6 +209,27 @@ def test_other_schema_version_is_dropped(mem: tuple[Layout, Store]) -> None:
         assert not index.built
 
 
+def test_a_version_3_index_gets_the_lists_indexes_in_place(mem: tuple[Layout, Store]) -> None:
+    """Version 3 differed only in its partial indexes: upgraded in place, nothing rebuilt."""
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="aardvark", pinned=True)
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        for name in LISTS:
+            index.conn.execute(f"DROP INDEX docs_{name}")
+        index.conn.execute("CREATE INDEX docs_pinned ON docs(pinned) WHERE pinned = 1")
+        index.conn.execute("CREATE INDEX docs_severity ON docs(severity) WHERE severity >= 2")
+        index.conn.execute("PRAGMA user_version = 3")
+    with Index.open(layout) as index:
+        assert index.built and keys(index, '"aardvark"') == {"record:pat_1"}
+        assert [r.doc.key for r in index.listed("pinned", Filters(("record",)), 10)] == [
+            "record:pat_1"
+        ]
+        names = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
+        assert {f"docs_{name}" for name in LISTS} <= names and "docs_severity" not in names
+        assert index.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
 def test_access_counts_live_in_the_index_and_survive_rebuild(mem: tuple[Layout, Store]) -> None:
     layout, store = mem
     add_record(layout, store, "pattern", "pat_1", description="aardvark")
