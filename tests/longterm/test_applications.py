@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,19 +18,7 @@ from planning_memory.errors import InputError, NotFoundError
 from planning_memory.gitops import integration as gitint
 from planning_memory.memory import Memory
 
-T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 BIN = Path(sys.executable).parent
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
-def mem(tmp_path: Path, clock: Clock) -> Memory:
-    Memory.init(tmp_path)
-    return Memory(tmp_path, clock=clock)
 
 
 def _learning(mem: Memory) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,6 @@ from clocks import Clock
 
 from planning_memory.errors import NotFoundError
 from planning_memory.memory import Memory
-
-T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
-def mem(tmp_path: Path, clock: Clock) -> Memory:
-    Memory.init(tmp_path)
-    return Memory(tmp_path, clock=clock)
 
 
 def _files(mem: Memory, kind: str) -> list[Path]:

@@ -4,29 +4,15 @@ topic in the same scope, whatever type it was saved as."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 
-import pytest
 from click.testing import CliRunner
 from clocks import Clock
 
 from planning_memory.cli import cli
 from planning_memory.memory import Memory
 
-T0 = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 TOPIC = "auth/session-strategy"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
-
-
-@pytest.fixture
-def mem(tmp_path: Path, clock: Clock) -> Memory:
-    Memory.init(tmp_path)
-    return Memory(tmp_path, clock=clock)
 
 
 def _files(mem: Memory) -> list[str]:
