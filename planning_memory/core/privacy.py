@@ -11,9 +11,9 @@
   detect-secrets are a rule table (``secret_rules``, matched by ``secret_table``).
 
 ``find_secrets`` reports the same spans for the pre-commit secret scan. Overlapping findings are
-merged, so nothing partly covered survives. ``redact`` is idempotent. Every regex of this
-module is compiled once and starts with a literal, so each rule costs one fast substring scan
-of the text; the table's rules compile on first use.
+merged, so nothing partly covered survives. ``redact`` is idempotent. Every shape's regex
+starts with a literal, so each shape costs one fast substring scan of the text, and is compiled
+the first time its literal turns up (``core.regex.Lazy``), as are the table's rules.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from planning_memory.core import secret_table
+from planning_memory.core.regex import Lazy, literal_prefix
 from planning_memory.errors import LimitError
 
 MAX_FIELD_CHARS = 50_000
@@ -48,7 +49,7 @@ class _Rule:
     """A secret shape. Each regex starts with a literal, so the scan is a fast substring search."""
 
     kind: str
-    regexes: tuple[re.Pattern[str], ...]
+    regexes: tuple[Lazy, ...]
     group: int = 0  # the group that holds the secret
     lower: bool = False  # match against the lower-cased text (a case-insensitive shape)
     boundary: bool = False  # the match must not follow a letter, digit or underscore
@@ -65,7 +66,7 @@ def _strong_token(value: str) -> bool:
     return any(c.isdigit() for c in value) or (mixed and len(value) >= 16)
 
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = Lazy(
     r"""(?ix)^(?:
         \*+ | x{3,} | \.{3} | … | -+ | _+ | \?+
       | <[^<>]*> | \{\{.*\}\} | \$\{.*\} | \$\(.*\) | \$[a-z_][a-z0-9_]* | %[a-z_][a-z0-9_]*%
@@ -82,7 +83,7 @@ def _url_password_ok(value: str) -> bool:
     return not _PLACEHOLDER.match(value)
 
 
-_C = re.compile
+_C = Lazy
 _PEM_BEGIN = _C(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = _C(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _AWS_SECRET_TAIL = r"\\?[\"']?[ \t]{0,3}(?:=>|=|:)[ \t]{0,3}\\?[\"']?([a-z0-9/+=]{40})"
@@ -168,7 +169,7 @@ _RULES: tuple[_Rule, ...] = (
 # stem, each starting with the stem, run on the lower-cased text; the value is read from the
 # original text.
 _SEP = r"(?![\w-])(?:\\?[\"'])?[ \t]{0,3}(?P<sep>=>|:=|=(?!=)|:(?![:/]))"
-_HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_HEADS: tuple[tuple[str, Lazy], ...] = (
     ("token", _C(r"token" + _SEP)),
     ("password", _C(r"pass(?P<long>w(?:or)?d|phrase)?" + _SEP)),
     ("password", _C(r"contrase(?:ñ|n|\\u00f1)a" + _SEP)),
@@ -241,31 +242,12 @@ _LOWER_SHAPES = (
 )
 
 
-def _literal_prefix(rx: re.Pattern[str], *, lowered: bool) -> str:
-    """The text every match of ``rx`` starts with ("" when unknown), lower-cased for a shape
-    that runs on lower-cased text: a substring test for it is far cheaper than a regex
-    search, and most text holds none of the shapes' prefixes."""
-    pattern = rx.pattern
-    caseless = bool(rx.flags & re.IGNORECASE) or pattern.startswith("(?i)")
-    if caseless and not lowered:
-        return ""  # any case matches: no one spelling to look for
-    try:
-        from re import _parser  # type: ignore[attr-defined]
-
-        items = list(_parser.parse(pattern.removeprefix("(?i)")))
-    except Exception:  # a private module: without it, always search
-        return ""
-    prefix = []
-    for op, arg in items:
-        if op is not _parser.LITERAL:
-            break
-        prefix.append(chr(arg))
-    text = "".join(prefix)
-    return text.lower() if lowered else text
-
-
-_CASED_PREFIXED = tuple((_literal_prefix(rx, lowered=False), rx) for rx in _CASED_SHAPES)
-_LOWER_PREFIXED = tuple((_literal_prefix(rx, lowered=True), rx) for rx in _LOWER_SHAPES)
+# each shape with the text its matches start with: a substring test for it is far cheaper than
+# a regex search, and most text holds none of the shapes' prefixes
+_CASED_PREFIXED = tuple((literal_prefix(rx.pattern, rx.flags), rx) for rx in _CASED_SHAPES)
+_LOWER_PREFIXED = tuple(
+    (literal_prefix(rx.pattern, rx.flags, lowered=True), rx) for rx in _LOWER_SHAPES
+)
 
 
 def _lower(text: str) -> str:

@@ -2,8 +2,10 @@
 
 One regex pass over the lower-cased text finds every rule keyword that starts a word (or, for a
 keyword that starts with a punctuation mark, anywhere); only the rules of the keywords found
-run, each only on the lines around its keyword. Nothing compiles at import: the keyword regex
-is built on first use and each rule's regex the first time one of its keywords turns up, so a
+run, each only on the lines around its keyword. A short text (a memory, a message) is looked
+up word by word instead, with the same result, so the keyword regex (3-4 ms to compile) is
+built only for a long one. Nothing compiles at import: each rule's regex compiles the first
+time one of its keywords (or for a rule without keywords, its leading literal) turns up, so a
 process that never meets a provider's keyword never compiles that provider's rule.
 """
 
@@ -14,8 +16,9 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
+from planning_memory.core.regex import Lazy, literal_prefix
 from planning_memory.core.secret_rules import ALLOW, EXTRA, GITLEAKS, Rule
 
 RULES: tuple[Rule, ...] = EXTRA + GITLEAKS
@@ -23,6 +26,8 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 _WINDOW_BEFORE = 256  # characters of a long line searched before a keyword
 _WINDOW_AFTER = 2048  # and after it
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
+_SHORT = 8192  # a text shorter than this is looked up word by word (``_keywords``)
+_WORD_START = Lazy(r"(?<![a-z0-9])[a-z0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +56,20 @@ class _Table:
         words = sorted(keyed)
         # A keyword that starts with a letter or digit must start a word; one that starts with
         # a punctuation mark (``_mmk``, ``:aa``) is looked for anywhere, by a substring search.
-        self.keywords = re.compile(f"[^a-z0-9]({_trie([w for w in words if w[0].isalnum()])})")
+        self.words = [w for w in words if w[0].isalnum()]
+        self.by_start: dict[str, list[str]] = {}  # first 2 characters -> keywords, longest first
+        for word in sorted(self.words, key=len, reverse=True):
+            self.by_start.setdefault(word[:2], []).append(word)
         self.inner = tuple(w for w in words if not w[0].isalnum())
+        self.prefixes = {i: literal_prefix(RULES[i].pattern) for i in self.unkeyed}
         self.compiled: dict[int, re.Pattern[str]] = {}
-        self.allow = re.compile("|".join(f"(?:{rx})" for rx in ALLOW))
+        self.allow = Lazy("|".join(f"(?:{rx})" for rx in ALLOW))
+
+    @cached_property
+    def keywords(self) -> re.Pattern[str]:
+        """Every keyword that starts a word (the character before it is not a letter or a
+        digit), the longest one at each place, found in one pass over a long text."""
+        return re.compile(f"[^a-z0-9]({_trie(self.words)})")
 
     def anchor(self, index: int) -> re.Pattern[str]:
         rx = self.anchors.get(index)
@@ -119,6 +134,8 @@ def find(text: str, lowered: str) -> list[Span]:
             tried.add((index, window[0]))
             found += _matches(table, index, text, *window)
     for index in table.unkeyed:  # each starts with a literal: a fast scan of the whole text
+        if table.prefixes[index] not in text:
+            continue
         found += (s for s in _matches(table, index, text, 0, len(text)) if _word_start(text, s))
     for index in table.anchored:
         for hit in table.anchor(index).finditer(text):
@@ -136,13 +153,32 @@ def _on_line(rule: Rule, lowered: str, pos: int) -> bool:
 
 
 def _keywords(table: _Table, lowered: str) -> Iterator[tuple[int, str]]:
-    for hit in table.keywords.finditer(" " + lowered):
-        yield hit.start(1) - 1, hit.group(1)
+    if len(lowered) < _SHORT:
+        yield from _keywords_by_word(table, lowered)
+    else:
+        for hit in table.keywords.finditer(" " + lowered):
+            yield hit.start(1) - 1, hit.group(1)
     for word in table.inner:
         pos = lowered.find(word)
         while pos >= 0:
             yield pos, word
             pos = lowered.find(word, pos + 1)
+
+
+def _keywords_by_word(table: _Table, lowered: str) -> Iterator[tuple[int, str]]:
+    """What ``table.keywords`` finds, a word at a time: at each word start the longest keyword
+    the text starts with there, none starting inside the last one found (or right after it:
+    the keyword regex's match takes the character before the keyword too)."""
+    by_start, after = table.by_start, -1
+    for hit in _WORD_START.finditer(lowered):
+        pos = hit.start()
+        if pos <= after:
+            continue
+        for word in by_start.get(lowered[pos : pos + 2], ()):
+            if lowered.startswith(word, pos):
+                yield pos, word
+                after = pos + len(word)
+                break
 
 
 def _word_start(text: str, span: Span) -> bool:

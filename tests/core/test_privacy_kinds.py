@@ -122,6 +122,7 @@ def test_rule_table_covers_gitleaks_and_detect_secrets() -> None:
     for rule in secret_table.RULES:
         re.compile(rule.pattern)
         assert all(word == word.lower() for word in rule.keywords), rule.kind
+        assert all(len(word) >= 2 for word in rule.keywords), rule.kind  # ``by_start``
 
 
 def test_rules_compile_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,10 +130,40 @@ def test_rules_compile_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secret_table, "_table", lambda: table)
     assert table.compiled == {}  # building the table compiles no rule
     redact("nothing to see here")
-    unkeyed = len(table.compiled)  # the few rules without keywords
-    assert unkeyed <= 8
+    assert table.compiled == {}  # no keyword, nor any unkeyed rule's leading literal
+    assert "keywords" not in table.__dict__  # a short text is looked up word by word
     redact("export DOPPLER_TOKEN=dp.pt." + "Ab3" * 15)
-    assert unkeyed < len(table.compiled) <= unkeyed + 3  # only the rules of "dp.pt."
+    assert 0 < len(table.compiled) <= 3  # only the rules of "dp.pt."
+    redact("long text " * 1000)
+    assert "keywords" in table.__dict__
+
+
+def _regex_keywords(table: secret_table._Table, lowered: str) -> list[tuple[int, str]]:
+    return [(hit.start(1) - 1, hit.group(1)) for hit in table.keywords.finditer(" " + lowered)]
+
+
+def test_short_texts_find_the_keywords_the_regex_finds() -> None:
+    table = secret_table._table()
+    texts = [sentence for _, _, sentence in KINDS] + [*ISSUE_MISSES.values(), *NOT_SECRETS]
+    source = Path(secret_table.__file__).read_text("utf-8")
+    texts += [source[i : i + 900] for i in range(0, len(source), 450)]
+    for text in texts:
+        lowered = text.lower()
+        assert list(secret_table._keywords_by_word(table, lowered)) == _regex_keywords(
+            table, lowered
+        ), text
+
+
+_WORDS = st.sampled_from(sorted(secret_table._table().words))
+_GLUE = st.sampled_from(["", " ", "-", "_", ".", "x", "9", "\n", "é", "=", "sk", "a3-"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_WORDS, _GLUE), max_size=20))
+def test_keyword_lookup_by_word_equals_the_regex(parts: list[str]) -> None:
+    table = secret_table._table()
+    lowered = "".join(parts)
+    assert list(secret_table._keywords_by_word(table, lowered)) == _regex_keywords(table, lowered)
 
 
 def test_keep_lines_keeps_line_numbers() -> None:
