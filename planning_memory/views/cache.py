@@ -370,9 +370,16 @@ class RenderCache:
     # -- the rendered files ------------------------------------------------------------------
     def unchanged(self, name: str, path: Path, inputs: str) -> bool:
         """True when rendered file ``name`` is the one last seen equal to the render from
-        ``inputs`` (its stat, or when that is too recent to trust, its bytes)."""
+        ``inputs`` (``untouched``)."""
         known = self.known.get(name)
-        if known is None or known.inputs != inputs:
+        return known is not None and known.inputs == inputs and self.untouched(name, path)
+
+    def untouched(self, name: str, path: Path) -> bool:
+        """True when rendered file ``name`` is the one last seen equal to a render (from any
+        inputs): nobody edited it since. Told by its stat, or when that is too recent to
+        trust, by its bytes."""
+        known = self.known.get(name)
+        if known is None:
             return False
         ctime, size = _stat(path, time.time_ns())
         if size != known.size:
