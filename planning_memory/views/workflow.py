@@ -166,8 +166,8 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
     if state.path.parent == views.layout.planning:
         data = views.redacted(state).encode("utf-8")  # what Store.write_text writes
         changed = views.store.write_bytes(state.path, data)
-        if state.name != "CLAUDE.md":
-            views.store.write_bytes(base_path(views.layout, state.name), data)
+        if state.name != "CLAUDE.md":  # derived, and checked by its header before use: no fsync
+            views.store.write_bytes(base_path(views.layout, state.name), data, durable=False)
         views.remember(state, data)
     else:
         changed = views.store.write_repo_file(state.path, state.fresh)
