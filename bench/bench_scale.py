@@ -16,7 +16,9 @@ Figures, per size (default 100, 1k, 10k, 100k):
   save that builds the catalog (its time is shown too). ``--before COMMIT`` also times the
   rules as they were at COMMIT (every record of the type read on each save).
 - **Memory.save**: the same through the facade, which also re-renders the Markdown views.
-- **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up.
+- **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up; then the same
+  on a tree with the default caps (200 patterns and 100 mistakes live, the rest archived by
+  a first save: their files stay, soft-deleted).
 - **recall@5**: the 60 labelled queries of ``tests/fixtures/retrieval/queries.json`` that aim
   at records, recall of their record targets in the first 5 hits, and MRR; search p50 / p95,
   wall and CPU time of the thread (after one warm-up pass). ``--workdir DIR`` keeps each
@@ -52,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -161,7 +163,7 @@ def old_rules(commit: str) -> Any:
 
 def bench_saves(n: int, before: str | None) -> dict[str, float]:
     out: dict[str, float] = {"records": n}
-    texts = iter(new_texts(SAVES * 3 + 40, n))
+    texts = iter(new_texts(SAVES * 3 + 60, n))
     with tempfile.TemporaryDirectory() as tmp:
         mem = write_tree(Path(tmp), corpus(n), **UNCAPPED)
         title, text = next(texts)
@@ -188,19 +190,31 @@ def bench_saves(n: int, before: str | None) -> dict[str, float]:
             title, text = next(texts)
             walls.append(timed(mem.save, title, "pattern", description=text)[0])
         out["memory_save_p50_ms"] = p50(walls)
-        walls, cpus = [], []
-        for i in range(9):
-            title, text = next(texts)
-            cmd = [PMEM, "-C", tmp, "save", title, "-t", "pattern", "--description", text]
-            before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-            wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
-            after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if i:  # the first one warms the page cache
-                walls.append(wall)
-                used = after_run.ru_utime + after_run.ru_stime
-                cpus.append(used - before_run.ru_utime - before_run.ru_stime)
-        out["cli_save_p50_ms"], out["cli_save_cpu_p50_ms"] = p50(walls), p50(cpus)
+        out["cli_save_p50_ms"], out["cli_save_cpu_p50_ms"] = cli_saves(tmp, texts)
+    with tempfile.TemporaryDirectory() as tmp:  # the default caps: 200 / 100 live
+        mem = write_tree(Path(tmp), corpus(n))
+        title, text = next(texts)
+        mem.save(title, "pattern", description=text)  # archives what is over the caps
+        out["cli_save_default_caps_p50_ms"], out["cli_save_default_caps_cpu_p50_ms"] = cli_saves(
+            tmp, texts
+        )
     return out
+
+
+def cli_saves(tree: str, texts: Iterator[tuple[str, str]]) -> tuple[float, float]:
+    """p50 wall and CPU time of ``pmem save`` (a new process each), after one warm-up."""
+    walls, cpus = [], []
+    for i in range(9):
+        title, text = next(texts)
+        cmd = [PMEM, "-C", tree, "save", title, "-t", "pattern", "--description", text]
+        before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
+        after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if i:  # the first one warms the page cache
+            walls.append(wall)
+            used = after_run.ru_utime + after_run.ru_stime
+            cpus.append(used - before_run.ru_utime - before_run.ru_stime)
+    return p50(walls), p50(cpus)
 
 
 def recall(n: int, workdir: str | None = None) -> dict[str, float]:

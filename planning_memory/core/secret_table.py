@@ -2,9 +2,11 @@
 
 One regex pass over the lower-cased text finds every rule keyword that starts a word (or, for a
 keyword that starts with a punctuation mark, anywhere); only the rules of the keywords found
-run, each only on the lines around its keyword. A short text (a memory, a message) is looked
-up word by word instead, with the same result, so the keyword regex (3-4 ms to compile) is
-built only for a long one. Nothing compiles at import: each rule's regex compiles the first
+run, each only on the lines around its keyword. The first texts of a process (up to
+``WORD_BUDGET`` characters in all: a command's few memories or messages) are looked up word
+by word instead, with the same result, so the keyword regex (~5 ms to build and compile) is
+built only by a process that scans more (an index build, a code scan), where it is faster.
+Nothing compiles at import: each rule's regex compiles the first
 time one of its keywords (or for a rule without keywords, its leading literal) turns up, so a
 process that never meets a provider's keyword never compiles that provider's rule.
 """
@@ -26,7 +28,7 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 _WINDOW_BEFORE = 256  # characters of a long line searched before a keyword
 _WINDOW_AFTER = 2048  # and after it
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
-_SHORT = 8192  # a text shorter than this is looked up word by word (``_keywords``)
+WORD_BUDGET = 65_536  # characters looked up word by word before the keyword regex is built
 _WORD_START = Lazy(r"(?<![a-z0-9])[a-z0-9]")
 
 
@@ -63,6 +65,7 @@ class _Table:
         self.inner = tuple(w for w in words if not w[0].isalnum())
         self.prefixes = {i: literal_prefix(RULES[i].pattern) for i in self.unkeyed}
         self.compiled: dict[int, re.Pattern[str]] = {}
+        self.word_budget = WORD_BUDGET  # what is left of it (``_keywords``)
         self.allow = Lazy("|".join(f"(?:{rx})" for rx in ALLOW))
 
     @cached_property
@@ -153,7 +156,8 @@ def _on_line(rule: Rule, lowered: str, pos: int) -> bool:
 
 
 def _keywords(table: _Table, lowered: str) -> Iterator[tuple[int, str]]:
-    if len(lowered) < _SHORT:
+    if "keywords" not in table.__dict__ and len(lowered) <= table.word_budget:
+        table.word_budget -= len(lowered)
         yield from _keywords_by_word(table, lowered)
     else:
         for hit in table.keywords.finditer(" " + lowered):
