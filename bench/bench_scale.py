@@ -16,9 +16,10 @@ Figures, per size (default 100, 1k, 10k, 100k):
   save that builds the catalog (its time is shown too). ``--before COMMIT`` also times the
   rules as they were at COMMIT (every record of the type read on each save).
 - **Memory.save**: the same through the facade, which also re-renders the Markdown views.
-- **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up; then the same
-  on a tree with the default caps (200 patterns and 100 mistakes live, the rest archived by
-  a first save: their files stay, soft-deleted).
+- **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up, in the same
+  tree and, taking turns with it, in one with the default caps (200 patterns and 100 mistakes
+  live, the rest archived by a first save: their files stay, soft-deleted), and of ``pmem
+  save --help`` (the command's start-up: Python, click, the CLI's modules).
 - **recall@5**: the 60 labelled queries of ``tests/fixtures/retrieval/queries.json`` that aim
   at records, recall of their record targets in the first 5 hits, and MRR; search p50 / p95,
   wall and CPU time of the thread (after one warm-up pass). ``--workdir DIR`` keeps each
@@ -190,31 +191,37 @@ def bench_saves(n: int, before: str | None) -> dict[str, float]:
             title, text = next(texts)
             walls.append(timed(mem.save, title, "pattern", description=text)[0])
         out["memory_save_p50_ms"] = p50(walls)
-        out["cli_save_p50_ms"], out["cli_save_cpu_p50_ms"] = cli_saves(tmp, texts)
-    with tempfile.TemporaryDirectory() as tmp:  # the default caps: 200 / 100 live
-        mem = write_tree(Path(tmp), corpus(n))
-        title, text = next(texts)
-        mem.save(title, "pattern", description=text)  # archives what is over the caps
-        out["cli_save_default_caps_p50_ms"], out["cli_save_default_caps_cpu_p50_ms"] = cli_saves(
-            tmp, texts
-        )
+        with tempfile.TemporaryDirectory() as capped:  # the default caps: 200 / 100 live
+            title, text = next(texts)
+            write_tree(Path(capped), corpus(n)).save(title, "pattern", description=text)
+            # ^ archives what is over the caps
+            uncapped, default, start = cli_saves([tmp, capped, ""], texts)
+        out["cli_save_p50_ms"], out["cli_save_cpu_p50_ms"] = uncapped
+        out["cli_save_default_caps_p50_ms"], out["cli_save_default_caps_cpu_p50_ms"] = default
+        out["cli_help_p50_ms"], out["cli_help_cpu_p50_ms"] = start
     return out
 
 
-def cli_saves(tree: str, texts: Iterator[tuple[str, str]]) -> tuple[float, float]:
-    """p50 wall and CPU time of ``pmem save`` (a new process each), after one warm-up."""
-    walls, cpus = [], []
+def cli_saves(trees: list[str], texts: Iterator[tuple[str, str]]) -> list[tuple[float, float]]:
+    """p50 wall and CPU time of ``pmem save`` (a new process each) in each of ``trees`` ("":
+    ``pmem save --help`` instead, the command's start-up), 8 runs each after one warm-up,
+    taking turns (the machine's speed drifts)."""
+    walls: list[list[float]] = [[] for _ in trees]
+    cpus: list[list[float]] = [[] for _ in trees]
     for i in range(9):
-        title, text = next(texts)
-        cmd = [PMEM, "-C", tree, "save", title, "-t", "pattern", "--description", text]
-        before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-        wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
-        after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if i:  # the first one warms the page cache
-            walls.append(wall)
-            used = after_run.ru_utime + after_run.ru_stime
-            cpus.append(used - before_run.ru_utime - before_run.ru_stime)
-    return p50(walls), p50(cpus)
+        for k in range(len(trees)) if i % 2 else reversed(range(len(trees))):
+            title, text = next(texts)
+            cmd = [PMEM, "-C", trees[k], "save", title, "-t", "pattern", "--description", text]
+            if not trees[k]:
+                cmd = [PMEM, "save", "--help"]
+            before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
+            after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if i:  # the first one warms the page cache
+                walls[k].append(wall)
+                used = after_run.ru_utime + after_run.ru_stime
+                cpus[k].append(used - before_run.ru_utime - before_run.ru_stime)
+    return [(p50(w), p50(c)) for w, c in zip(walls, cpus, strict=True)]
 
 
 def recall(n: int, workdir: str | None = None) -> dict[str, float]:
