@@ -368,34 +368,28 @@ class RenderCache:
         self.rescan()
 
     # -- the rendered files ------------------------------------------------------------------
-    def unchanged(self, name: str, path: Path, inputs: str) -> bool:
-        """True when rendered file ``name`` is the one last seen equal to the render from
-        ``inputs`` (``untouched``)."""
-        known = self.known.get(name)
-        return known is not None and known.inputs == inputs and self.untouched(name, path)
-
-    def untouched(self, name: str, path: Path) -> bool:
-        """True when rendered file ``name`` is the one last seen equal to a render (from any
-        inputs): nobody edited it since. Told by its stat, or when that is too recent to
-        trust, by its bytes."""
+    def untouched(self, name: str, path: Path) -> str | None:
+        """The inputs of the render that rendered file ``name`` was last seen equal to, when
+        it still is (nobody edited it since), else None. Told by its stat, or when that is
+        too recent to trust, by its bytes."""
         known = self.known.get(name)
         if known is None:
-            return False
+            return None
         ctime, size = _stat(path, time.time_ns())
         if size != known.size:
-            return False
+            return None
         if ctime and ctime == known.ctime:
-            return True
+            return known.inputs
         try:
             data = self.store.read_bytes(path, max_bytes=_MAX_BYTES)
         except PlanningMemoryError:
-            return False
+            return None
         if hashlib.sha256(data).hexdigest() != known.digest:
-            return False
+            return None
         if ctime:  # trusted now: the next run needs only the stat
             self.known[name] = known._replace(ctime=ctime)
             self._dirty.add("index")
-        return True
+        return known.inputs
 
     def remember(self, name: str, path: Path, inputs: str, text: str, data: bytes) -> None:
         """``data`` is now in rendered file ``name``; it is the render from ``inputs`` when it

@@ -190,10 +190,11 @@ class Views:
 
     def _current_or_state(self, name: str, legacy: bool) -> ViewState:
         path = self.path(name)
-        if self.cache.unchanged(name, path, self.inputs(name)):
+        rendered_from = self.cache.untouched(name, path)  # a render nobody edited since
+        if rendered_from == self.inputs(name):
             return ViewState(name, path, "current", lambda: self._both(path))
         fresh = self.text(name)
-        if self.cache.untouched(name, path):  # a render nobody edited: only its JSON moved
+        if rendered_from is not None:  # only its JSON moved on
             return ViewState(name, path, "stale", lambda: (fresh, self.read(path)))
         found = self.state(name, fresh, self.read(path), legacy=legacy)
         if found.state == "current":

@@ -109,3 +109,23 @@ def test_a_view_with_a_secret_is_written_redacted(tmp_path: Path) -> None:
     text = mem.layout.patterns_md.read_text("utf-8")
     assert secret not in text and "[REDACTED:" in text
     assert text == privacy.redact(mem.views().text("patterns.md"))
+
+
+def test_a_render_nobody_edited_is_stale_without_being_read(tmp_path: Path) -> None:
+    mem = _tree(tmp_path, [_record("patterns", n, f"Rule {n}", "") for n in range(5)])
+    mem.render()
+    view = mem.layout.patterns_md
+    mem.save("Prefer small pure functions", "pattern", description=CLEAN)  # JSON moves on
+    record = json.loads(next(mem.layout.long_term.glob("patterns/pat_000.json")).read_text())
+    record["description"] = "Changed in JSON"
+    mem.store.write_json(mem.layout.long_term / "patterns" / "pat_000.json", record)
+    views, read = mem.views(), []
+    real = views.read
+    object.__setattr__(views, "read", lambda path: read.append(path) or real(path))  # frozen
+    state = next(s for s in views.states() if s.name == "patterns.md")
+    assert state.state == "stale"
+    assert view not in read
+    assert state.on_disk == view.read_text("utf-8")  # read when asked for
+    assert view in read
+    view.write_text(view.read_text("utf-8") + "\nhand edit\n", "utf-8")
+    assert next(s for s in mem.views().states() if s.name == "patterns.md").state == "conflict"
