@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from real_words import real_words
 
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
 from planning_memory.search import ranking, scoring
 from planning_memory.search import upkeep as indexer
 from planning_memory.search.database import Filters, Index
-from planning_memory.search.stemming import stem, tokens
+from planning_memory.search.stemming import stem
 from planning_memory.store import Store
 
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -86,11 +86,5 @@ def test_a_word_found_nowhere_adds_nothing(index: Index) -> None:
 def test_every_token_starts_with_its_stems_head() -> None:
     """``Scorer.build`` finds a word by the start of its stem (all but the last two letters,
     at least two): true of every token of two real packages."""
-    words: set[str] = set()
-    for name in ("click", "markdown_it"):
-        spec = importlib.util.find_spec(name)
-        assert spec and spec.submodule_search_locations
-        for path in Path(next(iter(spec.submodule_search_locations))).rglob("*.py"):
-            words.update(tokens(path.read_text("utf-8")))
-    heads = {w: stem(w)[: max(2, len(stem(w)) - 2)] for w in words}
+    heads = {w: stem(w)[: max(2, len(stem(w)) - 2)] for w in real_words()}
     assert [w for w, head in heads.items() if not w.startswith(head)] == []

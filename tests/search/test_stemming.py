@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 from pathlib import Path
+
+from real_words import real_words
 
 from planning_memory.search.database import Index
 from planning_memory.search.stemming import fold, stem, tokens
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-
-
-def real_words() -> list[str]:
-    """Every distinct token of the source of two real packages (thousands of words)."""
-    words: set[str] = set()
-    for name in ("click", "markdown_it"):
-        spec = importlib.util.find_spec(name)
-        assert spec and spec.submodule_search_locations
-        for path in Path(next(iter(spec.submodule_search_locations))).rglob("*.py"):
-            words.update(tokens(path.read_text("utf-8")))
-    return sorted(words)
 
 
 def fts5_stems(words: list[str]) -> list[str]:
