@@ -1,5 +1,5 @@
 """Benchmark: a Claude Code hook as Claude Code runs it, a whole ``pmem hook claude-code EVENT``
-process per call, with the hook server (the default) and without it (``PMEM_HOOK_SERVER=0``).
+process per call, with the hook server (the default) and without it (``PMEM_SERVER=0``).
 
 A memory of ``--records`` long-term records (and its search index), a session with a
 transcript; each event gets the payload Claude Code sends. The server's first hook (which

@@ -44,6 +44,7 @@ Run: ``.venv/bin/python bench/bench_scale.py [--sizes 100,1000,10000,100000]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -67,6 +68,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_search import make_records
 from installed import as_installed
 
+from planning_memory.agents import hook_client
 from planning_memory.core import codec
 from planning_memory.core.model import new_long_term
 from planning_memory.memory import Memory
@@ -195,27 +197,68 @@ def bench_saves(n: int, before: str | None) -> dict[str, float]:
             title, text = next(texts)
             write_tree(Path(capped), corpus(n)).save(title, "pattern", description=text)
             # ^ archives what is over the caps
-            uncapped, default, start = cli_saves([tmp, capped, ""], texts)
-        out["cli_save_p50_ms"], out["cli_save_cpu_p50_ms"] = uncapped
-        out["cli_save_default_caps_p50_ms"], out["cli_save_default_caps_cpu_p50_ms"] = default
-        out["cli_help_p50_ms"], out["cli_help_cpu_p50_ms"] = start
+            trees = [tmp, capped, ""]
+            with pmem_server():
+                times = cli_saves(
+                    [(tree, served) for served in (True, False) for tree in trees], texts
+                )
+        for (wall, cpu), (name, served) in zip(times, CLI_FIGURES, strict=True):
+            out[f"{name}_p50_ms"] = wall
+            if not served:  # a served command's CPU time is its worker's, not the client's
+                out[f"{name}_cpu_p50_ms"] = cpu
     return out
 
 
-def cli_saves(trees: list[str], texts: Iterator[tuple[str, str]]) -> list[tuple[float, float]]:
-    """p50 wall and CPU time of ``pmem save`` (a new process each) in each of ``trees`` ("":
-    ``pmem save --help`` instead, the command's start-up), 8 runs each after one warm-up,
-    taking turns (the machine's speed drifts)."""
-    walls: list[list[float]] = [[] for _ in trees]
-    cpus: list[list[float]] = [[] for _ in trees]
+CLI_FIGURES = [
+    *((name, True) for name in ("cli_save", "cli_save_default_caps", "cli_help")),
+    *((name, False) for name in ("cli_save_own", "cli_save_default_caps_own", "cli_help_own")),
+]
+
+
+@contextlib.contextmanager
+def pmem_server() -> Iterator[None]:
+    """A pmem server of the bench's own (its own runtime folder), running and ready."""
+    runtime = Path(tempfile.mkdtemp(prefix="pmb-", dir="/tmp"))
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "planning_memory.agents.hook_server"], start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not hook_client.ping():
+            assert time.monotonic() < deadline, "the pmem server never started"
+            time.sleep(0.1)
+        yield
+    finally:
+        hook_client.stop()
+        server.wait(timeout=30)
+        shutil.rmtree(runtime, ignore_errors=True)
+        if before is None:
+            os.environ.pop("XDG_RUNTIME_DIR", None)
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = before
+
+
+def cli_saves(
+    runs: list[tuple[str, bool]], texts: Iterator[tuple[str, str]]
+) -> list[tuple[float, float]]:
+    """p50 wall and CPU time of ``pmem save`` (a new process each) in each run's tree (""
+    : ``pmem save --help`` instead, the command's start-up), answered by the pmem server or
+    in its own process (``PMEM_SERVER=0``), 8 runs each after one warm-up, taking turns (the
+    machine's speed drifts)."""
+    walls: list[list[float]] = [[] for _ in runs]
+    cpus: list[list[float]] = [[] for _ in runs]
     for i in range(9):
-        for k in range(len(trees)) if i % 2 else reversed(range(len(trees))):
+        for k in range(len(runs)) if i % 2 else reversed(range(len(runs))):
+            tree, served = runs[k]
             title, text = next(texts)
-            cmd = [PMEM, "-C", trees[k], "save", title, "-t", "pattern", "--description", text]
-            if not trees[k]:
+            cmd = [PMEM, "-C", tree, "save", title, "-t", "pattern", "--description", text]
+            if not tree:
                 cmd = [PMEM, "save", "--help"]
+            env = {**os.environ, hook_client.ENV_SWITCH: "1" if served else "0"}
             before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-            wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
+            wall = timed(subprocess.run, cmd, check=True, capture_output=True, env=env)[0]
             after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
             if i:  # the first one warms the page cache
                 walls[k].append(wall)

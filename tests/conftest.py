@@ -1,5 +1,5 @@
-"""Test isolation: no test may write to the real $HOME or XDG folders, and hooks run in their
-own process (no hook server) unless a test asks for one."""
+"""Test isolation: no test may write to the real $HOME or XDG folders, and hooks and commands
+run in their own process (no pmem server) unless a test asks for one."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers: ``clocks``
 EXAMPLE = REPO / ".planning.example"
+
+# before any fixture: a module-scoped one that runs `pmem` must not start a server either
+os.environ["PMEM_SERVER"] = "0"
+os.environ["PMEM_BACKGROUND"] = "0"
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +34,7 @@ def _isolated_home(
     ):
         monkeypatch.setenv(name, str(home / sub) if sub else str(home))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(home))
-    monkeypatch.setenv("PMEM_HOOK_SERVER", "0")  # tests/agents/test_hook_server.py turns it on
+    monkeypatch.setenv("PMEM_SERVER", "0")  # tests/agents/test_hook_server.py turns it on
     monkeypatch.setenv("PMEM_BACKGROUND", "0")  # the tests of background work turn it on
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")

@@ -1,22 +1,30 @@
-"""The hook's front door: ``pmem hook claude-code EVENT`` hands its input to the hook server
-when one is running, else answers in this process and starts one for the next hook.
+"""The front door of hooks and served commands: ``pmem hook claude-code EVENT`` and the
+frequent ``pmem`` commands (``cli.SERVED``) hand their work to the pmem server when one is
+running, else run in this process and start one for the next.
 
-An agent runs a hook as a new process many times a minute; most of its time would go to
-importing the package. The hook server (``hook_server``) keeps it imported: a client that
-only needs the standard library sends the event, its working directory, its environment and
-the hook's input over a Unix socket, and prints what comes back. The answer is the one this
-process would have given (the server runs the same ``claude_code.answer`` in the client's
-directory and environment).
+An agent runs a hook, or ``pmem save``, as a new process many times a minute; most of its time
+would go to importing the package. The pmem server (``hook_server``) keeps it imported: a
+client that only needs the standard library sends its request over a Unix socket, and a worker
+forked from the server answers it. The answer is the one this process would have given (the
+worker runs the same code in the client's directory and environment).
+
+- A hook (``forward``) sends the event and the hook's input and prints the answer.
+- A command (``run_command``) sends its arguments and umask with its standard streams
+  themselves, so the command reads and writes the client's terminal, pipes or files directly;
+  the client relays Ctrl-C (and SIGTERM, SIGHUP, SIGQUIT) to the worker and exits with its
+  exit code.
 
 - The request is the event, the working directory, the environment and the input, as bytes
   (``request``); the answer is the output's length, the output, then the errors.
 - The socket lives in ``$XDG_RUNTIME_DIR`` (else ``/tmp/pmem-<uid>``, a folder only its user
   can enter), named after this interpreter and package, so two installs never share one.
-- No server, or one that refuses: the hook runs here, then starts a server in the
+- The socket's name also holds the ``PYTHON*`` variables (``PYTHONPATH``, ...), which
+  shape an interpreter at start-up: a client whose differ has its own server.
+- No server, or one that refuses: the hook or command runs here, then starts a server in the
   background (detached, its output to nowhere, so the agent never waits for it).
 - A server that accepted the input but fails to answer within ``ANSWER_WAIT`` is not asked
   twice (the input may be half recorded): the hook prints nothing and exits 0.
-- ``PMEM_HOOK_SERVER=0`` turns the server off: every hook runs in its own process.
+- ``PMEM_SERVER=0`` turns the server off: every hook and command runs in its own process.
 
 This module imports nothing from the package outside the hook's own entry points, and only
 the few standard modules a client needs.
@@ -24,14 +32,16 @@ the few standard modules a client needs.
 
 from __future__ import annotations
 
-import _socket  # the C module: ``socket`` would also import enum and selectors at each hook
+import _signal  # type: ignore[import-not-found]  # the C modules: ``socket`` and ``signal``
+import _socket  # would also import enum
 import os
 import sys
 import zlib
 
-ENV_SWITCH = "PMEM_HOOK_SERVER"
+ENV_SWITCH = "PMEM_SERVER"
 ANSWER_WAIT = 12.0  # seconds: under the shortest installed hook timeout (15 s)
 CONNECT_WAIT = 0.5
+START_WAIT = 10.0  # seconds for a command's worker to start (a server still importing)
 MAX_INPUT = 64 * 1024 * 1024
 PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
@@ -49,13 +59,19 @@ def runtime_dir() -> str:
 
 
 def socket_path() -> str:
-    """The server's socket for this interpreter and this copy of the package (pathlib and
-    hashlib are left out: each would cost a hook a few milliseconds)."""
-    key = f"{sys.executable}\0{PACKAGE}".encode()
+    """The server's socket for this interpreter, this copy of the package and these
+    ``PYTHON*`` variables (pathlib and hashlib are left out: each would cost a hook a few
+    milliseconds)."""
+    shaping = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("PYTHON"))
+    key = "\0".join([sys.executable, PACKAGE, *shaping]).encode()
     return os.path.join(runtime_dir(), f"pmem-hooks-{zlib.crc32(key):08x}.sock")
 
 
 STOP = "!stop"  # not a hook event: asks the server to exit
+PING = "!ping"  # not a hook event: is a server answering here?
+COMMAND = "!pmem"  # not a hook event: runs a pmem command with the client's streams
+STREAMS = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # as C ints
+RELAYED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 
 
 def request(event: str, data: bytes) -> bytes:
@@ -81,8 +97,13 @@ def parse_request(raw: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
 
 
 def stop() -> bool:
-    """Ask the running hook server to exit; False when none answered."""
+    """Ask the running server to exit; False when none answered."""
     return forward(STOP, b"") is not None
+
+
+def ping() -> bool:
+    """Whether a server answers on this client's socket (without running anything)."""
+    return forward(PING, b"") is not None
 
 
 def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
@@ -120,6 +141,77 @@ def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     return rest[:out_size], rest[out_size:]
 
 
+def run_command(args: list[str]) -> int | None:
+    """Run ``pmem ARGS`` in a worker of the server, with this process's standard streams:
+    its exit code, or None when no server took it (run it here)."""
+    path = socket_path()
+    if not os.path.exists(path):
+        return None
+    try:
+        umask = os.umask(0o077)
+        os.umask(umask)
+        given = [f"{umask:o}", sys.argv[0], *args]
+        data = request(COMMAND, b"\0".join(os.fsencode(arg) for arg in given))
+    except (OSError, ValueError):
+        return None  # the working directory is gone, or an argument holds a NUL
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(CONNECT_WAIT)
+        try:
+            conn.connect(path)
+            conn.settimeout(START_WAIT)
+            sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, STREAMS)])
+            conn.sendall(data[sent:])
+            conn.shutdown(_socket.SHUT_WR)
+            head, rest = _first_line(conn)
+        except OSError:
+            return None  # not listening, stale, or no worker in time (it will not run)
+        if not head.isdigit():
+            return None  # ``stale``: the server's code changed under it; it is exiting
+        _relay_signals(int(head))
+        conn.settimeout(None)
+        try:
+            while chunk := conn.recv(256):
+                rest += chunk
+        except OSError:
+            pass
+    finally:
+        conn.close()
+    status = rest.strip()
+    if status.startswith(b"exit ") and status[5:].isdigit():
+        return int(status[5:])
+    sys.stderr.write(
+        "pmem: error: the pmem server's worker stopped without an exit status "
+        "(PMEM_SERVER=0 runs each command in its own process)\n"
+    )
+    return 70
+
+
+def _first_line(conn: _socket.socket) -> tuple[bytes, bytes]:
+    """The first line the server sends, and what came after it."""
+    got = b""
+    while b"\n" not in got:
+        chunk = conn.recv(256)
+        if not chunk:
+            break
+        got += chunk
+    head, _, rest = got.partition(b"\n")
+    return head, rest
+
+
+def _relay_signals(pid: int) -> None:
+    """Ctrl-C and the usual stop signals go to the worker running the command."""
+
+    def relay(signum: int, _frame: object) -> None:
+        try:  # noqa: SIM105 - contextlib would cost every client its import
+            os.kill(pid, signum)
+        except OSError:
+            pass  # the worker is done
+
+    for signum in RELAYED:
+        _signal.signal(signum, relay)
+
+
 def detach(module: str, *args: str, cwd: str = "/") -> None:
     """Run ``python -m module args`` in the background, detached from this hook and its pipes
     (the agent waits for the hook's output to close, never for this)."""
@@ -129,7 +221,7 @@ def detach(module: str, *args: str, cwd: str = "/") -> None:
 
 
 def spawn() -> None:
-    """Start a hook server in the background."""
+    """Start a pmem server in the background."""
     detach("planning_memory.agents.hook_server")
 
 

@@ -1,42 +1,79 @@
-"""The hook server: keeps the package imported so an agent's hooks answer in milliseconds.
+"""The pmem server: keeps the package imported so an agent's hooks and the frequent ``pmem``
+commands answer in milliseconds.
 
 ``python -m planning_memory.agents.hook_server`` is started in the background by the first
-hook that finds none (``hook_client``). It listens on the client's socket and answers one
-request at a time, each exactly as the hook would have in its own process: in the client's
-working directory, with the client's environment (time zone included), through the same
-``claude_code.answer``; the memory tree is opened afresh for every request, so nothing read
-earlier is trusted.
+hook or served command that finds none (``hook_client``). It listens on the client's socket,
+reads each request whole and forks a worker for it, so the server itself never runs a
+request, never waits on one and keeps nothing a request read or changed:
 
-It exits after ``IDLE_EXIT`` seconds without a request, when asked (``hook_client.stop``),
-and when a file of the package changed after it started (an upgrade or an edit): it answers
-``stale`` so the client runs the hook itself. One server per socket: a second one finds the
-first answering and leaves.
+- A hook's worker answers in the client's working directory and environment (time zone
+  included), through the same ``claude_code.answer``, and sends the answer back.
+- A command's worker also takes the client's standard streams (passed over the socket), its
+  umask and its locale, sends its process id (the client relays Ctrl-C and other signals to
+  it), runs ``pmem ARGS`` exactly as ``planning_memory.cli.base.main`` would in its own
+  process, and sends the exit code.
+
+Once listening, it imports what the served commands use (``WARM``); every worker starts
+from that state. It exits after ``IDLE_EXIT`` seconds without a request, when asked
+(``hook_client.stop``), and when a file of the package changed after it started (an upgrade
+or an edit): it answers ``stale`` so the client runs the request itself. One server per
+socket: a second one finds the first answering and leaves.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import os
 import signal
 import socket
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from planning_memory.agents.claude_code import answer
 from planning_memory.agents.hook_client import (
+    COMMAND,
     PACKAGE,
+    PING,
     STOP,
     parse_request,
     runtime_dir,
     socket_path,
 )
 
-IDLE_EXIT = 600.0  # seconds without a request (``PMEM_HOOK_SERVER_IDLE`` changes it)
+IDLE_EXIT = 600.0  # seconds without a request (``PMEM_SERVER_IDLE`` changes it)
 READ_WAIT = 5.0  # for a client's whole request
-REQUEST_LIMIT = 120  # seconds: past it the server is gone and the next hook starts another
+REQUEST_LIMIT = 120  # seconds: a hook's worker stuck this long is ended (SIGALRM's default)
 MAX_REQUEST = 65 * 1024 * 1024
+INTERNAL_ERROR = 70
+
+# imported before serving: the modules the served commands load (``cli.SERVED``)
+WARM = (
+    "planning_memory.cli.base",
+    "planning_memory.cli.contextual",
+    "planning_memory.cli.core",
+    "planning_memory.cli.learning",
+    "planning_memory.cli.longterm",
+    "planning_memory.cli.memories",
+    "planning_memory.cli.session",
+    "planning_memory.cli.views",
+    "planning_memory.memory",
+    "planning_memory.manager",
+    "planning_memory.longterm.lessons",
+    "planning_memory.longterm.level",
+    "planning_memory.views.workflow",
+    "planning_memory.views.claude",
+    "planning_memory.search.ranking",
+    "planning_memory.search.upkeep",
+    "planning_memory.search.repo_documents",
+    "planning_memory.sessions.api",
+    "planning_memory.sessions.briefing",
+    "planning_memory.validate",
+)
 
 
 def _newest_source(root: str = PACKAGE) -> float:
@@ -50,15 +87,31 @@ def _newest_source(root: str = PACKAGE) -> float:
     return newest
 
 
-def _read_request(conn: socket.socket) -> tuple[str, str, dict[str, str], bytes] | None:
+Request = tuple[str, str, dict[str, str], bytes, list[int]]
+
+
+def _read_request(conn: socket.socket) -> Request | None:
+    """``(event, cwd, environment, input, file descriptors)``; None when it is not one. The
+    descriptors (a command's standard streams) come with the first bytes."""
     conn.settimeout(READ_WAIT)
-    chunks, size = [], 0
-    while chunk := conn.recv(65536):
+    first, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
+    chunks, size = [first], len(first)
+    while first and (chunk := conn.recv(65536)):
         chunks.append(chunk)
         size += len(chunk)
         if size > MAX_REQUEST:
-            return None
-    return parse_request(b"".join(chunks))
+            break
+    got = parse_request(b"".join(chunks)) if size <= MAX_REQUEST else None
+    if got is None:
+        _close(fds)
+        return None
+    return (*got, fds)
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _in_client_world(cwd: str, env: dict[str, str]) -> None:
@@ -69,26 +122,113 @@ def _in_client_world(cwd: str, env: dict[str, str]) -> None:
     os.chdir(cwd if os.path.isdir(cwd) else "/")
 
 
-def _serve_one(conn: socket.socket, started: float) -> bool:
-    """Answer one client; False when the server should exit (its code changed)."""
+def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> int | None:
+    """Take one client: the process id of its worker (0 when none was needed), or None when
+    the server should exit (asked to, or its code changed)."""
     got = _read_request(conn)  # read whole before answering (a close with unread data resets)
     if _newest_source() > started:
         conn.sendall(b"stale\n")
-        return False
-    if got is None:
+        _close(got[4] if got else [])
+        return None
+    if got is None or got[0] == PING:
         conn.sendall(b"0\n")
-        return True
-    event, cwd, env, data = got
-    if event == STOP:
+        _close(got[4] if got else [])
+        return 0
+    if got[0] == STOP:
         conn.sendall(b"0\n")
-        return False
-    _in_client_world(cwd, env)
-    signal.alarm(REQUEST_LIMIT)  # a request stuck this long ends the server (SIGALRM's default)
-    done = answer(event, data)
-    signal.alarm(0)
-    out = done.stdout.encode("utf-8")
-    conn.sendall(f"{len(out)}\n".encode() + out + done.stderr.encode("utf-8"))
-    return True
+        _close(got[4])
+        return None
+    pid = os.fork()
+    if pid == 0:
+        _work(conn, listener, got)
+    _close(got[4])
+    return pid
+
+
+def _work(conn: socket.socket, listener: socket.socket, request: Request) -> NoReturn:
+    """The worker (a forked child): answer the request, then exit without ever returning to
+    the server's loop."""
+    code = INTERNAL_ERROR
+    try:
+        listener.close()
+        event, cwd, env, data, fds = request
+        _in_client_world(cwd, env)
+        if event == COMMAND:
+            code = _run_command(conn, data, fds)
+        else:
+            _close(fds)
+            signal.alarm(REQUEST_LIMIT)
+            done = answer(event, data)
+            out = done.stdout.encode("utf-8")
+            conn.sendall(f"{len(out)}\n".encode() + out + done.stderr.encode("utf-8"))
+            code = 0
+    except BaseException:  # a worker must never fall back into the server's loop
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _run_command(conn: socket.socket, data: bytes, fds: list[int]) -> int:
+    """``pmem ARGS`` with the client's streams, umask and locale; its exit code, which the
+    client also receives."""
+    umask, _argv0, *args = (os.fsdecode(part) for part in data.split(b"\0"))
+    if len(fds) != 3:
+        _close(fds)
+        return INTERNAL_ERROR
+    for target, fd in enumerate(fds):  # received ones are >= 3: the server's 0-2 are open
+        os.dup2(fd, target)
+        os.close(fd)
+    os.umask(int(umask, 8))
+    sys.argv = [_argv0, *args]
+    _client_text_streams()
+    try:
+        conn.sendall(b"%d\n" % os.getpid())
+    except OSError:
+        return 0  # the client gave up before this worker started: it runs the command itself
+    code = _exit_code(args)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        conn.sendall(b"exit %d\n" % code)
+    return code
+
+
+def _exit_code(args: list[str]) -> int:
+    from planning_memory.cli import run_in_process  # not ``main``: that would ask a server
+
+    try:
+        run_in_process(args)
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _client_text_streams() -> None:
+    """``sys.stdin`` / ``stdout`` / ``stderr`` over the client's streams, encoded as Python
+    would encode them in the client's locale (a C locale means UTF-8, as Python coerces it)."""
+    import codecs
+    import locale
+
+    encoding = sys.stdout.encoding  # the server's: PYTHONIOENCODING / PYTHONUTF8 (same key)
+    if not os.environ.get("PYTHONIOENCODING") and os.environ.get("PYTHONUTF8") != "1":
+        with contextlib.suppress(locale.Error):
+            locale.setlocale(locale.LC_CTYPE, "")
+        encoding = locale.getpreferredencoding(False)
+        if codecs.lookup(encoding).name == "ascii":
+            encoding = "utf-8"
+    errors = sys.stdout.errors
+    sys.stdin = open(0, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
+    lines = 1 if os.isatty(1) else -1  # line-buffered on a terminal, as Python does
+    sys.stdout = open(1, "w", lines, encoding, errors, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", 1, encoding, "backslashreplace", closefd=False)  # noqa: SIM115
 
 
 def _answering(path: Path) -> bool:
@@ -122,17 +262,30 @@ def _listen(path: Path) -> socket.socket | None:
     return server
 
 
+def _reap(workers: set[int]) -> None:
+    """Collect the exit status of the workers that are done (no zombies)."""
+    for pid in list(workers):
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                continue
+        workers.discard(pid)
+
+
 def serve(path: Path | None = None, idle: float = IDLE_EXIT) -> int:
-    """Answer hooks on ``path`` until idle for ``idle`` seconds or the code changes."""
+    """Answer hooks and commands on ``path`` until idle for ``idle`` seconds or the code
+    changes."""
     where = path or Path(socket_path())
     with contextlib.suppress(ValueError):
-        idle = float(os.environ.get("PMEM_HOOK_SERVER_IDLE", idle))
+        idle = float(os.environ.get("PMEM_SERVER_IDLE", idle))
     started = time.time()
     server = _listen(where)
     if server is None:
         return 0
+    for name in WARM:
+        importlib.import_module(name)
     mine = where.stat().st_ino
     server.settimeout(idle)
+    workers: set[int] = set()
     try:
         while True:
             try:
@@ -141,11 +294,14 @@ def serve(path: Path | None = None, idle: float = IDLE_EXIT) -> int:
                 break
             with conn:
                 try:
-                    going_on = _serve_one(conn, started)
+                    worker = _serve_one(conn, server, started)
                 except OSError:
-                    going_on = True  # the client went away; the next one is served
-            if not going_on:
+                    worker = 0  # the client went away; the next one is served
+            _reap(workers)
+            if worker is None:
                 break
+            if worker:
+                workers.add(worker)
     finally:
         server.close()
         with contextlib.suppress(OSError):

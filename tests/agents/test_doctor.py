@@ -29,7 +29,7 @@ def script(folder: Path, body: str) -> Path:
 
 @pytest.fixture(autouse=True)
 def _hooks_in_their_own_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PMEM_HOOK_SERVER", "0")  # no background hook server from these tests
+    monkeypatch.setenv("PMEM_SERVER", "0")  # no background hook server from these tests
 
 
 @pytest.fixture

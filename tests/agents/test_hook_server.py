@@ -56,9 +56,9 @@ def run_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A short runtime folder (socket paths are limited to 107 bytes) and the server on."""
     where = Path(tempfile.mkdtemp(prefix="pmr-", dir="/tmp"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(where))
-    monkeypatch.setenv("PMEM_HOOK_SERVER", "1")
+    monkeypatch.setenv("PMEM_SERVER", "1")
     monkeypatch.setenv("PMEM_BACKGROUND", "1")
-    monkeypatch.setenv("PMEM_HOOK_SERVER_IDLE", "120")
+    monkeypatch.setenv("PMEM_SERVER_IDLE", "120")
     yield where
     hook_client.stop()
     for pid in server_pids(where):
@@ -218,3 +218,166 @@ def test_a_server_whose_code_changed_steps_aside(
     os.utime(handler, (time.time() + 5, time.time() + 5))
     assert "planning-memory (new): created" in run("UserPromptSubmit", prompt="always use pnpm")
     wait_for(lambda: old not in server_pids(run_dir))
+
+
+# -- served commands: `pmem save`, `pmem search`, ... run by a worker of the server ----------
+
+
+CLIENT = "import sys; from planning_memory.cli import main; sys.argv[0] = 'pmem'; main()"
+
+
+def client(*args: str, before: str = "") -> list[str]:
+    """``pmem ARGS`` under ``-X importtime``: its stderr says whether this process imported
+    click (the command ran here) or not (a worker of the server ran it)."""
+    return [sys.executable, "-X", "importtime", "-c", before + CLIENT, *args]
+
+
+def pmem(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        client(*args),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+
+
+def ran_here(done: subprocess.CompletedProcess[str]) -> bool:
+    return bool(re.search(r"\| +click$", done.stderr, re.M))
+
+
+def own_stderr(done: subprocess.CompletedProcess[str]) -> str:
+    return "".join(line for line in done.stderr.splitlines(True) if "import time:" not in line)
+
+
+def masked(text: str, repo: Path) -> str:
+    """What differs between two repositories: their paths and project ids (a hash of the
+    path), record ids and times."""
+    return re.sub(r"\brepo-[0-9a-f]{8}\b", "PROJECT", normal(text.replace(str(repo), "REPO")))
+
+
+def start_server() -> int:
+    proc = subprocess.Popen([sys.executable, "-m", SERVER], start_new_session=True)
+    wait_for(hook_client.ping)
+    return proc.pid
+
+
+COMMANDS: list[tuple[str, ...]] = [
+    ("save", "Always use pnpm, never npm", "-t", "pattern", "--description", "lockfile"),
+    ("search", "pnpm", "--json"),
+    ("show",),
+    ("patterns",),
+    ("save",),  # a usage error: exit 2, the usage on stderr
+    ("search", "pnpm", "--limit", "nope"),
+    ("-C", "no/such/folder", "show"),  # a user error: one line, exit 3
+    ("validate",),
+    ("save", "--help"),
+]
+
+
+def test_a_served_command_prints_and_exits_as_in_its_own_process(
+    tmp_path: Path, run_dir: Path
+) -> None:
+    ours, other = tmp_path / "a" / "repo", tmp_path / "b" / "repo"  # one project name
+    for repo in (ours, other):
+        Memory.init(repo)
+    start_server()
+    for args in COMMANDS:
+        here = pmem(*args, cwd=ours, PMEM_SERVER="0")
+        served = pmem(*args, cwd=other)
+        assert ran_here(here) and not ran_here(served), args
+        assert served.returncode == here.returncode, (args, served.stderr)
+        assert masked(served.stdout, other) == masked(here.stdout, ours), args
+        assert masked(own_stderr(served), other) == masked(own_stderr(here), ours), args
+    assert [r["title"] for r in Memory(other).records()] == ["Always use pnpm, never npm"]
+
+
+def test_a_served_command_that_finds_no_server_runs_here_and_starts_one(
+    empty_repo: Path, run_dir: Path
+) -> None:
+    first = pmem("save", "Run ruff before committing", "-t", "pattern", cwd=empty_repo)
+    assert first.returncode == 0 and ran_here(first)
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and os.path.exists(hook_client.socket_path()))
+    wait_for(hook_client.ping)
+    again = pmem("search", "ruff", cwd=empty_repo)
+    assert again.returncode == 0 and not ran_here(again)
+    assert "Run ruff before committing" in again.stdout
+
+
+def test_served_saves_at_once_each_keep_their_record(empty_repo: Path, run_dir: Path) -> None:
+    """Eight clients at once: eight workers, eight records, eight distinct ids (a forked
+    worker draws its own randomness)."""
+    start_server()
+    titles = [f"Service {n} talks to queue q{n}x only" for n in range(8)]
+
+    def save(title: str) -> subprocess.CompletedProcess[str]:
+        return pmem("save", title, "-t", "learning", "--json", cwd=empty_repo)
+
+    with ThreadPoolExecutor(8) as pool:
+        done = list(pool.map(save, titles))
+    assert all(d.returncode == 0 and not ran_here(d) for d in done), [d.stderr for d in done]
+    ids = {json.loads(d.stdout)["id"] for d in done}
+    assert len(ids) == 8
+    assert sorted(r["title"] for r in Memory(empty_repo).records()) == sorted(titles)
+
+
+def test_ctrl_c_reaches_the_worker_and_nothing_is_written(empty_repo: Path, run_dir: Path) -> None:
+    """The client relays SIGINT: a save waiting for the memory's lock stops with exit 130,
+    as it would in its own process, and the server lives on."""
+    server = start_server()
+    with Memory(empty_repo).store.lock():
+        proc = subprocess.Popen(
+            client("save", "Never force-push main", "-t", "pattern"),
+            cwd=empty_repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)  # the worker is waiting for the lock
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    assert done.returncode == 130 and not ran_here(done), err
+    assert Memory(empty_repo).records() == []
+    assert server_pids(run_dir) == [server]
+
+
+def test_a_served_command_writes_with_the_clients_umask(empty_repo: Path, run_dir: Path) -> None:
+    start_server()
+    done = subprocess.run(
+        client(
+            "save",
+            "Pin the node version",
+            "-t",
+            "pattern",
+            "--json",
+            before="import os; os.umask(0o027); ",
+        ),
+        capture_output=True,
+        text=True,
+        cwd=empty_repo,
+        timeout=60,
+    )
+    assert done.returncode == 0 and not ran_here(done), done.stderr
+    [path] = (empty_repo / ".planning").rglob(f"{json.loads(done.stdout)['id']}.json")
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_the_command_a_client_asks_for(run_dir: Path) -> None:
+    from planning_memory.cli import SERVED, command_name
+
+    assert command_name(["-C", "repo", "save", "x"]) == "save"
+    assert command_name(["--root=repo", "search", "x"]) == "search"
+    assert command_name(["-Crepo", "show"]) == "show"
+    assert command_name(["--help"]) is None
+    assert command_name(["-C", "repo"]) is None
+    assert {"watch", "ui", "mcp", "hook", "scan", "init"}.isdisjoint(SERVED)
+
+
+def test_the_docs_name_the_served_commands() -> None:
+    from planning_memory.cli import SERVED
+
+    text = (Path(__file__).parents[2] / "docs" / "agents.md").read_text("utf-8")
+    listed = text.split("- A served command (", 1)[1].split(")", 1)[0]
+    assert set(re.findall(r"`([a-z-]+)`", listed)) == SERVED

@@ -29,7 +29,7 @@ def hooks(repo: Path) -> dict[str, str]:
 
 
 def sh(command: str, payload: bytes, cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
-    environ = {**os.environ, "PMEM_HOOK_SERVER": "0", **env}
+    environ = {**os.environ, "PMEM_SERVER": "0", **env}
     return subprocess.run(
         ["/bin/sh", "-c", command],
         input=payload,
