@@ -13,8 +13,10 @@ request, never waits on one and keeps nothing a request read or changed:
   it), runs ``pmem ARGS`` exactly as ``planning_memory.cli.base.main`` would in its own
   process, and sends the exit code.
 
-Once listening, it imports what the served commands use (``WARM``); every worker starts
-from that state. It exits after ``IDLE_EXIT`` seconds without a request, when asked
+Once listening, it imports what the served commands use (``WARM``) and runs them once on a
+throwaway memory tree (``_warm_up``), so that what a process builds on first use (compiled
+schema checks, regular expressions, the secret table) is built once; every worker starts from
+that state. It exits after ``IDLE_EXIT`` seconds without a request, when asked
 (``hook_client.stop``), and when a file of the package changed after it started (an upgrade
 or an edit): it answers ``stale`` so the client runs the request itself. One server per
 socket: a second one finds the first answering and leaves.
@@ -262,6 +264,30 @@ def _listen(path: Path) -> socket.socket | None:
     return server
 
 
+def _warm_up() -> None:
+    """Save, search and gather context once in a throwaway memory tree, with background work
+    off. Only an optimisation: a failure here changes nothing a worker does."""
+    import tempfile
+
+    from planning_memory.memory import Memory
+
+    before = os.environ.get("PMEM_BACKGROUND")
+    os.environ["PMEM_BACKGROUND"] = "0"
+    try:
+        with contextlib.suppress(Exception), tempfile.TemporaryDirectory(prefix="pmem-") as tmp:
+            mem = Memory.init(tmp)
+            mem.save("Use pnpm, never npm", "pattern", description="the lockfile is pnpm's")
+            mem.save("Ran migrations late", "mistake", description="run them before tests")
+            mem.save("Tokens expire after an hour", "learning", learned="refresh at 50 minutes")
+            mem.search("pnpm lockfile")
+            mem.context("add a dependency")
+    finally:
+        if before is None:
+            os.environ.pop("PMEM_BACKGROUND", None)
+        else:
+            os.environ["PMEM_BACKGROUND"] = before
+
+
 def _reap(workers: set[int]) -> None:
     """Collect the exit status of the workers that are done (no zombies)."""
     for pid in list(workers):
@@ -283,6 +309,7 @@ def serve(path: Path | None = None, idle: float = IDLE_EXIT) -> int:
         return 0
     for name in WARM:
         importlib.import_module(name)
+    _warm_up()
     mine = where.stat().st_ino
     server.settimeout(idle)
     workers: set[int] = set()
