@@ -643,12 +643,21 @@ _UMASK: int | None = None
 
 
 def _umask() -> int:
+    """This process's umask, read once (reading it means setting it)."""
     global _UMASK
     if _UMASK is None:
         current = os.umask(0)
         os.umask(current)
         _UMASK = current
     return _UMASK
+
+
+def _forget_umask() -> None:
+    global _UMASK
+    _UMASK = None
+
+
+os.register_at_fork(after_in_child=_forget_umask)  # a forked worker may take another umask
 
 
 def remove_outside(path: Path, up_to: Path | None = None) -> bool:
