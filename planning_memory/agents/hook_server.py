@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib
+import json
 import os
 import signal
 import socket
@@ -264,9 +265,20 @@ def _listen(path: Path) -> socket.socket | None:
     return server
 
 
+_WARM_SESSION = "00000000-0000-4000-8000-000000000000"
+_WARM_HOOKS = (
+    ("SessionStart", {"hook_event_name": "SessionStart", "source": "startup"}),
+    ("UserPromptSubmit", {"prompt": "Always run the linter before committing"}),
+    ("UserPromptSubmit", {"prompt": "fix the retry in the payment webhook handler"}),
+    ("PostToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "src/app.py"}}),
+    ("Stop", {"stop_hook_active": False}),
+)
+
+
 def _warm_up() -> None:
-    """Save, search and gather context once in a throwaway memory tree, with background work
-    off. Only an optimisation: a failure here changes nothing a worker does."""
+    """Save, search, gather context and answer each hook once in a throwaway memory tree,
+    with background work off. Only an optimisation: a failure here changes nothing a worker
+    does."""
     import tempfile
 
     from planning_memory.memory import Memory
@@ -281,6 +293,9 @@ def _warm_up() -> None:
             mem.save("Tokens expire after an hour", "learning", learned="refresh at 50 minutes")
             mem.search("pnpm lockfile")
             mem.context("add a dependency")
+            for event, extra in _WARM_HOOKS:
+                payload = {"session_id": _WARM_SESSION, "cwd": tmp, **extra}
+                answer(event, json.dumps(payload).encode())
     finally:
         if before is None:
             os.environ.pop("PMEM_BACKGROUND", None)
