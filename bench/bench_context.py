@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_validate import WORDS, build_tree, machine, run_timed
+from server import own_processes
 
 PMEM = str(Path(sys.executable).parent / "pmem")
 DOC = Path(__file__).resolve().parent.parent / "docs" / "bench-context.md"
@@ -28,6 +29,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="do not update the docs")
     args = parser.parse_args()
+    own_processes()  # its figures are of commands in their own process
     rng = random.Random(7)
     rows = []
     with tempfile.TemporaryDirectory(prefix="pm-bench-context-") as tmp:

@@ -19,7 +19,9 @@ Figures, per size (default 100, 1k, 10k, 100k):
 - **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up, in the same
   tree and, taking turns with it, in one with the default caps (200 patterns and 100 mistakes
   live, the rest archived by a first save: their files stay, soft-deleted), and of ``pmem
-  save --help`` (the command's start-up: Python, click, the CLI's modules).
+  save --help`` (the command's start-up); each answered by the pmem server (the default: a
+  worker forked from a process that has the package imported) and in its own process
+  (``PMEM_SERVER=0``: Python, click and the CLI's modules at every start).
 - **recall@5**: the 60 labelled queries of ``tests/fixtures/retrieval/queries.json`` that aim
   at records, recall of their record targets in the first 5 hits, and MRR; search p50 / p95,
   wall and CPU time of the thread (after one warm-up pass). ``--workdir DIR`` keeps each
@@ -44,7 +46,6 @@ Run: ``.venv/bin/python bench/bench_scale.py [--sizes 100,1000,10000,100000]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import os
@@ -67,8 +68,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_search import make_records
 from installed import as_installed
+from server import env, pmem_server
 
-from planning_memory.agents import hook_client
 from planning_memory.core import codec
 from planning_memory.core.model import new_long_term
 from planning_memory.memory import Memory
@@ -215,31 +216,6 @@ CLI_FIGURES = [
 ]
 
 
-@contextlib.contextmanager
-def pmem_server() -> Iterator[None]:
-    """A pmem server of the bench's own (its own runtime folder), running and ready."""
-    runtime = Path(tempfile.mkdtemp(prefix="pmb-", dir="/tmp"))
-    before = os.environ.get("XDG_RUNTIME_DIR")
-    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "planning_memory.agents.hook_server"], start_new_session=True
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not hook_client.ping():
-            assert time.monotonic() < deadline, "the pmem server never started"
-            time.sleep(0.1)
-        yield
-    finally:
-        hook_client.stop()
-        server.wait(timeout=30)
-        shutil.rmtree(runtime, ignore_errors=True)
-        if before is None:
-            os.environ.pop("XDG_RUNTIME_DIR", None)
-        else:
-            os.environ["XDG_RUNTIME_DIR"] = before
-
-
 def cli_saves(
     runs: list[tuple[str, bool]], texts: Iterator[tuple[str, str]]
 ) -> list[tuple[float, float]]:
@@ -256,9 +232,8 @@ def cli_saves(
             cmd = [PMEM, "-C", tree, "save", title, "-t", "pattern", "--description", text]
             if not tree:
                 cmd = [PMEM, "save", "--help"]
-            env = {**os.environ, hook_client.ENV_SWITCH: "1" if served else "0"}
             before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-            wall = timed(subprocess.run, cmd, check=True, capture_output=True, env=env)[0]
+            wall = timed(subprocess.run, cmd, check=True, capture_output=True, env=env(served))[0]
             after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
             if i:  # the first one warms the page cache
                 walls[k].append(wall)

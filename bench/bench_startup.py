@@ -4,7 +4,10 @@
 Runs each command as a process on a copy of ``.planning.example/`` and reports wall and CPU
 time, next to a bare ``python -c pass`` for the interpreter's own share; a save of a new
 pattern each run (the learning rules, the record write, the views' re-render) on a tree this
-small is mostly start-up. Prints the figures and writes them into docs/bench-foundation.md.
+small is mostly start-up. Each command runs in its own process (``PMEM_SERVER=0``), then
+answered by a pmem server of the bench's own ("served": the CPU time is then the client's
+alone, the worker's being the server's). Prints the figures and writes them into
+docs/bench-foundation.md.
 
     .venv/bin/python bench/bench_startup.py [--runs N] [--no-write]
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import shutil
 import statistics
 import sys
@@ -23,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_validate import PMEM, machine, run_timed, write_section
 from installed import as_installed
+from server import SWITCH, pmem_server
 
 EXAMPLE = Path(__file__).resolve().parent.parent / ".planning.example"
 
@@ -65,16 +70,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pm-bench-startup-") as tmp:
         repo = Path(tmp)
         shutil.copytree(EXAMPLE, repo / ".planning")
+        os.environ[SWITCH] = "0"
         for label, cmd in commands.items():
-            median, best, cpu = measure(cmd, repo, args.runs)
-            lines.append(
-                f"{label:40} median {median * 1000:6.0f} ms, best {best * 1000:6.0f} ms, "
-                f"CPU {cpu * 1000:6.0f} ms"
-            )
+            lines.append(line(label, *measure(cmd, repo, args.runs)))
+        os.environ[SWITCH] = "1"
+        with pmem_server():
+            for label, cmd in commands.items():
+                if label.startswith("pmem ") and label != "pmem --help":  # --help: not served
+                    lines.append(line(f"{label}, served", *measure(cmd, repo, args.runs)))
     lines.append(f"{args.runs} runs each after one warm-up; machine: {machine()}")
     print("\n".join(lines))
     if not args.no_write:
         write_section("startup", "Start-up time (`bench/bench_startup.py`)", lines)
+
+
+def line(label: str, median: float, best: float, cpu: float) -> str:
+    return (
+        f"{label:50} median {median * 1000:6.0f} ms, best {best * 1000:6.0f} ms, "
+        f"CPU {cpu * 1000:6.0f} ms"
+    )
 
 
 if __name__ == "__main__":

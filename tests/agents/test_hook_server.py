@@ -381,3 +381,40 @@ def test_the_docs_name_the_served_commands() -> None:
     text = (Path(__file__).parents[2] / "docs" / "agents.md").read_text("utf-8")
     listed = text.split("- A served command (", 1)[1].split(")", 1)[0]
     assert set(re.findall(r"`([a-z-]+)`", listed)) == SERVED
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                status = (proc / "status").read_text()
+            except OSError:
+                continue
+            if re.search(rf"^PPid:\s+{pid}$", status, re.M):
+                found.append(int(proc.name))
+    return found
+
+
+def test_a_worker_killed_mid_command_is_one_line_and_exit_70(
+    empty_repo: Path, run_dir: Path
+) -> None:
+    server = start_server()
+    with Memory(empty_repo).store.lock():
+        proc = subprocess.Popen(
+            client("save", "Never force-push main", "-t", "pattern"),
+            cwd=empty_repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_for(lambda: len(children(server)) == 1, 30)
+        [worker] = children(server)
+        os.kill(worker, signal.SIGKILL)
+        out, err = proc.communicate(timeout=30)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    assert done.returncode == 70 and not ran_here(done)
+    assert own_stderr(done).count("\n") == 1
+    assert "worker stopped without an exit status" in err
+    assert Memory(empty_repo).records() == []
+    assert server_pids(run_dir) == [server]
