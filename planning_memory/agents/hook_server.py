@@ -3,15 +3,18 @@ commands answer in milliseconds.
 
 ``python -m planning_memory.agents.hook_server`` is started in the background by the first
 hook or served command that finds none (``hook_client``). It listens on the client's socket,
-reads each request whole and forks a worker for it, so the server itself never runs a
-request, never waits on one and keeps nothing a request read or changed:
+and reads each request whole:
 
-- A hook's worker answers in the client's working directory and environment (time zone
-  included), through the same ``claude_code.answer``, and sends the answer back.
-- A command's worker also takes the client's standard streams (passed over the socket), its
-  umask and its locale, sends its process id (the client relays Ctrl-C and other signals to
-  it), runs ``pmem ARGS`` exactly as ``planning_memory.cli.base.main`` would in its own
-  process, and sends the exit code.
+- A hook is answered here, one at a time, in the client's working directory and environment
+  (time zone included), through the same ``claude_code.answer``; the memory tree is opened
+  afresh for every hook, and what stays between hooks is pure caches (rendered items,
+  similarity, stemming), which keep the next hook quick.
+- A command runs in a worker forked for it, so a slow one (a save waiting for the memory's
+  lock) holds up nothing and nothing it changes stays. The worker takes the client's
+  standard streams (passed over the socket), working directory, environment, umask and
+  locale, sends its process id (the client relays Ctrl-C and other signals to it), runs
+  ``pmem ARGS`` exactly as ``planning_memory.cli.base.main`` would in its own process, and
+  sends the exit code.
 
 Once listening, it imports what the served commands use (``WARM``) and runs them once on a
 throwaway memory tree (``_warm_up``), so that what a process builds on first use (compiled
@@ -50,7 +53,7 @@ from planning_memory.agents.hook_client import (
 
 IDLE_EXIT = 600.0  # seconds without a request (``PMEM_SERVER_IDLE`` changes it)
 READ_WAIT = 5.0  # for a client's whole request
-REQUEST_LIMIT = 120  # seconds: a hook's worker stuck this long is ended (SIGALRM's default)
+REQUEST_LIMIT = 120  # seconds: past it the server is gone and the next hook starts another
 MAX_REQUEST = 65 * 1024 * 1024
 INTERNAL_ERROR = 70
 
@@ -141,6 +144,9 @@ def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> 
         conn.sendall(b"0\n")
         _close(got[4])
         return None
+    if got[0] != COMMAND:
+        _answer_hook(conn, got)
+        return 0
     pid = os.fork()
     if pid == 0:
         _work(conn, listener, got)
@@ -148,23 +154,28 @@ def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> 
     return pid
 
 
+def _answer_hook(conn: socket.socket, request: Request) -> None:
+    """A hook, answered here: its caches (rendered items, similarity, stemming) stay warm for
+    the next one, which a forked worker would lose (10-15 ms a hook at 10k records)."""
+    event, cwd, env, data, fds = request
+    _close(fds)
+    _in_client_world(cwd, env)
+    signal.alarm(REQUEST_LIMIT)  # a hook stuck this long ends the server (SIGALRM's default)
+    done = answer(event, data)
+    signal.alarm(0)
+    out = done.stdout.encode("utf-8")
+    conn.sendall(f"{len(out)}\n".encode() + out + done.stderr.encode("utf-8"))
+
+
 def _work(conn: socket.socket, listener: socket.socket, request: Request) -> NoReturn:
-    """The worker (a forked child): answer the request, then exit without ever returning to
-    the server's loop."""
+    """A command's worker (a forked child): run it, then exit without ever returning to the
+    server's loop."""
     code = INTERNAL_ERROR
     try:
         listener.close()
-        event, cwd, env, data, fds = request
+        _event, cwd, env, data, fds = request
         _in_client_world(cwd, env)
-        if event == COMMAND:
-            code = _run_command(conn, data, fds)
-        else:
-            _close(fds)
-            signal.alarm(REQUEST_LIMIT)
-            done = answer(event, data)
-            out = done.stdout.encode("utf-8")
-            conn.sendall(f"{len(out)}\n".encode() + out + done.stderr.encode("utf-8"))
-            code = 0
+        code = _run_command(conn, data, fds)
     except BaseException:  # a worker must never fall back into the server's loop
         with contextlib.suppress(Exception):
             traceback.print_exc()
