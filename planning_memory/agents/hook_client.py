@@ -96,6 +96,15 @@ def parse_request(raw: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
     return event, cwd, pairs, rest[int(size) :]
 
 
+def ours(path: str) -> bool:
+    """A socket this user's server made (``sudo`` may keep another user's runtime folder:
+    a command must never run as someone else)."""
+    try:
+        return os.stat(path).st_uid == os.getuid()
+    except OSError:
+        return False
+
+
 def stop() -> bool:
     """Ask the running server to exit; False when none answered."""
     return forward(STOP, b"") is not None
@@ -110,7 +119,7 @@ def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     """The server's answer ``(stdout, stderr)``; ``(b"", b"")`` when it accepted the input
     but did not answer in time; None when no server took it (run the hook here)."""
     path = socket_path()
-    if not os.path.exists(path):
+    if not ours(path):
         return None
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -145,7 +154,7 @@ def run_command(args: list[str]) -> int | None:
     """Run ``pmem ARGS`` in a worker of the server, with this process's standard streams:
     its exit code, or None when no server took it (run it here)."""
     path = socket_path()
-    if not os.path.exists(path):
+    if not ours(path):
         return None
     try:
         umask = os.umask(0o077)

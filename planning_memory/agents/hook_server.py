@@ -34,6 +34,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import sys
 import time
 import traceback
@@ -114,6 +115,13 @@ def _read_request(conn: socket.socket) -> Request | None:
     return (*got, fds)
 
 
+def _peer_uid(conn: socket.socket) -> int:
+    _pid, uid, _gid = struct.unpack(
+        "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    )
+    return int(uid)
+
+
 def _close(fds: list[int]) -> None:
     for fd in fds:
         with contextlib.suppress(OSError):
@@ -132,6 +140,9 @@ def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> 
     """Take one client: the process id of its worker (0 when none was needed), or None when
     the server should exit (asked to, or its code changed)."""
     got = _read_request(conn)  # read whole before answering (a close with unread data resets)
+    if got is not None and _peer_uid(conn) != os.getuid():
+        _close(got[4])
+        got = None  # another user (root may connect anywhere): never run anything for it
     if _newest_source() > started:
         conn.sendall(b"stale\n")
         _close(got[4] if got else [])

@@ -418,3 +418,19 @@ def test_a_worker_killed_mid_command_is_one_line_and_exit_70(
     assert "worker stopped without an exit status" in err
     assert Memory(empty_repo).records() == []
     assert server_pids(run_dir) == [server]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_a_socket_another_user_owns_is_never_used(empty_repo: Path, run_dir: Path) -> None:
+    """``sudo`` may keep another user's runtime folder: the command then runs here, as the
+    user who asked, never in that user's server."""
+    start_server()
+    path = hook_client.socket_path()
+    os.chown(path, 65534, 65534)
+    try:
+        done = pmem("save", "Keep secrets out of logs", "-t", "pattern", cwd=empty_repo)
+        assert done.returncode == 0 and ran_here(done), done.stderr
+        assert hook_client.forward("Stop", b"{}") is None
+    finally:
+        os.chown(path, 0, 0)
+    assert not ran_here(pmem("show", cwd=empty_repo))
