@@ -118,25 +118,15 @@ def ping() -> bool:
 def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     """The server's answer ``(stdout, stderr)``; ``(b"", b"")`` when it accepted the input
     but did not answer in time; None when no server took it (run the hook here)."""
-    path = socket_path()
-    if not ours(path):
+    conn = _send(event, data, ANSWER_WAIT)
+    if conn is None:
         return None
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    chunks = []
     try:
-        conn.settimeout(CONNECT_WAIT)
-        try:
-            conn.connect(path)
-            conn.settimeout(ANSWER_WAIT)
-            conn.sendall(request(event, data))
-            conn.shutdown(_socket.SHUT_WR)
-        except OSError:
-            return None  # not listening, or gone before it read the input
-        chunks = []
-        try:
-            while chunk := conn.recv(65536):
-                chunks.append(chunk)
-        except OSError:
-            return b"", b""
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    except OSError:
+        return b"", b""
     finally:
         conn.close()
     reply = b"".join(chunks)
@@ -153,28 +143,19 @@ def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
 def run_command(args: list[str]) -> int | None:
     """Run ``pmem ARGS`` in a worker of the server, with this process's standard streams:
     its exit code, or None when no server took it (run it here)."""
-    path = socket_path()
-    if not ours(path):
+    umask = os.umask(0o077)
+    os.umask(umask)
+    given = [f"{umask:o}", sys.argv[0], *args]
+    if any("\0" in arg for arg in given):
+        return None  # cannot be sent (and no shell passes one)
+    conn = _send(COMMAND, b"\0".join(os.fsencode(arg) for arg in given), START_WAIT, True)
+    if conn is None:
         return None
     try:
-        umask = os.umask(0o077)
-        os.umask(umask)
-        given = [f"{umask:o}", sys.argv[0], *args]
-        data = request(COMMAND, b"\0".join(os.fsencode(arg) for arg in given))
-    except (OSError, ValueError):
-        return None  # the working directory is gone, or an argument holds a NUL
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        conn.settimeout(CONNECT_WAIT)
         try:
-            conn.connect(path)
-            conn.settimeout(START_WAIT)
-            sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, STREAMS)])
-            conn.sendall(data[sent:])
-            conn.shutdown(_socket.SHUT_WR)
             head, rest = _first_line(conn)
         except OSError:
-            return None  # not listening, stale, or no worker in time (it will not run)
+            return None  # no worker in time: it will not run (its first write would fail)
         if not head.isdigit():
             return None  # ``stale``: the server's code changed under it; it is exiting
         _relay_signals(int(head))
@@ -194,6 +175,29 @@ def run_command(args: list[str]) -> int | None:
         "(PMEM_SERVER=0 runs each command in its own process)\n"
     )
     return 70
+
+
+def _send(event: str, data: bytes, wait: float, streams: bool = False) -> _socket.socket | None:
+    """A connection to this user's server that took the request (and, with ``streams``, this
+    process's standard streams), its timeout ``wait``; None when no server took it (none is
+    listening, or this process's working directory is gone)."""
+    path = socket_path()
+    if not ours(path):
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(CONNECT_WAIT)
+        conn.connect(path)
+        conn.settimeout(wait)
+        raw = request(event, data)
+        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, STREAMS)] if streams else []
+        sent = conn.sendmsg([raw], rights)
+        conn.sendall(raw[sent:])
+        conn.shutdown(_socket.SHUT_WR)
+    except OSError:
+        conn.close()
+        return None
+    return conn
 
 
 def _first_line(conn: _socket.socket) -> tuple[bytes, bytes]:

@@ -322,23 +322,43 @@ def test_served_saves_at_once_each_keep_their_record(empty_repo: Path, run_dir: 
     assert sorted(r["title"] for r in Memory(empty_repo).records()) == sorted(titles)
 
 
-def test_ctrl_c_reaches_the_worker_and_nothing_is_written(empty_repo: Path, run_dir: Path) -> None:
-    """The client relays SIGINT: a save waiting for the memory's lock stops with exit 130,
-    as it would in its own process, and the server lives on."""
-    server = start_server()
-    with Memory(empty_repo).store.lock():
+def children(pid: int) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                status = (proc / "status").read_text()
+            except OSError:
+                continue
+            if re.search(rf"^PPid:\s+{pid}$", status, re.M):
+                found.append(int(proc.name))
+    return found
+
+
+def stopped_save(repo: Path, server: int, stop: Any) -> subprocess.CompletedProcess[str]:
+    """A served save waiting for the memory's lock (held here), ``stop(client, worker)``
+    called on it, and what the client then gave."""
+    with Memory(repo).store.lock():
         proc = subprocess.Popen(
             client("save", "Never force-push main", "-t", "pattern"),
-            cwd=empty_repo,
+            cwd=repo,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(1.5)  # the worker is waiting for the lock
-        proc.send_signal(signal.SIGINT)
+        wait_for(lambda: len(children(server)) == 1, 30)
+        time.sleep(0.5)  # the client has the worker's id and relays signals
+        stop(proc, children(server)[0])
         out, err = proc.communicate(timeout=30)
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-    assert done.returncode == 130 and not ran_here(done), err
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_ctrl_c_reaches_the_worker_and_nothing_is_written(empty_repo: Path, run_dir: Path) -> None:
+    """The client relays SIGINT: a save waiting for the memory's lock stops with exit 130,
+    as it would in its own process, and the server lives on."""
+    server = start_server()
+    done = stopped_save(empty_repo, server, lambda proc, _worker: proc.send_signal(signal.SIGINT))
+    assert done.returncode == 130 and not ran_here(done), done.stderr
     assert Memory(empty_repo).records() == []
     assert server_pids(run_dir) == [server]
 
@@ -383,39 +403,14 @@ def test_the_docs_name_the_served_commands() -> None:
     assert set(re.findall(r"`([a-z-]+)`", listed)) == SERVED
 
 
-def children(pid: int) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                status = (proc / "status").read_text()
-            except OSError:
-                continue
-            if re.search(rf"^PPid:\s+{pid}$", status, re.M):
-                found.append(int(proc.name))
-    return found
-
-
 def test_a_worker_killed_mid_command_is_one_line_and_exit_70(
     empty_repo: Path, run_dir: Path
 ) -> None:
     server = start_server()
-    with Memory(empty_repo).store.lock():
-        proc = subprocess.Popen(
-            client("save", "Never force-push main", "-t", "pattern"),
-            cwd=empty_repo,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        wait_for(lambda: len(children(server)) == 1, 30)
-        [worker] = children(server)
-        os.kill(worker, signal.SIGKILL)
-        out, err = proc.communicate(timeout=30)
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    done = stopped_save(empty_repo, server, lambda _proc, worker: os.kill(worker, signal.SIGKILL))
     assert done.returncode == 70 and not ran_here(done)
     assert own_stderr(done).count("\n") == 1
-    assert "worker stopped without an exit status" in err
+    assert "worker stopped without an exit status" in done.stderr
     assert Memory(empty_repo).records() == []
     assert server_pids(run_dir) == [server]
 
