@@ -4,9 +4,9 @@ running, else run in this process and start one for the next.
 
 An agent runs a hook, or ``pmem save``, as a new process many times a minute; most of its time
 would go to importing the package. The pmem server (``hook_server``) keeps it imported: a
-client that only needs the standard library sends its request over a Unix socket, and a worker
-forked from the server answers it. The answer is the one this process would have given (the
-worker runs the same code in the client's directory and environment).
+client that only needs the standard library sends its request over a Unix socket, and the
+server answers it (a command in a worker forked for it). The answer is the one this process
+would have given (the same code runs in the client's directory and environment).
 
 - A hook (``forward``) sends the event and the hook's input and prints the answer.
 - A command (``run_command``) sends its arguments and umask with its standard streams

@@ -98,8 +98,10 @@ Request = tuple[str, str, dict[str, str], bytes, list[int]]
 
 
 def _read_request(conn: socket.socket) -> Request | None:
-    """``(event, cwd, environment, input, file descriptors)``; None when it is not one. The
-    descriptors (a command's standard streams) come with the first bytes."""
+    """``(event, cwd, environment, input, file descriptors)``; None when it is not one or
+    comes from another user (root may connect anywhere: nothing runs for it). The
+    descriptors come with the first bytes and are kept for a command only (its standard
+    streams)."""
     conn.settimeout(READ_WAIT)
     first, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
     chunks, size = [first], len(first)
@@ -109,10 +111,12 @@ def _read_request(conn: socket.socket) -> Request | None:
         if size > MAX_REQUEST:
             break
     got = parse_request(b"".join(chunks)) if size <= MAX_REQUEST else None
-    if got is None:
+    if got is not None and _peer_uid(conn) != os.getuid():
+        got = None
+    if got is None or got[0] != COMMAND:
         _close(fds)
-        return None
-    return (*got, fds)
+        fds = []
+    return None if got is None else (*got, fds)
 
 
 def _peer_uid(conn: socket.socket) -> int:
@@ -140,21 +144,13 @@ def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> 
     """Take one client: the process id of its worker (0 when none was needed), or None when
     the server should exit (asked to, or its code changed)."""
     got = _read_request(conn)  # read whole before answering (a close with unread data resets)
-    if got is not None and _peer_uid(conn) != os.getuid():
-        _close(got[4])
-        got = None  # another user (root may connect anywhere): never run anything for it
     if _newest_source() > started:
         conn.sendall(b"stale\n")
         _close(got[4] if got else [])
         return None
-    if got is None or got[0] == PING:
+    if got is None or got[0] in (PING, STOP):
         conn.sendall(b"0\n")
-        _close(got[4] if got else [])
-        return 0
-    if got[0] == STOP:
-        conn.sendall(b"0\n")
-        _close(got[4])
-        return None
+        return None if got and got[0] == STOP else 0
     if got[0] != COMMAND:
         _answer_hook(conn, got)
         return 0
@@ -167,9 +163,8 @@ def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> 
 
 def _answer_hook(conn: socket.socket, request: Request) -> None:
     """A hook, answered here: its caches (rendered items, similarity, stemming) stay warm for
-    the next one, which a forked worker would lose (10-15 ms a hook at 10k records)."""
-    event, cwd, env, data, fds = request
-    _close(fds)
+    the next one, which a forked worker would lose (6-16 ms a hook at 10k records)."""
+    event, cwd, env, data, _fds = request
     _in_client_world(cwd, env)
     signal.alarm(REQUEST_LIMIT)  # a hook stuck this long ends the server (SIGALRM's default)
     done = answer(event, data)
