@@ -3,7 +3,7 @@
 The caller (an agent's hook, a CLI command, an API call) never waits for it: the child runs in
 its own session with its standard streams on ``/dev/null`` (an agent waits for a hook's output
 pipes to close, never for this), and a failure to start is silent (the next caller tries
-again). What runs this way: the hook server, a session's queued summary (``Memory.log``) and
+again). What runs this way: the pmem server, a session's queued summary (``Memory.log``) and
 the rest of an index a hook started. ``PMEM_BACKGROUND=0`` turns it off (the work then waits
 for the daemon or an explicit command).
 """
