@@ -198,22 +198,18 @@ def bench_saves(n: int, before: str | None) -> dict[str, float]:
             title, text = next(texts)
             write_tree(Path(capped), corpus(n)).save(title, "pattern", description=text)
             # ^ archives what is over the caps
-            trees = [tmp, capped, ""]
+            runs = [  # cli_save, cli_save_default_caps, cli_help, then each ..._own
+                (f"cli_{what}{'' if served else '_own'}", tree, served)
+                for served in (True, False)
+                for what, tree in (("save", tmp), ("save_default_caps", capped), ("help", ""))
+            ]
             with pmem_server():
-                times = cli_saves(
-                    [(tree, served) for served in (True, False) for tree in trees], texts
-                )
-        for (wall, cpu), (name, served) in zip(times, CLI_FIGURES, strict=True):
+                times = cli_saves([(tree, served) for _name, tree, served in runs], texts)
+        for (wall, cpu), (name, _tree, served) in zip(times, runs, strict=True):
             out[f"{name}_p50_ms"] = wall
             if not served:  # a served command's CPU time is its worker's, not the client's
                 out[f"{name}_cpu_p50_ms"] = cpu
     return out
-
-
-CLI_FIGURES = [
-    *((name, True) for name in ("cli_save", "cli_save_default_caps", "cli_help")),
-    *((name, False) for name in ("cli_save_own", "cli_save_default_caps_own", "cli_help_own")),
-]
 
 
 def cli_saves(

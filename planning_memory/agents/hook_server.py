@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from planning_memory.agents.claude_code import answer
 from planning_memory.agents.hook_client import (
@@ -94,14 +94,20 @@ def _newest_source(root: str = PACKAGE) -> float:
     return newest
 
 
-Request = tuple[str, str, dict[str, str], bytes, list[int]]
+class Request(NamedTuple):
+    """One client's request, as ``hook_client.request`` sent it."""
+
+    event: str
+    cwd: str
+    env: dict[str, str]
+    data: bytes
+    fds: list[int]  # a command's standard streams; empty for anything else
 
 
 def _read_request(conn: socket.socket) -> Request | None:
-    """``(event, cwd, environment, input, file descriptors)``; None when it is not one or
-    comes from another user (root may connect anywhere: nothing runs for it). The
-    descriptors come with the first bytes and are kept for a command only (its standard
-    streams)."""
+    """The request on ``conn``; None when it is not one or comes from another user (root
+    may connect anywhere: nothing runs for it). The descriptors come with the first bytes
+    and are kept for a command only (its standard streams)."""
     conn.settimeout(READ_WAIT)
     first, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
     chunks, size = [first], len(first)
@@ -116,7 +122,7 @@ def _read_request(conn: socket.socket) -> Request | None:
     if got is None or got[0] != COMMAND:
         _close(fds)
         fds = []
-    return None if got is None else (*got, fds)
+    return None if got is None else Request(*got, fds)
 
 
 def _peer_uid(conn: socket.socket) -> int:
@@ -146,18 +152,18 @@ def _serve_one(conn: socket.socket, listener: socket.socket, started: float) -> 
     got = _read_request(conn)  # read whole before answering (a close with unread data resets)
     if _newest_source() > started:
         conn.sendall(b"stale\n")
-        _close(got[4] if got else [])
+        _close(got.fds if got else [])
         return None
-    if got is None or got[0] in (PING, STOP):
+    if got is None or got.event in (PING, STOP):
         conn.sendall(b"0\n")
-        return None if got and got[0] == STOP else 0
-    if got[0] != COMMAND:
+        return None if got and got.event == STOP else 0
+    if got.event != COMMAND:
         _answer_hook(conn, got)
         return 0
     pid = os.fork()
     if pid == 0:
         _work(conn, listener, got)
-    _close(got[4])
+    _close(got.fds)
     return pid
 
 
