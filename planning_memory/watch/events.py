@@ -1,8 +1,11 @@
 """Watching a repository for the daemon: which changes count, and when a batch is ready.
 
-The only module that imports watchdog. It owns the observer (with an explicit event filter:
-file created / modified / deleted / moved / closed-after-write and directory deleted; never the
-default mask, whose directory opens can overflow the kernel queue on a large tree), the quick
+The only module that imports watchdog, through its public API only. It owns the observer
+(with an explicit event filter: file created / modified / deleted / moved / closed-after-write,
+folder created / moved / deleted and events lost; never the default mask, whose directory opens
+can overflow the kernel queue on a large tree), the response to the kernel's limits (a queue
+overflow asks for a full reconcile; a new folder left unwatched, which the kernel's
+``/proc/self/fdinfo`` list of watches shows, switches to polling), the quick
 rejection of paths that never need work (editor temp files, ``.git`` internals except ``HEAD``,
 derived files, the daemon's own writes) and the per-path dirty set with its quiet window and
 maximum batch window. What to do with a batch is ``daemon``'s business.
@@ -21,10 +24,12 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from watchdog.events import (
+    DirCreatedEvent,
     DirDeletedEvent,
+    DirMovedEvent,
+    EventsLostEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -49,7 +54,10 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
     FileDeletedEvent,
     FileMovedEvent,
     FileClosedEvent,
+    DirCreatedEvent,  # checked to be watched (``Watcher.check``)
+    DirMovedEvent,
     DirDeletedEvent,
+    EventsLostEvent,  # the kernel's queue overflowed (IN_Q_OVERFLOW)
 ]
 
 # vim (`4913`, swap files, `file~`), emacs (`.#file`), JetBrains safe-write, GNOME, Kate, ours
@@ -246,25 +254,32 @@ class _Handler(FileSystemEventHandler):
         self.watcher.note(event)
 
 
-class _OverflowHook(logging.Handler):
-    """Watchdog reports a kernel queue overflow (IN_Q_OVERFLOW) only in its log, in more than
-    one line: the lines of one overflow make one request."""
+def watched_folders() -> set[tuple[int, int]] | None:
+    """``(device, inode)`` of every folder this process's inotify instances watch, read from
+    ``/proc/self/fdinfo`` (proc(5)); None where the kernel does not say (not Linux)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    found: set[tuple[int, int]] = set()
+    for name in names:
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{name}", encoding="ascii", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue  # closed meanwhile
+        for line in lines:
+            if line.startswith("inotify wd:"):
+                fields = dict(part.partition(":")[::2] for part in line.split()[1:])
+                found.add((_kernel_device(int(fields["sdev"], 16)), int(fields["ino"], 16)))
+    return found
 
-    def __init__(self, callback: Callable[[], None], window: float = 2.0) -> None:
-        super().__init__(logging.WARNING)
-        self.callback = callback
-        self.window = window
-        self._last = -window
 
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            now = time.monotonic()
-            if now - self._last >= self.window:
-                self.callback()
-            self._last = now
-
-
-OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+def _kernel_device(sdev: int) -> int:
+    """The ``st_dev`` of a device number as the kernel writes it (major << 20 | minor)."""
+    return os.makedev(sdev >> 20, sdev & 0xFFFFF)
 
 
 class Watcher:
@@ -293,10 +308,20 @@ class Watcher:
         self.warnings: list[str] = []
         self.limit_hit = False
         self._observer: BaseObserver | None = None
-        self._hook = _OverflowHook(lambda: batcher.request_full("queue overflow"))
+        self._new_folders: set[str] = set()  # created or moved in since the last ``check``
+        self._lock = threading.Lock()
 
     # -- events --------------------------------------------------------------------------------
     def note(self, event: FileSystemEvent) -> None:
+        if isinstance(event, EventsLostEvent):
+            self.batcher.request_full("queue overflow")
+            return
+        if isinstance(event, DirCreatedEvent | DirMovedEvent):
+            folder = os.fsdecode(event.dest_path or event.src_path)
+            if not self.polling and self.relative(folder) is not None:
+                with self._lock:
+                    self._new_folders.add(folder)
+            return
         if isinstance(event, DirDeletedEvent):
             rel = self.relative(os.fsdecode(event.src_path))
             if rel is not None and not quick_reject(rel):
@@ -327,11 +352,6 @@ class Watcher:
         # a benign race in watchdog (a new folder's watch added twice) warns with a repr of
         # every watch: thousands of lines in the log
         warnings.filterwarnings("ignore", "Callback with id .* already exists", RuntimeWarning)
-        for name in OVERFLOW_LOGGERS:
-            logger = logging.getLogger(name)
-            logger.addHandler(self._hook)
-            if logger.getEffectiveLevel() > logging.WARNING:
-                logger.setLevel(logging.WARNING)
         if not self.polling:
             try:
                 self._start(native=True)
@@ -362,8 +382,6 @@ class Watcher:
     def _start(self, *, native: bool) -> None:
         observer: BaseObserver = Observer() if native else PollingObserver(timeout=POLL_INTERVAL_S)
         self._observer = observer
-        if native:
-            self._detect_limit(observer)
         handler = _Handler(self)
         observer.schedule(handler, self.root, recursive=True, event_filter=EVENT_FILTER)
         if self.git_head is not None:
@@ -373,33 +391,19 @@ class Watcher:
         self.kind = "polling" if not native else type(observer).__name__.replace("Observer", "")
         self.kind = self.kind.lower() or "native"
 
-    def _detect_limit(self, observer: BaseObserver) -> None:
-        """Watchdog swallows a failed watch on a sub-folder; note ENOSPC so that ``check``
-        can switch to polling instead of silently missing a folder."""
-        fd = getattr(observer, "_inotify_fd", None)
-        add = getattr(fd, "add_callback", None)
-        if fd is None or add is None:
-            return
-
-        def add_callback(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return add(*args, **kwargs)
-            except OSError as exc:
-                if exc.errno in (errno.ENOSPC, errno.EMFILE):
-                    self.limit_hit = True
-                raise
-
-        fd.add_callback = add_callback
-
     def check(self) -> None:
-        """Called from the daemon's loop: act on a watch limit hit since the last check."""
+        """Called from the daemon's loop: switch to polling when a folder created since the
+        last check has no inotify watch (watchdog logs a failed watch on a sub-folder and goes
+        on; past ``fs.inotify.max_user_watches`` that folder would never be seen)."""
+        with self._lock:
+            folders, self._new_folders = self._new_folders, set()
+        if not self.limit_hit and folders and not self.polling:
+            self.limit_hit = bool(unwatched(folders))
         if self.limit_hit and not self.polling:
             self.fall_back()
 
     def stop(self) -> None:
         self._stop_observer()
-        for name in OVERFLOW_LOGGERS:
-            logging.getLogger(name).removeHandler(self._hook)
 
     def _stop_observer(self) -> None:
         observer, self._observer = self._observer, None
@@ -412,6 +416,26 @@ class Watcher:
 
     def alive(self) -> bool:
         return self._observer is not None and self._observer.is_alive()
+
+
+def unwatched(folders: Iterable[str]) -> list[str]:
+    """The folders among ``folders`` that still exist, can be read, and that no inotify
+    instance of this process watches (none where the kernel does not list its watches)."""
+    watched = watched_folders()
+    if watched is None:
+        return []
+    missing = []
+    for folder in folders:
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            continue  # gone again
+        if (st.st_dev, st.st_ino) in watched or not os.path.isdir(folder):
+            continue
+        if os.path.islink(folder) or not os.access(folder, os.R_OK | os.X_OK):
+            continue  # never watched: a link is not followed, an unreadable folder not read
+        missing.append(folder)
+    return missing
 
 
 def git_head_path(root: str) -> str | None:

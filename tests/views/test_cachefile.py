@@ -47,9 +47,14 @@ def test_a_save_writes_the_deltas_not_the_bases(mem: Memory) -> None:
 
 def test_past_the_limit_the_base_is_written_again(mem: Memory) -> None:
     bases = _bytes(mem, *BASES)
+    rules = [  # unrelated: each save creates a record (similar ones would reinforce one)
+        ("Feature folders", "Group UI code by feature"),
+        ("Zod at the edges", "Validate request bodies with zod schemas"),
+        ("Pin CI images", "Reference container images by digest in workflows"),
+    ]
     with mock.patch.object(cachefile, "limit", return_value=2):
-        for n in range(3):
-            mem.save(f"Rule number {n}", "pattern", description=f"one of several, {n}")
+        for title, description in rules:
+            assert mem.save(title, "pattern", description=description).action == "created"
     assert all(_bytes(mem, name)[name] != bases[name] for name in BASES[:2])
     for name in BASES:
         delta = json.loads(_bytes(mem, f"{name}.delta")[f"{name}.delta"])

@@ -6,10 +6,7 @@ foreground command)."""
 from __future__ import annotations
 
 import ast
-import errno
-import inspect
 import json
-import logging
 import os
 import shutil
 import signal
@@ -144,75 +141,103 @@ def test_own_writes_are_recognised_until_someone_else_writes(tmp_path: Path) -> 
     assert own.is_own(str(path))  # deleted by us
 
 
-def test_overflow_log_requests_one_full_reconcile(tmp_path: Path) -> None:
+def test_events_lost_requests_one_full_reconcile(tmp_path: Path) -> None:
+    """Watchdog's ``EventsLostEvent`` (one per watch of the observer) asks for one reconcile."""
+    from watchdog.events import EventsLostEvent
+
     b = events.Batcher(clock=FakeClock())
     w = events.Watcher(str(tmp_path), b, events.OwnWrites())
-    w.start()
-    try:
-        for _ in range(3):
-            logging.getLogger("watchdog.observers.inotify_c").warning(
-                "Inotify queue overflowed; filesystem events were lost"
-            )
-    finally:
-        w.stop()
+    for _ in range(2):
+        w.note(EventsLostEvent(str(tmp_path), is_directory=True))
     assert b.take().full == ["queue overflow"]
-    requests: list[int] = []
-    hook = events._OverflowHook(lambda: requests.append(1), window=60)
-    for _ in range(2):  # watchdog's two lines for one overflow: one request
-        hook.emit(logging.LogRecord("w", logging.WARNING, "", 0, "queue overflowed", (), None))
-    assert requests == [1]
 
 
-def test_watch_limit_falls_back_to_polling_with_a_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    class Full:
-        def __init__(self, **_kwargs: Any) -> None:
-            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+# A watcher on real watchdog inside a user namespace whose inotify watch limit
+# (/proc/sys/user/max_inotify_watches, owned by the namespace) is lowered to ``limit``.
+LIMITED_WATCHER = """
+import json, os, sys, time
+from planning_memory.watch import events
 
-    monkeypatch.setattr(events, "Observer", Full)
-    b = events.Batcher(quiet=0.05, max_wait=0.5)
-    w = events.Watcher(str(tmp_path), b, events.OwnWrites())
-    with caplog.at_level(logging.WARNING, "planning_memory.watch.events"):
-        kind = w.start()
-    try:
-        assert kind == "polling" and w.alive()
-        assert "watch limit" in w.warnings[0] and "watch limit" in caplog.text
-        assert b.take().full == ["switched to polling"]
-        (tmp_path / "new.py").write_text("x = 1\n")
-        deadline = time.monotonic() + 10
-        while "new.py" not in b.take().paths:  # the polling observer still sees changes
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-    finally:
-        w.stop()
+root, limit = sys.argv[1], int(sys.argv[2])
+with open("/proc/sys/user/max_inotify_watches", "w") as fh:
+    fh.write(str(limit))
+b = events.Batcher(quiet=0.05, max_wait=0.5)
+w = events.Watcher(root, b, events.OwnWrites())
+seen = {"start": w.start(), "full": []}
+for i in range(limit + 2):  # more new folders than watches are left
+    os.makedirs(os.path.join(root, f"new{i}", "deep"))
+deadline = time.monotonic() + 15
+while w.kind != "polling" and time.monotonic() < deadline:
+    time.sleep(0.05)
+    w.check()
+seen["after"], seen["warnings"] = w.kind, w.warnings
+seen["full"] += b.take().full
+last = os.path.join(root, f"new{limit + 1}", "deep", "late.py")
+with open(last, "w") as fh:
+    fh.write("x = 1\\n")
+rel = os.path.relpath(last, root)
+while rel not in b.take().paths and time.monotonic() < deadline + 10:
+    time.sleep(0.1)
+seen["late_seen"] = time.monotonic() < deadline + 10
+w.stop()
+print(json.dumps(seen))
+"""
+
+
+def limited_watcher(root: Path, limit: int) -> dict[str, Any]:
+    if subprocess.run(["unshare", "-U", "-r", "true"], capture_output=True).returncode:
+        pytest.skip("this kernel refuses an unprivileged user namespace (unshare -U)")
+    done = subprocess.run(
+        ["unshare", "-U", "-r", sys.executable, "-c", LIMITED_WATCHER, str(root), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_watch_limit_at_start_falls_back_to_polling_with_a_warning(tmp_path: Path) -> None:
+    for name in ("a/b", "c", "d"):
+        (tmp_path / name).mkdir(parents=True)
+    seen = limited_watcher(tmp_path, 3)  # five folders, three watches
+    assert seen["start"] == "polling" and "watch limit" in seen["warnings"][0]
+    assert "switched to polling" in seen["full"]
+    assert seen["late_seen"]  # the polling observer still sees changes
 
 
 def test_watch_limit_hit_later_on_a_subfolder_switches_to_polling(tmp_path: Path) -> None:
-    """Watchdog swallows ENOSPC for a sub-folder; the wrapper notices and ``check`` falls back."""
-    b = events.Batcher()
+    """Watchdog logs a failed watch on a new sub-folder and goes on; ``check`` finds the
+    folder unwatched and falls back, and a file written in it is still seen."""
+    (tmp_path / "src").mkdir()
+    seen = limited_watcher(tmp_path, 6)
+    assert seen["start"] == "inotify"
+    assert seen["after"] == "polling" and "watch limit" in seen["warnings"][0]
+    assert "switched to polling" in seen["full"]
+    assert seen["late_seen"]
+
+
+def test_new_folders_that_are_watched_keep_inotify(tmp_path: Path) -> None:
+    b = events.Batcher(quiet=0.05, max_wait=0.5)
     w = events.Watcher(str(tmp_path), b, events.OwnWrites())
     assert w.start() == "inotify"
     try:
-        real_fd: Any = getattr(w._observer, "_inotify_fd")  # noqa: B009
-        assert not inspect.ismethod(real_fd.add_callback)  # our wrapper is installed
-
-        class FullFD:
-            def add_callback(self, *_args: Any) -> None:
-                raise OSError(errno.ENOSPC, "inotify watch limit reached")
-
-        class FakeObserver:
-            _inotify_fd = FullFD()
-
-        fake: Any = FakeObserver()
-        w._detect_limit(fake)
-        with pytest.raises(OSError):
-            fake._inotify_fd.add_callback(b"/repo/deep/folder", 0, None, 0)
-        assert w.limit_hit
+        (tmp_path / "pkg" / "sub").mkdir(parents=True)
+        (tmp_path / "pkg" / "sub" / "m.py").write_text("x = 1\n")
+        deadline = time.monotonic() + 10
+        while "pkg/sub/m.py" not in b.take().paths:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         w.check()
-        assert w.kind == "polling" and w.alive() and "watch limit" in w.warnings[0]
+        assert w.kind == "inotify" and not w.warnings
+        assert events.unwatched([str(tmp_path / "pkg"), str(tmp_path / "pkg" / "sub")]) == []
     finally:
         w.stop()
+    # a folder no inotify instance of this process watches is reported
+    (tmp_path / "loose").mkdir()
+    assert events.unwatched([str(tmp_path / "loose")]) == [str(tmp_path / "loose")]
 
 
 # -- the plan: pure ---------------------------------------------------------------------------
