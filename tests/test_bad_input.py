@@ -42,7 +42,6 @@ PLACES = {  # where a broken file goes in the tree (validate)
     "preferences": f"{LT}/preferences.json",
     "session": "memory/short-term/session-ses_bad.json",
 }
-MAX_SECONDS = 1.0
 BIG_FILE = 100 * 1024 * 1024
 
 
@@ -437,7 +436,6 @@ def validate_case(capsys: pytest.CaptureFixture[str], repo: Path, rel: str, expe
     run = run_main(capsys, "validate", str(repo))
     check_validate(run, rel, expect)
     assert snapshot(repo) == before, "validate wrote something"
-    assert run.seconds < MAX_SECONDS, run.seconds
     return run.seconds
 
 
@@ -448,7 +446,6 @@ def import_case(capsys: pytest.CaptureFixture[str], repo: Path, file: Path, expe
         run = run_main(capsys, "-C", str(repo), "import", str(file), *extra)
         check_import(run, file, expect)
         assert snapshot(repo) == before, f"import {extra} wrote something"
-        assert run.seconds < MAX_SECONDS, run.seconds
         worst = max(worst, run.seconds)
     return worst
 
@@ -652,8 +649,8 @@ def test_a_sample_through_the_pmem_process(tmp_path: Path) -> None:
     check_validate(run, f".planning/{big_rel}", "over the")
     assert snapshot(repo) == before
     times.append(run.seconds)
+    # a figure, not a timed assertion (a loaded machine would fail it): bench/ times commands
     print(f"\n{len(times)} pmem processes on bad input: max {max(times):.3f} s")
-    assert max(times) < MAX_SECONDS, times
 
 
 def test_case_count() -> None:
