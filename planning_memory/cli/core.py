@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +291,11 @@ def import_(
     """Import memory from PATH, merging by id. Everything is validated before anything is
     written.
 
+    A session that is already here is merged with the imported copy: every message, decision,
+    error, step and file access of both is kept, and the summary that covers more messages.
+    Importing an older export loses nothing recorded since; importing the same file again
+    rewrites no file.
+
     A JSON file may be `pmem export` output, the combined {"longTerm": ...} shape, or a
     single-file shape (patterns.json / mistakes.json / learnings.json as arrays,
     preferences.json as an object), with sequential ids such as pat_001.
@@ -338,7 +344,9 @@ def _import_text(summary: dict[str, Any], dry_run: bool) -> str:
     if summary["preferences"]:
         parts.append(f"preferences ({', '.join(summary['preferences'])})")
     if summary["sessions"]:
-        parts.append(_count(len(summary["sessions"]), "session"))
+        outcomes = Counter(summary["session_outcomes"].values())
+        said = ", ".join(f"{n} {what}" for what, n in sorted(outcomes.items()))
+        parts.append(_count(len(summary["sessions"]), "session") + (f" ({said})" if said else ""))
     if summary["already_present"]:
         parts.append(f"already present: {len(summary['already_present'])}")
     return "\n".join([", ".join(parts), *(f"note: {n}" for n in summary.get("notes", ()))])

@@ -12,6 +12,7 @@ its config, a clock and a channel; the values it returns; the summariser interfa
     rolling    the summary queue, the rolling summary and the archive move
     briefing   what an agent is told: temporal context and get_session_context
     summarize  the summarisers: the interface, the extractive one, an LLM command
+    union      two copies of one session made one (an import), and a session made whole
     api        ``Sessions``, all of the above bound to one memory tree
 """
 
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from planning_memory.sessions.summarize import Summary as Summary
     from planning_memory.sessions.summarize import SummaryRequest as SummaryRequest
     from planning_memory.sessions.summarize import from_config as summarizer_from_config
+    from planning_memory.sessions.union import absorb as absorb_session
+    from planning_memory.sessions.union import whole as whole_session
 
     __all__ = [
         "CHECKPOINT_KEYS",
@@ -67,9 +70,11 @@ if TYPE_CHECKING:
         "Summary",
         "SummaryOutcome",
         "SummaryRequest",
+        "absorb_session",
         "new_session",
         "said_something",
         "summarizer_from_config",
+        "whole_session",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -98,5 +103,7 @@ else:
             "SummaryRequest": "summarize",
             "new_session": "files",
             "said_something": "files",
+            "absorb_session": "union:absorb",
+            "whole_session": "union:whole",
         },
     )

@@ -274,6 +274,7 @@ class ImportResult:
     unchanged: list[str] = field(default_factory=list)
     already_present: list[str] = field(default_factory=list)  # left out by ``keep_new``
     files: list[str] = field(default_factory=list)  # the files read, when known
+    session_outcomes: dict[str, str] = field(default_factory=dict)  # id -> created/updated/...
     applied: bool = False
 
     def summary(self) -> dict[str, Any]:
@@ -284,6 +285,7 @@ class ImportResult:
             "applied": self.applied,
             "preferences": sorted(k for k in self.plan.preferences or {} if k != "updated_at"),
             "sessions": [s["id"] for s in self.plan.sessions],
+            "session_outcomes": self.session_outcomes,
             "already_present": self.already_present,
             "files": self.files,
             "notes": self.plan.notes,

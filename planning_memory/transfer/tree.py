@@ -1,6 +1,8 @@
 """Export from and import into one memory tree.
 
-What the combined document is made of, and a checked plan written under one lock."""
+What the combined document is made of, and a checked plan written under one lock. A session
+is exported whole (its archived messages too) and imported by merging it into the session
+already there, if any (``sessions.absorb_session``): an import never shrinks a session."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 from planning_memory.core import Layout, Record
 from planning_memory.errors import InputError
 from planning_memory.longterm import save_record
+from planning_memory.sessions import absorb_session, whole_session
 from planning_memory.store import Store
 from planning_memory.transfer.shapes import ImportResult, export_document
 
@@ -29,13 +32,13 @@ def export_tree(
     recent_queries: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The combined document: ``records``, ``preferences``, every session file of the tree
-    (a broken one skipped and told to ``store.skip_broken``), the ``entity`` snapshot,
-    where the derived index lives and the ``recent_queries``."""
+    with its archived messages (a broken file skipped and told to ``store.skip_broken``), the
+    ``entity`` snapshot, where the derived index lives and the ``recent_queries``."""
     sessions = []
     for path in store.list_json(layout.short_term):
         if path.name.startswith("session-"):
             try:
-                sessions.append(store.read_json(path))
+                sessions.append(whole_session(layout, store, store.read_json(path)))
             except InputError as exc:
                 store.skip_broken(exc)
     where = {"provider": "local", "path": store.rel(index_path), "present": index_path.is_file()}
@@ -50,7 +53,8 @@ def apply_plan(
 ) -> ImportResult:
     """Write a checked import plan under one lock, as one batch (``Store.batch``: no fsync
     per file, one sync at the end): records, preference sections merged over
-    ``preferences``, sessions."""
+    ``preferences``, sessions (each merged into the one already there: ``result.sessions``
+    tells ``created``, ``updated`` or ``unchanged``)."""
     plan = result.plan
     with store.batch():
         for record in plan.records:
@@ -58,6 +62,6 @@ def apply_plan(
         if plan.preferences is not None:
             store.write_json(layout.preferences, {**preferences, **plan.preferences})
         for session in plan.sessions:
-            store.write_json(layout.session_path(session["id"]), session)
+            result.session_outcomes[session["id"]] = absorb_session(layout, store, session)
     result.applied = True
     return result
