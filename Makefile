@@ -6,13 +6,16 @@ PIP    := $(PY) -m pip
 PMEM   := $(VENV)/bin/pmem
 STAMP  := $(VENV)/.installed
 DEMO   := demo
+# every package the tests install, pinned; `make lock` refreshes it
+LOCK   := constraints.txt
+LATEST := .venv-latest
+LOWEST := .venv-lowest
 
-.PHONY: demo test lint typecheck unit bench clean docs
+.PHONY: demo test lint typecheck unit bench clean docs lock test-latest test-lowest
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -c $(LOCK) -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -48,8 +51,24 @@ docs: $(STAMP)
 	$(PY) -m planning_memory.cli.doc > docs/cli.md
 	$(PY) -m planning_memory.cli.modmap > docs/modules.md
 
+# the newest release of every dependency, no lock
+test-latest:
+	rm -rf $(LATEST) && $(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/pip install --quiet --upgrade -e '.[test]'
+	$(LATEST)/bin/pytest
+
+# the lowest version each of our bounds allows (direct dependencies; theirs resolve as usual)
+test-lowest: $(STAMP)
+	rm -rf $(LOWEST) && $(VENV)/bin/uv venv --quiet --python $(PY) $(LOWEST)
+	$(VENV)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
+	$(LOWEST)/bin/pytest
+
+lock: $(STAMP)
+	$(VENV)/bin/uv pip compile pyproject.toml --extra test --python-version 3.11 --universal \
+		--upgrade --quiet --custom-compile-command "make lock" -o $(LOCK)
+
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(DEMO) dist build .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(LATEST) $(LOWEST) $(DEMO) dist build .mypy_cache .ruff_cache .pytest_cache

@@ -6,6 +6,10 @@ pipes to close, never for this), and a failure to start is silent (the next call
 again). What runs this way: the pmem server, a session's queued summary (``Memory.log``) and
 the rest of an index a hook started. ``PMEM_BACKGROUND=0`` turns it off (the work then waits
 for the daemon or an explicit command).
+
+The child starts through this module (``python -m planning_memory.background MODULE ARGS``),
+which first restores the default signal dispositions: a caller started from ``nohup ... &``
+ignores SIGINT and SIGHUP, and a child would inherit that.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ def detach(module: str, *args: str, cwd: str = "/") -> bool:
 
     with contextlib.suppress(OSError):
         subprocess.Popen(
-            [sys.executable, "-m", module, *args],
+            [sys.executable, "-m", __name__, module, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -40,3 +44,25 @@ def detach(module: str, *args: str, cwd: str = "/") -> bool:
         )
         return True
     return False
+
+
+def default_signals() -> None:
+    """The dispositions a process started from a terminal has: Ctrl-C raises
+    KeyboardInterrupt, the other stop signals end it (SIGPIPE stays as Python sets it)."""
+    import signal  # here: it imports enum, which a hook's start-up does without
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def _run(module: str, *args: str) -> None:
+    import runpy
+
+    default_signals()
+    sys.argv = [module, *args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    _run(*sys.argv[1:])

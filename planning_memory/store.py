@@ -657,6 +657,13 @@ def _forget_umask() -> None:
     _UMASK = None
 
 
+def use_umask(mask: int) -> None:
+    """Take ``mask`` as this process's umask (the hook server answering for a client)."""
+    global _UMASK
+    os.umask(mask)
+    _UMASK = mask
+
+
 os.register_at_fork(after_in_child=_forget_umask)  # a forked worker may take another umask
 
 

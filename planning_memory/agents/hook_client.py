@@ -1,30 +1,27 @@
-"""The front door of hooks and served commands: ``pmem hook claude-code EVENT`` and the
-frequent ``pmem`` commands (``cli.SERVED``) hand their work to the pmem server when one is
-running, else run in this process and start one for the next.
+"""The front door of hooks: ``pmem hook claude-code EVENT`` hands its work to the hook server
+when one is running, else answers in this process and starts one for the next.
 
-An agent runs a hook, or ``pmem save``, as a new process many times a minute; most of its time
-would go to importing the package. The pmem server (``hook_server``) keeps it imported: a
-client that only needs the standard library sends its request over a Unix socket, and the
-server answers it (a command in a worker forked for it). The answer is the one this process
-would have given (the same code runs in the client's directory and environment).
+An agent runs a hook as a new process many times a minute; most of its time would go to
+importing the package. The hook server (``hook_server``) keeps it imported: a client that only
+needs the standard library sends its request over a Unix socket and prints the answer, the one
+this process would have given (the same code runs in the client's directory, with the client's
+umask and the part of its environment a hook reads).
 
-- A hook (``forward``) sends the event and the hook's input and prints the answer.
-- A command (``run_command``) sends its arguments and umask with its standard streams
-  themselves, so the command reads and writes the client's terminal, pipes or files directly;
-  the client relays Ctrl-C (and SIGTERM, SIGHUP, SIGQUIT) to the worker and exits with its
-  exit code.
-
-- The request is the event, the working directory, the environment and the input, as bytes
+- The request is the event, the working directory, the umask, the environment a hook reads
+  (``HOOK_ENV``: never the rest, which may hold secrets) and the hook's input, as bytes
   (``request``); the answer is the output's length, the output, then the errors.
-- The socket lives in ``$XDG_RUNTIME_DIR`` (else ``/tmp/pmem-<uid>``, a folder only its user
-  can enter), named after this interpreter and package, so two installs never share one.
+- The socket lives in ``$XDG_RUNTIME_DIR`` when that is a folder of this user's that only
+  this user can enter (else ``/tmp/pmem-<uid>``, under the same rule), named after this
+  interpreter and package, so two installs never share one. The folder and the socket are
+  checked with ``lstat`` (a link is refused), and the process at the other end with
+  ``SO_PEERCRED``: a server of another user never receives a byte.
 - The socket's name also holds the ``PYTHON*`` variables (``PYTHONPATH``, ...), which
   shape an interpreter at start-up: a client whose differ has its own server.
-- No server, or one that refuses: the hook or command runs here, then starts a server in the
+- No server, or one that refuses: the hook runs here, then starts a server in the
   background (detached, its output to nowhere, so the agent never waits for it).
 - A server that accepted the input but fails to answer within ``ANSWER_WAIT`` is not asked
   twice (the input may be half recorded): the hook prints nothing and exits 0.
-- ``PMEM_SERVER=0`` turns the server off: every hook and command runs in its own process.
+- ``PMEM_SERVER=0`` turns the server off: every hook runs in its own process.
 
 This module imports nothing from the package outside the hook's own entry points, and only
 the few standard modules a client needs.
@@ -32,8 +29,7 @@ the few standard modules a client needs.
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # the C modules: ``socket`` and ``signal``
-import _socket  # would also import enum
+import _socket  # the C module: ``socket`` would also import enum
 import os
 import sys
 import zlib
@@ -41,8 +37,12 @@ import zlib
 ENV_SWITCH = "PMEM_SERVER"
 ANSWER_WAIT = 12.0  # seconds: under the shortest installed hook timeout (15 s)
 CONNECT_WAIT = 0.5
-START_WAIT = 10.0  # seconds for a command's worker to start (a server still importing)
 MAX_INPUT = 64 * 1024 * 1024
+# what a hook reads of its environment: the home, state and config folders, the time zone and
+# locale, git's and the agents' variables, ``PATH`` (git) and pmem's own switches
+HOOK_ENV = frozenset({"HOME", "PATH", "TZ", "LANG", "LANGUAGE", "TMPDIR", "USER", "LOGNAME"})
+HOOK_ENV_PREFIXES = ("PMEM_", "XDG_", "LC_", "GIT_", "CLAUDE_", "CODEX_", "GEMINI_")
+_S_IFMT, _S_IFDIR, _S_IFSOCK = 0o170000, 0o040000, 0o140000
 PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
@@ -51,11 +51,25 @@ def enabled() -> bool:
 
 
 def runtime_dir() -> str:
-    """A folder only this user can enter, for the socket."""
+    """The folder for the socket: ``$XDG_RUNTIME_DIR`` when it is private (``private``),
+    else ``/tmp/pmem-<uid>`` (which must be private too before it is used)."""
     given = os.environ.get("XDG_RUNTIME_DIR", "")
-    if given and os.path.isdir(given) and os.access(given, os.W_OK):
+    if given and private(given):
         return given
     return f"/tmp/pmem-{os.getuid()}"
+
+
+def private(folder: str) -> bool:
+    """A folder (not a link to one) of this user's that no one else may enter."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return (
+        info.st_mode & _S_IFMT == _S_IFDIR
+        and info.st_uid == os.getuid()
+        and not info.st_mode & 0o077
+    )
 
 
 def socket_path() -> str:
@@ -69,40 +83,64 @@ def socket_path() -> str:
 
 STOP = "!stop"  # not a hook event: asks the server to exit
 PING = "!ping"  # not a hook event: is a server answering here?
-COMMAND = "!pmem"  # not a hook event: runs a pmem command with the client's streams
-STREAMS = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # as C ints
-RELAYED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
+
+
+def hook_env(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The part of ``env`` a hook reads (``HOOK_ENV``): never tokens or keys."""
+    return {k: v for k, v in env.items() if k in HOOK_ENV or k.startswith(HOOK_ENV_PREFIXES)}
 
 
 def request(event: str, data: bytes) -> bytes:
-    """The request: the length of a header, the header (the event, the working directory and
-    the environment, NUL-separated: none of them can hold a NUL), then the hook's input as it
-    arrived. No JSON here: its module would cost every hook the regular-expression engine."""
-    fields = [event, os.getcwd(), *(f"{key}={value}" for key, value in os.environ.items())]
+    """The request: the length of a header, the header (the event, the working directory, the
+    umask in octal and the hook's environment, NUL-separated: none of them can hold a NUL),
+    then the hook's input as it arrived. No JSON here: its module would cost every hook the
+    regular-expression engine."""
+    umask = os.umask(0o077)
+    os.umask(umask)
+    env = (f"{key}={value}" for key, value in hook_env(os.environ).items())
+    fields = [event, os.getcwd(), f"{umask:o}", *env]
     header = b"\0".join(os.fsencode(field) for field in fields)
     return b"%d\n" % len(header) + header + data
 
 
-def parse_request(raw: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
-    """``(event, cwd, environment, input)`` of a ``request``; None when it is not one."""
+class Request:
+    """A parsed ``request``: ``event``, ``cwd``, ``umask``, ``env`` and the input ``data``."""
+
+    __slots__ = ("cwd", "data", "env", "event", "umask")
+
+    def __init__(self, event: str, cwd: str, umask: int, env: dict[str, str], data: bytes):
+        self.event, self.cwd, self.umask, self.env, self.data = event, cwd, umask, env, data
+
+
+def parse_request(raw: bytes) -> Request | None:
+    """The ``Request`` in ``raw``; None when it is not one."""
     size, sep, rest = raw.partition(b"\n")
     if not sep or not size.isdigit() or int(size) > len(rest):
         return None
     fields = [os.fsdecode(f) for f in rest[: int(size)].split(b"\0")]
-    if len(fields) < 2:
+    if len(fields) < 3 or not fields[2] or any(c not in "01234567" for c in fields[2]):
         return None
-    event, cwd, *env = fields
-    pairs = dict(item.partition("=")[::2] for item in env)
-    return event, cwd, pairs, rest[int(size) :]
+    event, cwd, umask, *env = fields
+    pairs = hook_env(dict(item.partition("=")[::2] for item in env))
+    return Request(event, cwd, int(umask, 8) & 0o777, pairs, rest[int(size) :])
+
+
+def peer_uid(conn: _socket.socket) -> int:
+    """The user of the process at the other end of a Unix socket (``SO_PEERCRED``)."""
+    creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return int.from_bytes(creds[4:8], sys.byteorder)
 
 
 def ours(path: str) -> bool:
-    """A socket this user's server made (``sudo`` may keep another user's runtime folder:
-    a command must never run as someone else)."""
+    """A socket (not a link) of this user's, in a private folder: ``sudo`` may keep another
+    user's runtime folder, and another user may make ``/tmp/pmem-<uid>`` first."""
     try:
-        return os.stat(path).st_uid == os.getuid()
+        info = os.lstat(path)
     except OSError:
         return False
+    if info.st_mode & _S_IFMT != _S_IFSOCK or info.st_uid != os.getuid():
+        return False
+    return private(os.path.dirname(path))
 
 
 def stop() -> bool:
@@ -140,47 +178,11 @@ def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     return rest[:out_size], rest[out_size:]
 
 
-def run_command(args: list[str]) -> int | None:
-    """Run ``pmem ARGS`` in a worker of the server, with this process's standard streams:
-    its exit code, or None when no server took it (run it here)."""
-    umask = os.umask(0o077)
-    os.umask(umask)
-    given = [f"{umask:o}", sys.argv[0], *args]
-    if any("\0" in arg for arg in given):
-        return None  # cannot be sent (and no shell passes one)
-    conn = _send(COMMAND, b"\0".join(os.fsencode(arg) for arg in given), START_WAIT, True)
-    if conn is None:
-        return None
-    try:
-        try:
-            head, rest = _first_line(conn)
-        except OSError:
-            return None  # no worker in time: it will not run (its first write would fail)
-        if not head.isdigit():
-            return None  # ``stale``: the server's code changed under it; it is exiting
-        _relay_signals(int(head))
-        conn.settimeout(None)
-        try:
-            while chunk := conn.recv(256):
-                rest += chunk
-        except OSError:
-            pass
-    finally:
-        conn.close()
-    status = rest.strip()
-    if status.startswith(b"exit ") and status[5:].isdigit():
-        return int(status[5:])
-    sys.stderr.write(
-        "pmem: error: the pmem server's worker stopped without an exit status "
-        "(PMEM_SERVER=0 runs each command in its own process)\n"
-    )
-    return 70
-
-
-def _send(event: str, data: bytes, wait: float, streams: bool = False) -> _socket.socket | None:
-    """A connection to this user's server that took the request (and, with ``streams``, this
-    process's standard streams), its timeout ``wait``; None when no server took it (none is
-    listening, or this process's working directory is gone)."""
+def _send(event: str, data: bytes, wait: float) -> _socket.socket | None:
+    """A connection to this user's server that took the request, its timeout ``wait``; None
+    when no server took it (none is listening, the socket or its folder is not this user's
+    alone, the process listening is another user's, or this process's working directory is
+    gone)."""
     path = socket_path()
     if not ours(path):
         return None
@@ -188,41 +190,15 @@ def _send(event: str, data: bytes, wait: float, streams: bool = False) -> _socke
     try:
         conn.settimeout(CONNECT_WAIT)
         conn.connect(path)
+        if peer_uid(conn) != os.getuid():
+            raise PermissionError("the server is another user's")  # not a byte sent
         conn.settimeout(wait)
-        raw = request(event, data)
-        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, STREAMS)] if streams else []
-        sent = conn.sendmsg([raw], rights)
-        conn.sendall(raw[sent:])
+        conn.sendall(request(event, data))
         conn.shutdown(_socket.SHUT_WR)
     except OSError:
         conn.close()
         return None
     return conn
-
-
-def _first_line(conn: _socket.socket) -> tuple[bytes, bytes]:
-    """The first line the server sends, and what came after it."""
-    got = b""
-    while b"\n" not in got:
-        chunk = conn.recv(256)
-        if not chunk:
-            break
-        got += chunk
-    head, _, rest = got.partition(b"\n")
-    return head, rest
-
-
-def _relay_signals(pid: int) -> None:
-    """Ctrl-C and the usual stop signals go to the worker running the command."""
-
-    def relay(signum: int, _frame: object) -> None:
-        try:  # noqa: SIM105 - contextlib would cost every client its import
-            os.kill(pid, signum)
-        except OSError:
-            pass  # the worker is done
-
-    for signum in RELAYED:
-        _signal.signal(signum, relay)
 
 
 def detach(module: str, *args: str, cwd: str = "/") -> None:

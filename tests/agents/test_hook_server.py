@@ -220,212 +220,191 @@ def test_a_server_whose_code_changed_steps_aside(
     wait_for(lambda: old not in server_pids(run_dir))
 
 
-# -- served commands: `pmem save`, `pmem search`, ... run by a worker of the server ----------
-
-
-CLIENT = "import sys; from planning_memory.cli import main; sys.argv[0] = 'pmem'; main()"
-
-
-def client(*args: str, before: str = "") -> list[str]:
-    """``pmem ARGS`` under ``-X importtime``: its stderr says whether this process imported
-    click (the command ran here) or not (a worker of the server ran it)."""
-    return [sys.executable, "-X", "importtime", "-c", before + CLIENT, *args]
-
-
-def pmem(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        client(*args),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **env},
-        timeout=60,
-    )
-
-
-def ran_here(done: subprocess.CompletedProcess[str]) -> bool:
-    return bool(re.search(r"\| +click$", done.stderr, re.M))
-
-
-def own_stderr(done: subprocess.CompletedProcess[str]) -> str:
-    return "".join(line for line in done.stderr.splitlines(True) if "import time:" not in line)
-
-
-def masked(text: str, repo: Path) -> str:
-    """What differs between two repositories: their paths and project ids (a hash of the
-    path), record ids and times."""
-    return re.sub(r"\brepo-[0-9a-f]{8}\b", "PROJECT", normal(text.replace(str(repo), "REPO")))
-
-
+# -- trust: the runtime folder, the socket, the server's user, what is sent -----------------
 def start_server() -> int:
     proc = subprocess.Popen([sys.executable, "-m", SERVER], start_new_session=True)
     wait_for(hook_client.ping)
     return proc.pid
 
 
-COMMANDS: list[tuple[str, ...]] = [
-    ("save", "Always use pnpm, never npm", "-t", "pattern", "--description", "lockfile"),
-    ("search", "pnpm", "--json"),
-    ("show",),
-    ("patterns",),
-    ("save",),  # a usage error: exit 2, the usage on stderr
-    ("search", "pnpm", "--limit", "nope"),
-    ("-C", "no/such/folder", "show"),  # a user error: one line, exit 3
-    ("validate",),
-    ("save", "--help"),
-]
+def sig_ignored(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^SigIgn:\s+([0-9a-f]+)$", status, re.M).group(1), 16)  # type: ignore[union-attr]
 
 
-def test_a_served_command_prints_and_exits_as_in_its_own_process(
-    tmp_path: Path, run_dir: Path
-) -> None:
-    ours, other = tmp_path / "a" / "repo", tmp_path / "b" / "repo"  # one project name
-    for repo in (ours, other):
-        Memory.init(repo)
-    start_server()
-    for args in COMMANDS:
-        here = pmem(*args, cwd=ours, PMEM_SERVER="0")
-        served = pmem(*args, cwd=other)
-        assert ran_here(here) and not ran_here(served), args
-        assert served.returncode == here.returncode, (args, served.stderr)
-        assert masked(served.stdout, other) == masked(here.stdout, ours), args
-        assert masked(own_stderr(served), other) == masked(own_stderr(here), ours), args
-    assert [r["title"] for r in Memory(other).records()] == ["Always use pnpm, never npm"]
-
-
-def test_a_served_command_that_finds_no_server_runs_here_and_starts_one(
+def test_a_server_started_from_nohup_takes_the_default_signals(
     empty_repo: Path, run_dir: Path
 ) -> None:
-    first = pmem("save", "Run ruff before committing", "-t", "pattern", cwd=empty_repo)
-    assert first.returncode == 0 and ran_here(first)
-    wait_for(lambda: len(server_pids(run_dir)) == 1 and os.path.exists(hook_client.socket_path()))
-    wait_for(hook_client.ping)
-    again = pmem("search", "ruff", cwd=empty_repo)
-    assert again.returncode == 0 and not ran_here(again)
-    assert "Run ruff before committing" in again.stdout
-
-
-def test_served_saves_at_once_each_keep_their_record(empty_repo: Path, run_dir: Path) -> None:
-    """Eight clients at once: eight workers, eight records, eight distinct ids (a forked
-    worker draws its own randomness)."""
-    start_server()
-    titles = [f"Service {n} talks to queue q{n}x only" for n in range(8)]
-
-    def save(title: str) -> subprocess.CompletedProcess[str]:
-        return pmem("save", title, "-t", "learning", "--json", cwd=empty_repo)
-
-    with ThreadPoolExecutor(8) as pool:
-        done = list(pool.map(save, titles))
-    assert all(d.returncode == 0 and not ran_here(d) for d in done), [d.stderr for d in done]
-    ids = {json.loads(d.stdout)["id"] for d in done}
-    assert len(ids) == 8
-    assert sorted(r["title"] for r in Memory(empty_repo).records()) == sorted(titles)
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                status = (proc / "status").read_text()
-            except OSError:
-                continue
-            if re.search(rf"^PPid:\s+{pid}$", status, re.M):
-                found.append(int(proc.name))
-    return found
-
-
-def stopped_save(repo: Path, server: int, stop: Any) -> subprocess.CompletedProcess[str]:
-    """A served save waiting for the memory's lock (held here), ``stop(client, worker)``
-    called on it, and what the client then gave."""
-    with Memory(repo).store.lock():
-        proc = subprocess.Popen(
-            client("save", "Never force-push main", "-t", "pattern"),
-            cwd=repo,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        wait_for(lambda: len(children(server)) == 1, 30)
-        time.sleep(0.5)  # the client has the worker's id and relays signals
-        stop(proc, children(server)[0])
-        out, err = proc.communicate(timeout=30)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
-def test_ctrl_c_reaches_the_worker_and_nothing_is_written(empty_repo: Path, run_dir: Path) -> None:
-    """The client relays SIGINT: a save waiting for the memory's lock stops with exit 130,
-    as it would in its own process, and the server lives on."""
-    server = start_server()
-    done = stopped_save(empty_repo, server, lambda proc, _worker: proc.send_signal(signal.SIGINT))
-    assert done.returncode == 130 and not ran_here(done), done.stderr
-    assert Memory(empty_repo).records() == []
-    assert server_pids(run_dir) == [server]
-
-
-def test_a_served_command_writes_with_the_clients_umask(empty_repo: Path, run_dir: Path) -> None:
-    start_server()
+    """A hook run with SIGINT and SIGHUP ignored (``nohup ... &``) starts the server: the
+    server does not ignore them."""
+    ignoring = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+    )
     done = subprocess.run(
-        client(
-            "save",
-            "Pin the node version",
-            "-t",
-            "pattern",
-            "--json",
-            before="import os; os.umask(0o027); ",
-        ),
+        [sys.executable, "-c", ignoring, str(PMEM), "hook", "claude-code", "SessionStart"],
+        input=json.dumps(payload(empty_repo, source="startup")),
         capture_output=True,
         text=True,
         cwd=empty_repo,
         timeout=60,
     )
-    assert done.returncode == 0 and not ran_here(done), done.stderr
-    [path] = (empty_repo / ".planning").rglob(f"{json.loads(done.stdout)['id']}.json")
-    assert path.stat().st_mode & 0o777 == 0o640
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: len(server_pids(run_dir)) == 1)
+    [pid] = server_pids(run_dir)
+    wait_for(hook_client.ping)
+    ignored = sig_ignored(pid)
+    assert not ignored & (1 << (signal.SIGINT - 1)) and not ignored & (1 << (signal.SIGHUP - 1))
 
 
-def test_the_command_a_client_asks_for(run_dir: Path) -> None:
-    from planning_memory.cli import SERVED, command_name
-
-    assert command_name(["-C", "repo", "save", "x"]) == "save"
-    assert command_name(["--root=repo", "search", "x"]) == "search"
-    assert command_name(["-Crepo", "show"]) == "show"
-    assert command_name(["--help"]) is None
-    assert command_name(["-C", "repo"]) is None
-    assert {"watch", "ui", "mcp", "hook", "scan", "init"}.isdisjoint(SERVED)
+UMASK_077 = "import os, sys; os.umask(0o077); os.execv(sys.argv[1], sys.argv[1:])"
 
 
-def test_the_docs_name_the_served_commands() -> None:
-    from planning_memory.cli import SERVED
+def test_a_served_hook_writes_with_the_clients_umask(empty_repo: Path, run_dir: Path) -> None:
+    start_server()
+    before = set((empty_repo / ".planning").rglob("*"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; os.umask(0o077); os.execv(sys.argv[1], sys.argv[1:])",
+            str(PMEM),
+            "hook",
+            "claude-code",
+            "UserPromptSubmit",
+        ],
+        input=json.dumps(payload(empty_repo, prompt="Always use pnpm, never npm")),
+        capture_output=True,
+        text=True,
+        cwd=empty_repo,
+        timeout=60,
+    )
+    assert "planning-memory: created" in done.stdout, done.stderr
+    written = [p for p in set((empty_repo / ".planning").rglob("*")) - before if p.is_file()]
+    assert any("long-term" in str(p) for p in written) and any(
+        "short-term" in str(p) for p in written
+    )
+    assert all(p.stat().st_mode & 0o077 == 0 for p in written), [
+        (str(p), oct(p.stat().st_mode)) for p in written if p.stat().st_mode & 0o077
+    ]
 
-    text = (Path(__file__).parents[2] / "docs" / "agents.md").read_text("utf-8")
-    listed = text.split("- A served command (", 1)[1].split(")", 1)[0]
-    assert set(re.findall(r"`([a-z-]+)`", listed)) == SERVED
+
+def test_the_request_carries_no_secret_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-canary")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_canary")
+    monkeypatch.setenv("TZ", "Europe/Madrid")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/work/x")
+    raw = hook_client.request("Stop", b"{}")
+    assert b"canary" not in raw
+    got = hook_client.parse_request(raw)
+    assert got is not None and got.event == "Stop" and got.data == b"{}"
+    assert got.env["TZ"] == "Europe/Madrid" and got.env["CLAUDE_PROJECT_DIR"] == "/work/x"
+    assert "PATH" in got.env and "ANTHROPIC_API_KEY" not in got.env
 
 
-def test_a_worker_killed_mid_command_is_one_line_and_exit_70(
-    empty_repo: Path, run_dir: Path
+class Listener:
+    """A socket at the client's path, listened on by a process of ``uid`` (root drops to it
+    after binding): counts what it receives."""
+
+    CODE = """
+import os, socket, sys
+path, uid = sys.argv[1], int(sys.argv[2])
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(path)
+os.chown(path, *(2 * [int(sys.argv[3])]))
+os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+server.listen(8)  # SO_PEERCRED: the credentials at listen()
+print("ready", flush=True)
+got = 0
+server.settimeout(20)
+try:
+    while True:
+        conn, _ = server.accept()
+        conn.settimeout(2)
+        try:
+            while chunk := conn.recv(65536):
+                got += len(chunk)
+        except OSError:
+            pass
+        conn.close()
+        print(got, flush=True)
+except OSError:
+    pass
+"""
+
+    def __init__(self, path: str, uid: int, owner: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.CODE, path, str(uid), str(owner)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "ready"
+
+    def received(self) -> int:
+        self.proc.kill()
+        out, _ = self.proc.communicate(timeout=10)
+        return max([0, *(int(n) for n in out.split())])
+
+
+NOBODY = 65534
+root_only = pytest.mark.skipif(os.getuid() != 0, reason="another user's process needs root")
+
+
+def hostile_cases(run_dir: Path) -> list[tuple[str, Path, int, int, int]]:
+    """(what, folder, folder owner and mode, socket owner / listening user)."""
+    return [
+        ("a folder others may enter", run_dir / "open", 0, 0o777, 0),
+        ("another user's folder", run_dir / "theirs", NOBODY, 0o700, NOBODY),
+        ("a server of another user in our own folder", run_dir / "ours", 0, 0o700, NOBODY),
+    ]
+
+
+@root_only
+@pytest.mark.parametrize("case", range(3))
+def test_a_hostile_runtime_folder_or_socket_receives_no_byte(
+    case: int, empty_repo: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server = start_server()
-    done = stopped_save(empty_repo, server, lambda _proc, worker: os.kill(worker, signal.SIGKILL))
-    assert done.returncode == 70 and not ran_here(done)
-    assert own_stderr(done).count("\n") == 1
-    assert "worker stopped without an exit status" in done.stderr
-    assert Memory(empty_repo).records() == []
-    assert server_pids(run_dir) == [server]
+    what, folder, owner, mode, listener_uid = hostile_cases(run_dir)[case]
+    folder.mkdir()
+    os.chmod(folder, mode)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    # the name the client gives its socket, in the folder it was pointed at
+    path = str(folder / Path(hook_client.socket_path()).name)
+    listener = Listener(path, listener_uid, owner)
+    os.chown(folder, owner, owner)
+    try:
+        said = hook(
+            "UserPromptSubmit",
+            payload(empty_repo, prompt="Always use pnpm, never npm"),
+            empty_repo,
+            ANTHROPIC_API_KEY="sk-ant-api03-canary",
+            PMEM_BACKGROUND="0",  # no server of ours is started either
+        )
+    finally:
+        got = listener.received()
+    assert "planning-memory: created" in said  # answered in its own process
+    assert got == 0, what
+
+
+def test_a_link_for_the_runtime_folder_is_never_used(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    assert hook_client.private(str(real))
+    assert not hook_client.private(str(tmp_path / "link"))
+    real.chmod(0o750)
+    assert not hook_client.private(str(real))
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
 def test_a_socket_another_user_owns_is_never_used(empty_repo: Path, run_dir: Path) -> None:
-    """``sudo`` may keep another user's runtime folder: the command then runs here, as the
-    user who asked, never in that user's server."""
+    """``sudo`` may keep another user's runtime folder: the hook then runs here, as the user
+    who asked, never in that user's server."""
     start_server()
     path = hook_client.socket_path()
-    os.chown(path, 65534, 65534)
+    os.chown(path, NOBODY, NOBODY)
     try:
-        done = pmem("save", "Keep secrets out of logs", "-t", "pattern", cwd=empty_repo)
-        assert done.returncode == 0 and ran_here(done), done.stderr
         assert hook_client.forward("Stop", b"{}") is None
     finally:
         os.chown(path, 0, 0)
-    assert not ran_here(pmem("show", cwd=empty_repo))
+    assert hook_client.forward("Stop", b"{}") is not None
