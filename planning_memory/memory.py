@@ -31,7 +31,7 @@ from planning_memory.errors import (
     NotInitializedError,
 )
 from planning_memory.manager import MemoryManagerNames
-from planning_memory.store import Store, remove_outside, write_outside
+from planning_memory.store import Store, remove_outside, use_umask, write_outside
 
 if TYPE_CHECKING:
     from planning_memory.context import ContextPack
@@ -359,6 +359,14 @@ class Memory(MemoryManagerNames):
         return self.sessions.resolve_error(session_id, resolution, error_id)
 
     in_background = staticmethod(_background.detach)
+
+    @staticmethod
+    def next_request(umask: int) -> None:
+        """In a long-lived process that answers other processes (the hook server), before
+        each answer: write with the caller's ``umask``, and keep no file of a memory tree
+        open from the last answer (its repository may be gone)."""
+        use_umask(umask)
+        _longterm.close_catalogs()
 
     # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
     def views(self) -> Views:

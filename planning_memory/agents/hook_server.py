@@ -9,8 +9,9 @@ same ``claude_code.answer``; the memory tree is opened afresh for every hook, an
 between hooks is pure caches (rendered items, similarity, stemming), which keep the next hook
 quick. Commands never run here: each ``pmem`` command runs in its own process.
 
-It starts with the default signal dispositions (a server started from ``nohup ... &`` would
-otherwise ignore SIGINT and SIGHUP, and pass that on to what it starts). Once listening, it
+It is started through ``background``, with the default signal dispositions (a server
+started from ``nohup ... &`` would otherwise ignore SIGINT and SIGHUP, and pass that on to
+what it starts). Once listening, it
 answers each hook once on a throwaway memory tree (``_warm_up``), so that what a process
 builds on first use (compiled schema checks, regular expressions, the secret table) is built
 before the first real hook. It exits after ``IDLE_EXIT`` seconds without a request, when
@@ -31,7 +32,6 @@ import sys
 import time
 from pathlib import Path
 
-from planning_memory import background
 from planning_memory.agents.claude_code import answer
 from planning_memory.agents.hook_client import (
     PACKAGE,
@@ -43,7 +43,7 @@ from planning_memory.agents.hook_client import (
     private,
     socket_path,
 )
-from planning_memory.store import use_umask
+from planning_memory.memory import Memory
 
 IDLE_EXIT = 600.0  # seconds without a request (``PMEM_SERVER_IDLE`` changes it)
 READ_WAIT = 5.0  # for a client's whole request
@@ -81,7 +81,7 @@ def _in_client_world(request: Request) -> None:
     os.environ.clear()
     os.environ.update(request.env)
     time.tzset()
-    use_umask(request.umask)
+    Memory.next_request(request.umask)
     os.chdir(request.cwd if os.path.isdir(request.cwd) else "/")
 
 
@@ -153,11 +153,8 @@ _WARM_HOOKS = (
 
 def _warm_up() -> None:
     """Save, search, gather context and answer each hook once in a throwaway memory tree,
-    with background work off. Only an optimisation: a failure here changes nothing a worker
-    does."""
+    with background work off. Only an optimisation: a failure here changes no answer."""
     import tempfile
-
-    from planning_memory.memory import Memory
 
     before = os.environ.get("PMEM_BACKGROUND")
     os.environ["PMEM_BACKGROUND"] = "0"
@@ -181,7 +178,6 @@ def _warm_up() -> None:
 
 def serve(path: Path | None = None, idle: float = IDLE_EXIT) -> int:
     """Answer hooks on ``path`` until idle for ``idle`` seconds or the code changes."""
-    background.default_signals()
     where = path or Path(socket_path())
     with contextlib.suppress(ValueError):
         idle = float(os.environ.get("PMEM_SERVER_IDLE", idle))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
+    from planning_memory.longterm.catalog import close_all as close_catalogs
     from planning_memory.longterm.lessons import Lesson as Lesson
     from planning_memory.longterm.level import LongTerm as LongTerm
     from planning_memory.longterm.level import observation_fields as observation_fields
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         "LongTerm",
         "Outcome",
         "check_record",
+        "close_catalogs",
         "detect",
         "extract_memorize_markers",
         "load_all",
@@ -51,6 +53,7 @@ else:
             "LongTerm": "level",
             "Outcome": "rules",
             "check_record": "records",
+            "close_catalogs": "catalog:close_all",
             "detect": "triggers",
             "extract_memorize_markers": "triggers",
             "load_all": "records",

@@ -654,6 +654,14 @@ _OPEN: OrderedDict[tuple[str, int, int], Catalog] = OrderedDict()  # (file, pid,
 _OPEN_LOCK = threading.Lock()
 
 
+def close_all() -> None:
+    """Close every catalog this process keeps open (a long-lived process between requests:
+    a repository deleted meanwhile keeps no file open)."""
+    with _OPEN_LOCK:
+        while _OPEN:
+            _OPEN.popitem()[1].close()
+
+
 @contextlib.contextmanager
 def writing(
     layout: Layout, store: Store, path: Path, written: Record | None = None

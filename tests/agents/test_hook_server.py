@@ -4,6 +4,7 @@ server never costs an answer."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -218,6 +219,27 @@ def test_a_server_whose_code_changed_steps_aside(
     os.utime(handler, (time.time() + 5, time.time() + 5))
     assert "planning-memory (new): created" in run("UserPromptSubmit", prompt="always use pnpm")
     wait_for(lambda: old not in server_pids(run_dir))
+
+
+def open_files(pid: int) -> list[str]:
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            found.append(os.readlink(fd))
+    return found
+
+
+def test_the_server_keeps_no_file_of_a_deleted_repository_open(
+    empty_repo: Path, tmp_path: Path, run_dir: Path
+) -> None:
+    gone = tmp_path / "gone"
+    shutil.copytree(empty_repo, gone, symlinks=True)
+    server = start_server()
+    for prompt in ("Always use pnpm, never npm", "what did we say about npm?"):
+        hook("UserPromptSubmit", payload(gone, prompt=prompt), gone)
+    shutil.rmtree(gone)
+    hook("UserPromptSubmit", payload(empty_repo, prompt="never commit .env files"), empty_repo)
+    assert [f for f in open_files(server) if str(gone) in f] == []
 
 
 # -- trust: the runtime folder, the socket, the server's user, what is sent -----------------
