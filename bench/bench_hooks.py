@@ -84,7 +84,7 @@ def measure(root: Path, transcript: Path, runs: int, server: bool) -> list[dict[
     if server:  # the first hook starts the server
         run("Stop", json.dumps(base | EVENTS["Stop"]), root, env)
         deadline = time.monotonic() + 30
-        while hook_client.forward("Stop", json.dumps(base | EVENTS["Stop"]).encode()) is None:
+        while not hook_client.ping():
             assert time.monotonic() < deadline, "the hook server never started"
             time.sleep(0.1)
     rows = []

@@ -30,7 +30,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_validate import build_tree, machine, run_timed
 from installed import as_installed
-from server import own_processes
 
 from planning_memory.memory import Memory
 
@@ -87,7 +86,6 @@ def main() -> None:
     parser.add_argument("--save-runs", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="do not update the docs")
     args = parser.parse_args()
-    own_processes()  # its figures are of commands in their own process
     as_installed()
     with tempfile.TemporaryDirectory(prefix="pm-bench-md-") as tmp:
         root = Path(tmp)

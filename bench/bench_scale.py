@@ -16,12 +16,11 @@ Figures, per size (default 100, 1k, 10k, 100k):
   save that builds the catalog (its time is shown too). ``--before COMMIT`` also times the
   rules as they were at COMMIT (every record of the type read on each save).
 - **Memory.save**: the same through the facade, which also re-renders the Markdown views.
-- **pmem save**: the CLI, a new process per save, p50 of 8 after one warm-up, in the same
-  tree and, taking turns with it, in one with the default caps (200 patterns and 100 mistakes
-  live, the rest archived by a first save: their files stay, soft-deleted), and of ``pmem
-  save --help`` (the command's start-up); each answered by the pmem server (the default: a
-  worker forked from a process that has the package imported) and in its own process
-  (``PMEM_SERVER=0``: Python, click and the CLI's modules at every start).
+- **pmem save**: the CLI, a new process per save (Python, click and the CLI's modules at every
+  start), p50 of 8 after one warm-up, in the same tree and, taking turns with it, in one with
+  the default caps (200 patterns and 100 mistakes live, the rest archived by a first save:
+  their files stay, soft-deleted), and of ``pmem save --help`` (the command's start-up) and
+  ``python -c pass`` (the interpreter's: the target is a save within 8x of it).
 - **recall@5**: the 60 labelled queries of ``tests/fixtures/retrieval/queries.json`` that aim
   at records, recall of their record targets in the first 5 hits, and MRR; search p50 / p95,
   wall and CPU time of the thread (after one warm-up pass). ``--workdir DIR`` keeps each
@@ -68,7 +67,6 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_search import make_records
 from installed import as_installed
-from server import env, pmem_server
 
 from planning_memory.core import codec
 from planning_memory.core.model import new_long_term
@@ -198,38 +196,34 @@ def bench_saves(n: int, before: str | None) -> dict[str, float]:
             title, text = next(texts)
             write_tree(Path(capped), corpus(n)).save(title, "pattern", description=text)
             # ^ archives what is over the caps
-            runs = [  # cli_save, cli_save_default_caps, cli_help, then each ..._own
-                (f"cli_{what}{'' if served else '_own'}", tree, served)
-                for served in (True, False)
-                for what, tree in (("save", tmp), ("save_default_caps", capped), ("help", ""))
-            ]
-            with pmem_server():
-                times = cli_saves([(tree, served) for _name, tree, served in runs], texts)
-        for (wall, cpu), (name, _tree, served) in zip(times, runs, strict=True):
-            out[f"{name}_p50_ms"] = wall
-            if not served:  # a served command's CPU time is its worker's, not the client's
-                out[f"{name}_cpu_p50_ms"] = cpu
+            runs: dict[str, str | list[str]] = {
+                "save": tmp,
+                "save_default_caps": capped,
+                "help": [PMEM, "save", "--help"],  # the command's start-up
+                "python": [sys.executable, "-c", "pass"],  # the interpreter's
+            }
+            times = cli_saves(list(runs.values()), texts)
+        for (wall, cpu), name in zip(times, runs, strict=True):
+            out[f"cli_{name}_p50_ms"], out[f"cli_{name}_cpu_p50_ms"] = wall, cpu
     return out
 
 
 def cli_saves(
-    runs: list[tuple[str, bool]], texts: Iterator[tuple[str, str]]
+    runs: list[str | list[str]], texts: Iterator[tuple[str, str]]
 ) -> list[tuple[float, float]]:
-    """p50 wall and CPU time of ``pmem save`` (a new process each) in each run's tree (""
-    : ``pmem save --help`` instead, the command's start-up), answered by the pmem server or
-    in its own process (``PMEM_SERVER=0``), 8 runs each after one warm-up, taking turns (the
-    machine's speed drifts)."""
+    """p50 wall and CPU time of ``pmem save`` (a new process each) in each run's tree (a list:
+    that command instead), 8 runs each after one warm-up, taking turns (the machine's speed
+    drifts)."""
     walls: list[list[float]] = [[] for _ in runs]
     cpus: list[list[float]] = [[] for _ in runs]
     for i in range(9):
         for k in range(len(runs)) if i % 2 else reversed(range(len(runs))):
-            tree, served = runs[k]
             title, text = next(texts)
-            cmd = [PMEM, "-C", tree, "save", title, "-t", "pattern", "--description", text]
-            if not tree:
-                cmd = [PMEM, "save", "--help"]
+            cmd = runs[k]
+            if isinstance(cmd, str):
+                cmd = [PMEM, "-C", cmd, "save", title, "-t", "pattern", "--description", text]
             before_run = resource.getrusage(resource.RUSAGE_CHILDREN)
-            wall = timed(subprocess.run, cmd, check=True, capture_output=True, env=env(served))[0]
+            wall = timed(subprocess.run, cmd, check=True, capture_output=True)[0]
             after_run = resource.getrusage(resource.RUSAGE_CHILDREN)
             if i:  # the first one warms the page cache
                 walls[k].append(wall)

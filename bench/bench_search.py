@@ -38,9 +38,6 @@ from planning_memory.search import upkeep as indexer
 from planning_memory.search.database import Index
 from planning_memory.store import Store
 
-sys.path.insert(0, str(REPO / "bench"))
-from server import own_processes
-
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
 TYPES = ["pattern"] * 3 + ["mistake"] * 3 + ["learning", "decision", "discovery", "bugfix"]
 CONTEXT_SNIPPET = """
@@ -190,7 +187,6 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()
-    own_processes()  # `pmem context` as a process: in its own process (bench_context: both)
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:

@@ -4,10 +4,8 @@
 Runs each command as a process on a copy of ``.planning.example/`` and reports wall and CPU
 time, next to a bare ``python -c pass`` for the interpreter's own share; a save of a new
 pattern each run (the learning rules, the record write, the views' re-render) on a tree this
-small is mostly start-up. Each command runs in its own process (``PMEM_SERVER=0``), then
-answered by a pmem server of the bench's own ("served": the CPU time is then the client's
-alone, the worker's being the server's). Prints the figures and writes them into
-docs/bench-foundation.md.
+small is mostly start-up. Every ``pmem`` command runs in its own process. Prints the figures
+and writes them into docs/bench-foundation.md.
 
     .venv/bin/python bench/bench_startup.py [--runs N] [--no-write]
 """
@@ -16,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import shutil
 import statistics
 import sys
@@ -27,7 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_validate import PMEM, machine, run_timed, write_section
 from installed import as_installed
-from server import SWITCH, pmem_server
 
 EXAMPLE = Path(__file__).resolve().parent.parent / ".planning.example"
 
@@ -70,14 +66,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pm-bench-startup-") as tmp:
         repo = Path(tmp)
         shutil.copytree(EXAMPLE, repo / ".planning")
-        os.environ[SWITCH] = "0"
         for label, cmd in commands.items():
             lines.append(line(label, *measure(cmd, repo, args.runs)))
-        os.environ[SWITCH] = "1"
-        with pmem_server():
-            for label, cmd in commands.items():
-                if label.startswith("pmem ") and label != "pmem --help":  # --help: not served
-                    lines.append(line(f"{label}, served", *measure(cmd, repo, args.runs)))
     lines.append(f"{args.runs} runs each after one warm-up; machine: {machine()}")
     print("\n".join(lines))
     if not args.no_write:

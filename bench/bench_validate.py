@@ -22,8 +22,6 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from server import own_processes
-
 from planning_memory.core import codec, ids
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import Record, new_long_term
@@ -174,7 +172,6 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-write", action="store_true", help="do not update the docs")
     args = parser.parse_args()
-    own_processes()  # its figures are of commands in their own process
     with tempfile.TemporaryDirectory(prefix="pm-bench-validate-") as tmp:
         started = time.perf_counter()
         layout = build_tree(Path(tmp), args.records)
