@@ -17,6 +17,10 @@ umask and the part of its environment a hook reads).
   ``SO_PEERCRED``: a server of another user never receives a byte.
 - The socket's name also holds the ``PYTHON*`` variables (``PYTHONPATH``, ...), which
   shape an interpreter at start-up: a client whose differ has its own server.
+- The server answers one hook at a time. It sends ``READY`` when it takes a client, and the
+  client sends its request only then: a client that waited ``BUSY_WAIT`` for it answers the
+  hook itself (so hooks fired together never queue behind one that waits for the memory's
+  lock), and the server, finding no request, runs nothing.
 - No server, or one that refuses: the hook runs here, then starts a server in the
   background (detached, its output to nowhere, so the agent never waits for it).
 - A server that accepted the input but fails to answer within ``ANSWER_WAIT`` is not asked
@@ -37,6 +41,9 @@ import zlib
 ENV_SWITCH = "PMEM_SERVER"
 ANSWER_WAIT = 12.0  # seconds: under the shortest installed hook timeout (15 s)
 CONNECT_WAIT = 0.5
+BUSY_WAIT = 1.0  # seconds a hook waits for a server busy with another before answering itself
+READY = b"+"  # the server's first byte: it is reading this client's request now
+busy = False  # the last request found a server, busy with another client
 MAX_INPUT = 64 * 1024 * 1024
 # what a hook reads of its environment: the home, state and config folders, the time zone and
 # locale, git's and the agents' variables, ``PATH`` (git) and pmem's own switches
@@ -145,18 +152,22 @@ def ours(path: str) -> bool:
 
 def stop() -> bool:
     """Ask the running server to exit; False when none answered."""
-    return forward(STOP, b"") is not None
+    return _ask(STOP, b"") is not None
 
 
 def ping() -> bool:
     """Whether a server answers on this client's socket (without running anything)."""
-    return forward(PING, b"") is not None
+    return _ask(PING, b"") is not None
 
 
 def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
-    """The server's answer ``(stdout, stderr)``; ``(b"", b"")`` when it accepted the input
-    but did not answer in time; None when no server took it (run the hook here)."""
-    conn = _send(event, data, ANSWER_WAIT)
+    """The server's answer ``(stdout, stderr)``; ``(b"", b"")`` when it took the input but
+    did not answer in time; None when no server took it (answer the hook here)."""
+    return _ask(event, data, BUSY_WAIT)
+
+
+def _ask(event: str, data: bytes, busy_wait: float = ANSWER_WAIT) -> tuple[bytes, bytes] | None:
+    conn = _send(event, data, busy_wait)
     if conn is None:
         return None
     chunks = []
@@ -178,21 +189,30 @@ def forward(event: str, data: bytes) -> tuple[bytes, bytes] | None:
     return rest[:out_size], rest[out_size:]
 
 
-def _send(event: str, data: bytes, wait: float) -> _socket.socket | None:
-    """A connection to this user's server that took the request, its timeout ``wait``; None
-    when no server took it (none is listening, the socket or its folder is not this user's
-    alone, the process listening is another user's, or this process's working directory is
-    gone)."""
+def _send(event: str, data: bytes, busy_wait: float) -> _socket.socket | None:
+    """A connection to this user's server that took the request; None when no server took it
+    (none is listening, the socket or its folder is not this user's alone, the process
+    listening is another user's, it stayed busy for ``busy_wait`` seconds, or this
+    process's working directory is gone)."""
     path = socket_path()
     if not ours(path):
         return None
+    global busy
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_WAIT)
         conn.connect(path)
         if peer_uid(conn) != os.getuid():
             raise PermissionError("the server is another user's")  # not a byte sent
-        conn.settimeout(wait)
+        conn.settimeout(busy_wait)
+        try:
+            taken = conn.recv(1) == READY
+        except TimeoutError:
+            busy = True
+            raise
+        if not taken:
+            raise ConnectionError("the server did not take this client")
+        conn.settimeout(ANSWER_WAIT)
         conn.sendall(request(event, data))
         conn.shutdown(_socket.SHUT_WR)
     except OSError:
@@ -229,6 +249,6 @@ def main(event: str) -> int:
     sys.stderr.buffer.write(err)
     sys.stdout.flush()
     sys.stderr.flush()
-    if served is None and enabled():
+    if served is None and enabled() and not busy:
         spawn()
     return 0

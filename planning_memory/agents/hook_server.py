@@ -3,7 +3,8 @@
 ``python -m planning_memory.agents.hook_server`` is started in the background by the first
 hook that finds none (``hook_client``). It listens on the client's socket, in a folder only
 its user may enter, reads each request whole, and answers only its own user's processes
-(``SO_PEERCRED``). A hook is answered here, one at a time, in the client's working directory,
+(``SO_PEERCRED``). A hook is answered here, one at a time (a client that finds it busy for
+``hook_client.BUSY_WAIT`` answers its hook itself), in the client's working directory,
 with the client's umask and the environment a hook reads (time zone included), through the
 same ``claude_code.answer``; the memory tree is opened afresh for every hook, and what stays
 between hooks is pure caches (rendered items, similarity, stemming), which keep the next hook
@@ -36,6 +37,7 @@ from planning_memory.agents.claude_code import answer
 from planning_memory.agents.hook_client import (
     PACKAGE,
     PING,
+    READY,
     STOP,
     Request,
     parse_request,
@@ -87,6 +89,7 @@ def _in_client_world(request: Request) -> None:
 
 def _serve_one(conn: socket.socket, started: float) -> bool:
     """Take one client; False when the server should exit (asked to, or its code changed)."""
+    conn.sendall(READY)  # the client sends its request only now (``hook_client.BUSY_WAIT``)
     got = _read_request(conn)  # read whole before answering (a close with unread data resets)
     if _newest_source() > started:
         conn.sendall(b"stale\n")

@@ -111,7 +111,7 @@ def test_the_server_answers_as_the_hook_does_in_its_own_process(
         (repo / "src").mkdir()
         (repo / "src/app.py").write_text("x = 1\n", "utf-8")
     subprocess.Popen([sys.executable, "-m", SERVER], start_new_session=True)
-    wait_for(lambda: os.path.exists(hook_client.socket_path()))
+    wait_for(hook_client.ping)  # listening, and done warming up
     here, served = [], []
     for event, extra in EVENTS:
         here.append(answer(event, json.dumps(payload(empty_repo, **extra)).encode()).stdout)
@@ -130,7 +130,7 @@ def test_a_hook_starts_the_server_and_the_next_hooks_use_it(
 ) -> None:
     start = hook("SessionStart", payload(empty_repo, source="startup"), empty_repo)
     assert "Temporal context" in start  # answered in its own process, then started a server
-    wait_for(lambda: len(server_pids(run_dir)) == 1 and os.path.exists(hook_client.socket_path()))
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and hook_client.ping())
     [pid] = server_pids(run_dir)
     said = hook(
         "UserPromptSubmit", payload(empty_repo, prompt="never commit .env files"), empty_repo
@@ -148,7 +148,7 @@ def test_a_hook_starts_the_server_and_the_next_hooks_use_it(
 
 def test_a_killed_server_costs_no_answer_and_is_replaced(empty_repo: Path, run_dir: Path) -> None:
     hook("SessionStart", payload(empty_repo, source="startup"), empty_repo)
-    wait_for(lambda: len(server_pids(run_dir)) == 1 and os.path.exists(hook_client.socket_path()))
+    wait_for(lambda: len(server_pids(run_dir)) == 1 and hook_client.ping())
     [first] = server_pids(run_dir)
     os.kill(first, signal.SIGKILL)
     wait_for(lambda: first not in server_pids(run_dir))
@@ -207,7 +207,14 @@ def test_a_server_whose_code_changed_steps_aside(
         return done.stdout
 
     run("SessionStart", source="startup")
-    wait_for(lambda: Path(where).exists() and len(server_pids(run_dir)) == 1)
+    ping = "from planning_memory.agents import hook_client as h; raise SystemExit(not h.ping())"
+
+    def pinged() -> bool:
+        env_ = {**os.environ, **env}
+        done = subprocess.run([sys.executable, "-c", ping], env=env_, cwd=tmp_path, timeout=60)
+        return done.returncode == 0
+
+    wait_for(lambda: Path(where).exists() and len(server_pids(run_dir)) == 1 and pinged())
     [old] = server_pids(run_dir)
     handler = copy / "planning_memory/agents/claude_code.py"
     text = handler.read_text("utf-8").replace(
@@ -219,6 +226,31 @@ def test_a_server_whose_code_changed_steps_aside(
     os.utime(handler, (time.time() + 5, time.time() + 5))
     assert "planning-memory (new): created" in run("UserPromptSubmit", prompt="always use pnpm")
     wait_for(lambda: old not in server_pids(run_dir))
+
+
+def test_hooks_fired_together_never_queue_behind_a_locked_one(
+    empty_repo: Path, run_dir: Path
+) -> None:
+    """The memory's lock is held (a long scan): ten hooks at once each give up on the lock
+    within the hook's installed timeout (15 s), one answered by the server, the others by
+    their own process rather than queued behind it."""
+    server = start_server()
+    prompts = [payload(empty_repo, prompt=f"check the retry of job {n}") for n in range(10)]
+
+    def fire(data: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PMEM, "hook", "claude-code", "UserPromptSubmit"],
+            input=json.dumps(data),
+            capture_output=True,
+            text=True,
+            cwd=empty_repo,
+            timeout=15,  # Claude Code's timeout for this hook: TimeoutExpired fails the test
+        )
+
+    with Memory(empty_repo).store.lock(), ThreadPoolExecutor(10) as pool:
+        done = list(pool.map(fire, prompts))
+    assert all(d.returncode == 0 and "locked" in d.stderr for d in done), [d.stderr for d in done]
+    assert server_pids(run_dir) == [server]  # none of them started a second server
 
 
 def open_files(pid: int) -> list[str]:
