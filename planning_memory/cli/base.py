@@ -125,8 +125,8 @@ def cli(ctx: click.Context, root: Path | None) -> None:
     Memory lives in .planning/ inside your repository: JSON records are the source of truth,
     Markdown views are rendered from them, and everything works offline.
 
-    Agent hooks are answered by a background server that keeps the package imported;
-    PMEM_SERVER=0 turns it off (every command runs in its own process).
+    Every command runs in its own process. Agent hooks are answered by a background
+    server that keeps the package imported (PMEM_SERVER=0 turns it off).
 
     \b
     Examples:
