@@ -59,7 +59,7 @@ test-latest:
 
 # the lowest version each of our bounds allows (direct dependencies; theirs resolve as usual)
 test-lowest: $(STAMP)
-	rm -rf $(LOWEST) && $(VENV)/bin/uv venv --quiet --python $(PY) $(LOWEST)
+	rm -rf $(LOWEST) && $(VENV)/bin/uv venv --quiet --seed --python $(PY) $(LOWEST)
 	$(VENV)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e '.[test]'
 	$(LOWEST)/bin/pytest
 

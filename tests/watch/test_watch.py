@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -782,7 +783,10 @@ def test_a_branch_switch_of_2000_files_converges_to_a_fresh_scan(repo: Path) -> 
     after = status(repo)
     assert after["full_reconciles"] - before["full_reconciles"] == 1, report(repo)  # no storm
     assert after["batches"] - before["batches"] <= 2, report(repo)
-    assert "full reconcile (branch switch" in runtime(repo).log.read_text()
+    # one full reconcile, for HEAD naming another branch or, when the checkout's events
+    # reach the daemon before HEAD's (a loaded machine), for the burst of changed paths
+    log = runtime(repo).log.read_text()
+    assert re.search(r"full reconcile \((branch switch|\d+ paths changed)", log), log
     watching.stop(Memory(repo))
     by_daemon = entity_tree(repo)
     entity = repo / ".planning" / "memory" / "entity"
