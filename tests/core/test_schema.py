@@ -267,6 +267,22 @@ def test_the_seed_config_is_valid() -> None:
     assert errors_of("config", seed) == []
 
 
+def test_every_scanner_setting_the_code_reads_is_valid() -> None:
+    """What ``entity.settings.Settings`` reads from ``memory.entity`` (and docs/entity.md
+    lists) passes the schema."""
+    entity = {
+        "includePatterns": ["src/**"],
+        "excludePatterns": ["dist/**"],
+        "maxFileBytes": 2_000_000,
+        "coverageReports": ["coverage/lcov.info"],
+        "scanWorkers": 4,
+        "parallelThreshold": 0,
+        "useGit": False,
+    }
+    assert errors_of("config", {"memory": {"entity": entity}}) == []
+    assert errors_of("config", {"memory": {"entity": {"scanWorkers": 0}}}) == []
+
+
 # ------------------------------------------------------------------ the example tree
 
 
@@ -451,6 +467,10 @@ INVALID: dict[str, list[tuple[str, str, Any, str]]] = {
         ("chunk size", "memory.contextual.chunkSize", 10_001, SELF),
         ("glob type", "memory.entity.excludePatterns.0", 5, SELF),
         ("languages null", "memory.entity.languages", None, SELF),
+        ("negative workers", "memory.entity.scanWorkers", -1, SELF),
+        ("workers as text", "memory.entity.scanWorkers", "4", SELF),
+        ("threshold as float", "memory.entity.parallelThreshold", 1.5, SELF),
+        ("coverage reports as text", "memory.entity.coverageReports", "lcov.info", SELF),
         ("unknown target", "memory.render.targets.cursorRules", True, PARENT),
     ],
 }
