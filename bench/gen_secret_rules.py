@@ -1,15 +1,18 @@
 """Regenerate the gitleaks part of ``planning_memory/core/secret_rules.py`` from gitleaks' config.
 
 Run: .venv/bin/python bench/gen_secret_rules.py PATH/TO/gitleaks.toml
-(``config/gitleaks.toml`` of github.com/gitleaks/gitleaks). Rewrites the block between the
-``# BEGIN gitleaks`` and ``# END gitleaks`` lines of ``secret_rules.py``: one row per rule,
-its regex translated from Go's RE2 dialect to Python's (``(?i)`` in mid-pattern becomes a scoped
+(``config/gitleaks.toml`` of github.com/gitleaks/gitleaks, at the tag named in
+``docs/privacy.md``). Rewrites the block between the ``# BEGIN gitleaks`` and ``# END gitleaks``
+lines of ``secret_rules.py``: a line naming the config's SHA-256, then one row per rule, its
+regex translated from Go's RE2 dialect to Python's (``(?i)`` in mid-pattern becomes a scoped
 ``(?i:...)``, ``\\z`` becomes ``\\Z``, POSIX classes are spelled out). The rules the detector
-covers in its own way are left out (``SKIPPED``). Checks that every row compiles.
+covers in its own way are left out (``SKIPPED``); a few are loosened (``STANDALONE``). Checks
+that every row compiles. The same config gives the same file, byte for byte.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 import tomllib
@@ -31,6 +34,12 @@ KEYWORDS = {
     # any quoted password: the detector's own password assignment rule covers it (and more)
     "hashicorp-tf-password": ("administrator_login_password",),
 }
+# Rules whose secret starts with its provider's own prefix, which gitleaks matches only after
+# the provider's name (``NEW_RELIC_API_KEY=NRAK-...``): here the secret alone is enough, in the
+# form gitleaks gives its other prefixed tokens (``\b(NRAK-...)`` and the usual ending).
+STANDALONE = frozenset({"new-relic-user-api-key"})
+# where the secret's group starts in gitleaks' "semi-generic" regex (name, operator, value)
+_SEMI_GENERIC_VALUE = "[\\x60'\"\\s=]{0,5}("
 
 
 def _scope_inline_flags(pattern: str) -> str:
@@ -74,6 +83,14 @@ SUFFIX = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)"
 WIDE_SUFFIX = "(?:[^\\w+/=-]|$)"
 
 
+def standalone(pattern: str) -> str:
+    """gitleaks' ``NAME ... = (SECRET)END`` regex as ``\\b(SECRET)END``, flags kept."""
+    start = pattern.index(_SEMI_GENERIC_VALUE) + len(_SEMI_GENERIC_VALUE)
+    end = _group_end(pattern, start)
+    flags = "(?i)" if pattern.startswith("(?i)") else ""
+    return f"{flags}\\b({pattern[start:end]}){pattern[end + 1 :]}"
+
+
 def translate(pattern: str) -> str:
     pattern = pattern.replace("[[:alnum:]]", "[A-Za-z0-9]").replace("\\z", "\\Z")
     return _scope_inline_flags(pattern.replace(SUFFIX, WIDE_SUFFIX))
@@ -84,7 +101,8 @@ def rows(config: dict[str, object]) -> list[str]:
     for rule in config["rules"]:  # type: ignore[attr-defined]
         if rule["id"] in SKIPPED:
             continue
-        pattern = translate(rule["regex"])
+        regex = standalone(rule["regex"]) if rule["id"] in STANDALONE else rule["regex"]
+        pattern = translate(regex)
         re.compile(pattern)
         keywords = KEYWORDS.get(rule["id"], tuple(rule.get("keywords", ())))
         allow = tuple(
@@ -118,13 +136,16 @@ def _raw(pattern: str) -> str:
 
 
 def main(path: str) -> None:
-    config = tomllib.loads(Path(path).read_text("utf-8"))
+    source = Path(path).read_bytes()
+    config = tomllib.loads(source.decode("utf-8"))
     text = TARGET.read_text("utf-8")
     head, rest = text.split("# BEGIN gitleaks\n", 1)
     _old, tail = rest.split("# END gitleaks\n", 1)
-    block = "\n".join(rows(config))
+    found = rows(config)
+    origin = f"# from gitleaks' config/gitleaks.toml, SHA-256 {hashlib.sha256(source).hexdigest()}"
+    block = "\n".join([origin, *found])
     TARGET.write_text(f"{head}# BEGIN gitleaks\n{block}\n# END gitleaks\n{tail}", "utf-8")
-    print(f"{len(block.splitlines())} gitleaks rules written to {TARGET}")
+    print(f"{len(found)} gitleaks rules written to {TARGET}")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ Shannon entropy the secret must reach, how many lines around the keyword's line 
 regexes that clear a secret (a documented example key).
 
 ``GITLEAKS`` is generated from gitleaks' default config (``bench/gen_secret_rules.py``; gitleaks
-v8.28, 219 of its 222 rules: the generic assignment, private key blocks and a file name rule are
-``privacy``'s own). ``EXTRA`` adds the shapes of detect-secrets' plugins that gitleaks lacks or
-matches only next to a provider's name, and a few that gitleaks' regexes cut short.
+v8.30.1, 219 of its 222 rules: the generic assignment, private key blocks and a file name rule are
+``privacy``'s own). ``EXTRA`` is kept by hand: the shapes of detect-secrets' plugins that gitleaks
+lacks or matches only next to a provider's name, a few that gitleaks' regexes cut short, and the
+shapes neither tool has (Sentry DSNs, Braintree and Supabase tokens, Okta's ``SSWS`` header,
+Notion's ``secret_`` tokens, ``.netrc`` passwords).
 """
 
 from __future__ import annotations
@@ -47,6 +49,28 @@ ALLOW = (
 
 _END = r"(?:[\x60'\"\s;,)\]}]|\\[nr]|$)"
 
+# .netrc: ``machine HOST [account A] [port P] login USER ... password SECRET`` on one line or
+# several (a line break may be escaped: ``\n`` in a JSON string), or ``password`` before
+# ``login``. ``machine`` and ``login`` are both required: prose ("log in to the machine with
+# your password") holds no such sequence. A bare password neither starts nor ends with a quote.
+_GAP = r"(?:[ \t\r\n]|\\[nrt])+"
+_WORD = r"(?:[^\s\\]|\\(?![nrt]))+"
+_PAIRS = rf"(?:{_GAP}(?:account|port){_GAP}{_WORD})*"
+_NETRC_SECRET = (
+    r"""("[^"\n]+"|(?!["'\x60])(?:[^\s\\"'\x60]|\\(?![nrt"'])|["'\x60](?![\s\\,;)\]}]|$))+)"""
+)
+_NETRC = (
+    rf"\bmachine{_GAP}{_WORD}{_PAIRS}{_GAP}(?:"
+    rf"login{_GAP}{_WORD}{_PAIRS}{_GAP}password{_GAP}{_NETRC_SECRET}"
+    rf"|password{_GAP}{_NETRC_SECRET}{_PAIRS}{_GAP}login{_GAP}{_WORD})"
+)
+# a password that is a stand-in: a template or a mask, or a word for one (as ``privacy`` reads
+# ``password = "pass"``)
+_NETRC_STAND_INS = (
+    r"^[\"']?(?:<[^<>]*>|\{[^{}]*\}|\$\{?\w+\}?|%\w+%|\*+|x{3,}|\.{3}|…)[\"']?$",
+    r"^[\"']?(?i:pass|password|passwd|pwd|secret|token|changeme|example|dummy|fake|placeholder|redacted|none|null)[\"']?$",
+)
+
 # fmt: off
 EXTRA: tuple[Rule, ...] = (
     # detect-secrets plugins
@@ -76,10 +100,19 @@ EXTRA: tuple[Rule, ...] = (
     # shapes every provider-specific regex misses
     Rule("curl_auth_user", ("curl",), r"\bcurl\b.*?\s(?:-u|--user)[= ]['\"]?[^\s:'\"]+:([^\s'\"@]{3,})", entropy=2.0, allow=(r"^\$", r"^(?:change(?:it|me)|pass(?:word)?|pwd|test|token|\*+|x+)$")),
     Rule("shopify_token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    # shapes gitleaks lacks (its Okta rule wants "okta" before the token, its Notion rule only
+    # the ``ntn_`` tokens that start with 11 digits)
+    Rule("sentry_dsn", ("sentry",), r"https?://([0-9a-f]{32}(?::[0-9a-f]{32})?)@(?:[\w-]+\.)*sentry(?:\.[\w-]+)+(?::[0-9]+)?/", entropy=3.0),
+    Rule("braintree_access_token", ("access_token$production$", "access_token$sandbox$"), r"\baccess_token\$(?:production|sandbox)\$[0-9a-zA-Z]{16}\$[0-9a-f]{32}"),
+    Rule("okta_access_token", ("ssws",), r"\b(?i:SSWS)[ \t]+(00[\w-]{40})(?![\w-])", entropy=4.0),
+    Rule("notion_api_token", ("secret_", "ntn_"), r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b", entropy=4.0),
+    Rule("supabase_access_token", ("sbp_",), r"\bsbp_[0-9a-f]{40}\b", entropy=3.0),
+    Rule("netrc_password", ("machine",), _NETRC, window=(0, 5), allow=_NETRC_STAND_INS),
 )
 
 GITLEAKS: tuple[Rule, ...] = (
 # BEGIN gitleaks
+# from gitleaks' config/gitleaks.toml, SHA-256 e163e53b9e7e8a8511e77271e2b323ed057759542a6d988258afe3a1fa329caf
     Rule('1password_secret_key', ('a3-',), r"\bA3-[A-Z0-9]{6}-(?:(?:[A-Z0-9]{11})|(?:[A-Z0-9]{6}-[A-Z0-9]{5}))-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b", -1, 3.8, (0, 0), ()),
     Rule('1password_service_account_token', ('ops_',), r"ops_eyJ[a-zA-Z0-9+/]{250,}={0,3}", -1, 4.0, (0, 0), ()),
     Rule('adafruit_api_key', ('adafruit',), r"""(?i)[\w.-]{0,50}?(?:adafruit)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-z0-9_-]{32})(?:[^\w+/=-]|$)""", -1, 0.0, (0, 0), ()),
@@ -224,7 +257,7 @@ GITLEAKS: tuple[Rule, ...] = (
     Rule('new_relic_browser_api_token', ('nrjs-',), r"""(?i)[\w.-]{0,50}?(?:new-relic|newrelic|new_relic)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(NRJS-[a-f0-9]{19})(?:[^\w+/=-]|$)""", -1, 0.0, (0, 0), ()),
     Rule('new_relic_insert_key', ('nrii-',), r"""(?i)[\w.-]{0,50}?(?:new-relic|newrelic|new_relic)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(NRII-[a-z0-9-]{32})(?:[^\w+/=-]|$)""", -1, 0.0, (0, 0), ()),
     Rule('new_relic_user_api_id', ('new-relic', 'newrelic', 'new_relic'), r"""(?i)[\w.-]{0,50}?(?:new-relic|newrelic|new_relic)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-z0-9]{64})(?:[^\w+/=-]|$)""", -1, 0.0, (0, 0), ()),
-    Rule('new_relic_user_api_key', ('nrak',), r"""(?i)[\w.-]{0,50}?(?:new-relic|newrelic|new_relic)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(NRAK-[a-z0-9]{27})(?:[^\w+/=-]|$)""", -1, 0.0, (0, 0), ()),
+    Rule('new_relic_user_api_key', ('nrak',), r"(?i)\b(NRAK-[a-z0-9]{27})(?:[^\w+/=-]|$)", -1, 0.0, (0, 0), ()),
     Rule('notion_api_token', ('ntn_',), r"\b(ntn_[0-9]{11}[A-Za-z0-9]{32}[A-Za-z0-9]{3})(?:[^\w+/=-]|$)", -1, 4.0, (0, 0), ()),
     Rule('npm_access_token', ('npm_',), r"(?i)\b(npm_[a-z0-9]{36})(?:[^\w+/=-]|$)", -1, 2.0, (0, 0), ()),
     Rule('nuget_config_password', ('<add key=',), r'(?i)<add key=\"(?:(?:ClearText)?Password)\"\s*value=\"(.{8,})\"\s*/>', -1, 1.0, (0, 0), ('33f!!lloppa', 'hal\\+9ooo_da!sY', '^\\%\\S.*\\%$')),

@@ -30,8 +30,17 @@ def _kinds() -> list[tuple[str, str, str]]:
 KINDS = _kinds()
 
 
+# The kinds that used to reach disk raw, by their label in kinds.txt.
+ADDED_KINDS = (
+    "new_relic_user_key", "sentry_dsn", "braintree", "okta_ssws", "notion_integration",
+    "supabase", "netrc",
+)  # fmt: skip
+
+
 def test_corpus_has_many_kinds() -> None:
-    assert len({kind for kind, _, _ in KINDS}) >= 60
+    labels = {kind for kind, _, _ in KINDS}
+    assert len(labels) >= 75
+    assert set(ADDED_KINDS) <= labels
 
 
 @pytest.mark.parametrize(("kind", "secret", "sentence"), KINDS, ids=[k for k, _, _ in KINDS])
@@ -78,6 +87,139 @@ def test_issue_misses_are_redacted(text: str) -> None:
     assert longest not in clean, clean
 
 
+# Each of these reached disk raw: the marker's kind, and every piece that must go.
+_DSN_KEY, _DSN_SECRET = "9e7db4e91a82dbef27f1d4a647cf93ad", "6c3b776f162c03fa8dd1d8341efc7c8a"
+_BT = "$production$4wsks8vlil3kvy8p$8dc85dbbba117b72b16735d8b9994068"
+ADDED_SHAPES = {
+    "new relic user key, alone": (
+        "new_relic_user_api_key",
+        "nerdgraph: NRAK-ULRH0XCL8LN31C6YV5OWMUA97BQ",
+        ["NRAK-ULRH0XCL8LN31C6YV5OWMUA97BQ"],
+    ),
+    "new relic user key, gitleaks' form": (
+        "new_relic_user_api_key",
+        "NEW_RELIC_API_KEY: NRAK-PHTF67AS727DF306RASEI29PR9F",
+        ["NRAK-PHTF67AS727DF306RASEI29PR9F"],
+    ),
+    "sentry dsn": (
+        "sentry_dsn",
+        f"dsn: https://{_DSN_KEY}@o450123.ingest.sentry.io/5512345",
+        [_DSN_KEY],
+    ),
+    "sentry dsn, self-hosted": (
+        "sentry_dsn",
+        f"SENTRY_DSN=https://{_DSN_SECRET}@sentry.acme.internal:9000/7",
+        [_DSN_SECRET],
+    ),
+    "sentry dsn, key and secret": (
+        "url_password",  # the secret half is a URL password too, and that kind comes first
+        f"sentry_sdk.init('https://{_DSN_KEY}:{_DSN_SECRET}@sentry.io/1')",
+        [_DSN_KEY, _DSN_SECRET],
+    ),
+    "braintree production": (
+        "braintree_access_token",
+        f"Paste access_token{_BT} into the PayPal SDK settings.",
+        [_BT[1:]],
+    ),
+    "braintree sandbox": (
+        "braintree_access_token",
+        "BT=access_token$sandbox$UEDI7ary1c8ys7ne$ba02fa6764ac2981ed4904b46ca46b60",
+        ["ba02fa6764ac2981ed4904b46ca46b60", "UEDI7ary1c8ys7ne"],
+    ),
+    "okta ssws header": (
+        "okta_access_token",
+        "Authorization: SSWS 00q6dlzPK4yRalIFAlfDCMPKE7qq3Gf4t791MeFxcU",
+        ["00q6dlzPK4yRalIFAlfDCMPKE7qq3Gf4t791MeFxcU"],
+    ),
+    "notion secret_": (
+        "notion_api_token",
+        "The Notion integration secret is secret_N8sAp8FqT5IAFdfhBO7NYuupGtZeJK3DJU9KWtehu2p.",
+        ["N8sAp8FqT5IAFdfhBO7NYuupGtZeJK3DJU9KWtehu2p"],
+    ),
+    "notion ntn_": (
+        "notion_api_token",
+        'Client(auth="ntn_TLxNn0lWr0wz0LOgNLVXHkKgIAqohTQXFvRklFelXPKFUL")',
+        ["TLxNn0lWr0wz0LOgNLVXHkKgIAqohTQXFvRklFelXPKFUL"],
+    ),
+    "supabase": (
+        "supabase_access_token",
+        "supabase login --token sbp_c5537912bc98d00264f6e07f783d1ba4b6eda586",
+        ["c5537912bc98d00264f6e07f783d1ba4b6eda586"],
+    ),
+    "netrc, one line": (
+        "netrc_password",
+        "machine api.heroku.com login dev@acme.io password QpAcFgPZBdvvLD36",
+        ["QpAcFgPZBdvvLD36"],
+    ),
+    "netrc, lines": (
+        "netrc_password",
+        "machine github.com\n  login octocat\n  password fuYhSdE6XXeDY7\n\nmachine b\n",
+        ["fuYhSdE6XXeDY7"],
+    ),
+    "netrc, account, password before login": (
+        "netrc_password",
+        'machine ftp.acme.io account ops password "Yk p9!Mo" login deploy',
+        ["Yk p9!Mo"],
+    ),
+    "netrc, escaped line breaks": (
+        "netrc_password",
+        "printf 'machine ftp.acme.io\\nlogin deploy\\npassword YKP9MYODiGtG\\n' > ~/.netrc",
+        ["YKP9MYODiGtG"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("kind", "text", "pieces"), ADDED_SHAPES.values(), ids=ADDED_SHAPES.keys())
+def test_added_shapes_are_redacted(kind: str, text: str, pieces: list[str]) -> None:
+    clean = redact(text)
+    assert f"[REDACTED:{kind}]" in clean, clean
+    assert [piece for piece in pieces if piece in clean] == [], clean
+    assert redact(clean) == clean
+
+
+def test_a_dsn_keeps_its_host_and_a_netrc_its_names() -> None:
+    assert redact(f"https://{_DSN_KEY}@o450123.ingest.sentry.io/5512345") == (
+        "https://[REDACTED:sentry_dsn]@o450123.ingest.sentry.io/5512345"
+    )
+    assert redact("machine h.io\nlogin bob\npassword p4ss-w0rd\n") == (
+        "machine h.io\nlogin bob\npassword [REDACTED:netrc_password]\n"
+    )
+    assert redact('VALUE = "machine h.io login bob password p4ss"') == (
+        'VALUE = "machine h.io login bob password [REDACTED:netrc_password]"'
+    )
+
+
+# Prose that names secrets, machines and passwords, and stand-ins in the shapes' places.
+PROSE = [
+    "Never paste a password or a secret into a commit message.",
+    "The machine learning team rotated the staging password yesterday.",
+    "Each machine has its own login and password, kept in the team's secret store.",
+    "Log in to the machine with your password, then open the secret settings.",
+    "Reset the machine admin password before the audit.",
+    "On the CI machine login password changes are audited.",
+    "A .netrc entry names the machine, the login and the password.",
+    "machine <host> login <user> password <secret>",
+    "machine example.com login user password secret",
+    "machine {hostname} login token password {auth_token}",  # a format string (awscli's)
+    "machine ftp.example.com login anonymous password pass",
+    'machine ftp.example.com login anonymous password ""',
+    "The secret_key setting and the SSWS scheme are documented in the wiki.",
+    "Notion tokens start with secret_ or ntn_, Supabase ones with sbp_, New Relic's with NRAK-.",
+    "The Sentry DSN lives in the environment: https://<key>@o0.ingest.sentry.io/0",
+    "Braintree reads access_token$production$... from the vault.",
+    "La contraseña de la máquina de staging es secreta y nunca se guarda en el repositorio.",
+    "El secreto compartido y la password del servidor se rotan cada mes.",
+    "Guarda el secret en la bóveda; la machine de CI lo lee al arrancar.",
+    "Para entrar en la máquina, usa tu login y tu contraseña de siempre.",
+]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_about_secrets_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+    assert find_secrets(text) == []
+
+
 NOT_SECRETS = [
     "password = None",
     "password = os.environ['DB_PASSWORD']",
@@ -119,6 +261,9 @@ def test_rule_table_covers_gitleaks_and_detect_secrets() -> None:
         "square_oauth_secret", "artifactory_token", "cloudant_password", "softlayer_api_key",
     ):  # fmt: skip
         assert plugin_kind in kinds
+    assert {kind for kind, _, _ in ADDED_SHAPES.values()} - {"url_password"} <= kinds
+    (nrak,) = (rule for rule in secret_rules.GITLEAKS if rule.kind == "new_relic_user_api_key")
+    assert nrak.pattern.startswith(r"(?i)\b(NRAK-")  # the key alone, not only after a name
     for rule in secret_table.RULES:
         re.compile(rule.pattern)
         assert all(word == word.lower() for word in rule.keywords), rule.kind
@@ -197,6 +342,9 @@ _PIECES = st.sampled_from(
         "MTA4NzY1NDMyMTA5ODc2NTQz.", "GxYz12.", "adafruit_key=", "\\\"", "'", '"', " ", "\n",
         "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d", "q8Xk2LmN0pRtV4wYz6Ab9CdE1fG3hJ5kL7mN9pQ2rS4=",
         "kind: Secret\ndata:\n  x: ", "Private-Lines: 2\n", "curl -H 'Authorization: Bearer ",
+        "machine h login u password ", "\\npassword ", "https://", "@o1.ingest.sentry.io/2",
+        "9e7db4e91a82dbef27f1d4a647cf93ad:", "access_token$sandbox$", "SSWS 00", "secret_",
+        "ntn_", "sbp_", "NRAK-",
     ]
 )  # fmt: skip
 _FILL = st.text(alphabet=string.ascii_letters + string.digits + "_-/+=.:", max_size=40)
