@@ -1,7 +1,8 @@
 """Whole-tree validation: every file under a memory tree against its schema and its place.
 
 Reports every problem (``file: json-path: message``) instead of stopping at the first, for CI
-and pre-commit. Reads only; writes nothing.
+and pre-commit; in a git work tree, also a memory file a merge left unfinished. Reads only;
+writes nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory import core
+from planning_memory import core, gitops
 from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec
 from planning_memory.errors import ConfigError, PlanningMemoryError
 from planning_memory.store import Store
@@ -203,10 +204,25 @@ def validate_file(path: Path) -> list[Finding]:
 
 def validate_path(path: Path) -> Report:
     """Check ``path``: one file, or the whole memory tree of a repository or ``.planning``
-    folder (a copy such as ``.planning.example/`` too)."""
+    folder (a copy such as ``.planning.example/`` too); in a git work tree, also that no
+    merge left one of its files unfinished (``merge_findings``)."""
     if Path(path).is_file():
-        return Report(1, tuple(validate_file(path)))
-    return validate_tree(layout_for(Path(path)))
+        report = Report(1, tuple(validate_file(path)))
+        return Report(1, report.findings + merge_findings(Path(path), None))
+    layout = layout_for(Path(path))
+    report = validate_tree(layout)
+    return Report(report.files, report.findings + merge_findings(layout.planning, layout))
+
+
+def merge_findings(path: Path, layout: Layout | None) -> tuple[Finding, ...]:
+    """A finding for each memory file under ``path`` that a merge left unfinished: unmerged,
+    or staged as one side of a merge in progress (git merged it without the driver, keeping
+    one side's counters); each tells what to run (``gitops.leftovers``)."""
+    found = gitops.leftovers(path)
+    if layout is None:
+        return tuple(Finding(str(path), None, item.message) for item in found)
+    root = layout.repo_root
+    return tuple(Finding(os.path.relpath(item.path, root), None, item.message) for item in found)
 
 
 def config_problems(config: Any) -> list[tuple[str, str]]:

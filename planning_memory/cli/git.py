@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -63,19 +64,42 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing: name each memory file a merge left unfinished; exit 1 if any.",
+)
 @json_option
 @pass_ctx
-def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
-    """Repair memory JSON files left with conflict markers by a merge without the driver.
+def resolve(ctx: Context, paths: tuple[Path, ...], check: bool, as_json: bool) -> None:
+    """Repair memory files that a merge without the record-level merge driver left behind.
 
-    With no PATHS, every conflicted file under .planning/. The sides come from git (the
-    index, MERGE_HEAD or the merge commit) when it still has them, else from the markers;
-    the result is what the merge driver gives. A real conflict stays marked; exits 1.
+    Without the driver (a web merge, a clone without `pmem git install`) git leaves conflict
+    markers; when the driver cannot start (`pmem` not on PATH) git leaves the file unmerged
+    holding one side, so that side's counters win silently. With no PATHS, every such file
+    under .planning/: unmerged, with markers, or, during a merge, staged as one side where
+    the merge of both differs. The sides come from git (the index, MERGE_HEAD or the merge
+    commit) when it still has them, else from the markers; the result is what the merge
+    driver gives, `git add`ed during a merge. Unmerged views are rendered again from the
+    merged records. A real conflict stays marked; exits 1.
+
+    --check writes nothing and exits 1 if any file is unfinished (the pre-commit hook runs
+    it while a merge is committed; `pmem validate` says the same).
 
     \b
-    Example:
-      git merge feature; pmem resolve && git add .planning
+    Examples:
+      git merge feature; pmem resolve && git commit
+      pmem resolve --check
     """
+    if check:
+        here = Path(ctx.root or Path.cwd()).resolve()
+        left = [(os.path.relpath(i.path, here), i) for i in Memory.git.unfinished(here)]
+        rows = [{"path": rel, "reason": item.reason} for rel, item in left]
+        text = "\n".join(f"{rel}: {item.message}" for rel, item in left)
+        emit(rows, as_json, text or "no unfinished memory files")
+        if left:
+            sys.exit(1)
+        return
     targets = [p.resolve() for p in paths]
     for target in targets:
         _check_in_memory(ctx, target)
@@ -83,6 +107,7 @@ def resolve(ctx: Context, paths: tuple[Path, ...], as_json: bool) -> None:
     lines = [
         f"{r.status}: {r.path}"
         + (f" ({r.source})" if r.source else "")
+        + (", staged" if r.staged else "")
         + "".join(f"\n  conflict at {c}" for c in r.conflicts)
         + (f"\n  {r.message}" if r.message else "")
         for r in done

@@ -1,9 +1,9 @@
-"""Git integration: install, the merge driver, ``resolve`` and the staged secret scan.
+"""Git integration: install, the merge driver and the staged secret scan.
 
 This is the side-effectful shell around ``gitmerge`` (which decides how JSON merges). It runs
 the ``git`` command, writes ``.gitignore`` / ``.gitattributes`` / the pre-commit hook in the
-work tree and ``.git/``, and writes merged memory files: through ``Store`` under ``.planning/``,
-directly only into the temp file git hands the merge driver.
+work tree and ``.git/``, and writes the merge into the temp file git hands the merge driver
+(``repair`` fixes what a merge without the driver left).
 """
 
 from __future__ import annotations
@@ -11,27 +11,19 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import CONFIG_NAME, PLANNING_DIR, Layout, codec, privacy
-from planning_memory.errors import (
-    ConflictError,
-    ExternalCommandError,
-    InputError,
-    NotInitializedError,
-    PlanningMemoryError,
-)
+from planning_memory.core import CONFIG_NAME, PLANNING_DIR, codec, privacy
+from planning_memory.errors import ConflictError, InputError, PlanningMemoryError
 from planning_memory.gitops import merge as gitmerge
-from planning_memory.store import Store, read_regular
-from planning_memory.views import body_hash, header_hashes
+from planning_memory.gitops.run import git, git_out, toplevel
 
 DRIVER = "planning-memory"
-DRIVER_COMMAND = "pmem merge-driver %O %A %B %P"
+DRIVER_ARGS = "merge-driver %O %A %B %P"
 DRIVER_NAME = "planning-memory record-level JSON merge"
 GITIGNORE_HEADER = "# planning-memory: derived, short-term, personal and temporary files"
 GITIGNORE_LINES = (
@@ -52,41 +44,6 @@ GITATTRIBUTES_LINES = (
 HOOK_MARK = "# planning-memory pre-commit hook"
 CHAINED_HOOK = "pre-commit.before-pmem"
 OWNED_NAMES = ("CLAUDE.md", "AGENTS.md")  # files outside .planning/ that pmem may write
-
-
-# -- running git -------------------------------------------------------------------------------
-def git(
-    cwd: Path, *args: str, data: bytes | None = None, check: bool = True
-) -> subprocess.CompletedProcess[bytes]:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True)
-    except FileNotFoundError:
-        raise ExternalCommandError("git is not installed or not on PATH") from None
-    if check and done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ExternalCommandError(
-            f"git {args[0]} failed: {message[-1] if message else done.returncode}"
-        )
-    return done
-
-
-def git_out(cwd: Path, *args: str) -> str:
-    return git(cwd, *args).stdout.decode("utf-8", "replace").strip()
-
-
-def toplevel(start: Path) -> Path:
-    """The root of the git work tree containing ``start``."""
-    done = git(start, "rev-parse", "--show-toplevel", check=False)
-    if done.returncode != 0:
-        raise NotInitializedError(
-            "not inside a git repository", path=str(start), hint="run `git init` first"
-        )
-    return Path(done.stdout.decode().strip())
-
-
-def _blob(top: Path, spec: str) -> bytes | None:
-    done = git(top, "cat-file", "blob", spec, check=False)
-    return done.stdout if done.returncode == 0 else None
 
 
 # -- install -----------------------------------------------------------------------------------
@@ -116,7 +73,10 @@ def install(repo_root: Path, *, hook: bool = True) -> InstallReport:
         if report.hook != "unchanged":
             report.changed.append(_hook_path(top).relative_to(top).as_posix())
     if shutil.which("pmem") is None:
-        report.notes.append("`pmem` is not on PATH: git needs it there to run the merge driver")
+        report.notes.append(
+            f"`pmem` is not on PATH: git runs the merge driver as `{_python()} -m "
+            "planning_memory`, which works while that Python stays installed"
+        )
     return report
 
 
@@ -134,10 +94,25 @@ def ensure_lines(path: Path, header: str, lines: Sequence[str]) -> bool:
     return True
 
 
+def driver_command(python: str) -> str:
+    """The driver as git runs it (through ``sh``): ``pmem`` from ``PATH``, else ``python -m
+    planning_memory`` with the Python that installed it, so a merge still gets the driver
+    where ``pmem`` is not on ``PATH`` (a GUI client, a shell without the virtualenv)."""
+    return (
+        f"if command -v pmem >/dev/null 2>&1; then pmem {DRIVER_ARGS}; "
+        f"else {_sh_quote(python)} -m planning_memory {DRIVER_ARGS}; fi"
+    )
+
+
+def _python() -> str:
+    return sys.executable or "python3"
+
+
 def register_driver(top: Path) -> bool:
-    """Name the merge driver in ``.git/config``; False if it was already there."""
+    """Name the merge driver in ``.git/config`` (an older command is replaced); False if it
+    was already there."""
     changed = False
-    for key, value in (("name", DRIVER_NAME), ("driver", DRIVER_COMMAND)):
+    for key, value in (("name", DRIVER_NAME), ("driver", driver_command(_python()))):
         name = f"merge.{DRIVER}.{key}"
         current = git(top, "config", "--local", "--get", name, check=False)
         if current.stdout.decode().strip() != value:
@@ -151,8 +126,10 @@ def _hook_path(top: Path) -> Path:
 
 
 def hook_script(pmem: str) -> str:
-    """The pre-commit hook: a chained older hook; while a merge is being committed, the views
-    rendered from the merged records and staged (git reads the index again after the hook);
+    """The pre-commit hook: a chained older hook; while a merge is being committed, a check
+    that every memory file is merged (``pmem resolve --check``: a merge without the driver
+    leaves one side's counters) and the views rendered from the merged records and staged
+    (git reads the index again after the hook);
     the staged secret scan, then validate and render --check of the staged memory tree (a copy
     of what the commit would hold, so an unstaged fix neither hides a staged problem nor an
     unstaged mistake blocks the commit)."""
@@ -166,14 +143,17 @@ if [ -x "$here/{CHAINED_HOOK}" ]; then
 fi
 PMEM=$(command -v pmem 2>/dev/null || echo {_sh_quote(pmem)})
 cd "$(git rev-parse --show-toplevel)" || exit 1
-if git rev-parse -q --verify MERGE_HEAD >/dev/null 2>&1; then
-    "$PMEM" render --stage >/dev/null 2>&1  # a merge commit: views from the merged records
-fi
 fail() {{
     printf '%s\\n' "$2" >&2
     echo "planning-memory: commit blocked: $1 (git commit --no-verify skips this check)" >&2
     exit 1
 }}
+if git rev-parse -q --verify MERGE_HEAD >/dev/null 2>&1; then
+    if "$PMEM" resolve --help 2>/dev/null | grep -q -- --check; then
+        out=$("$PMEM" resolve --check 2>&1) || fail "a memory file is not merged" "$out"
+    fi
+    "$PMEM" render --stage >/dev/null 2>&1  # a merge commit: views from the merged records
+fi
 out=$("$PMEM" secrets scan --staged 2>&1) || fail "a secret is staged" "$out"
 if git ls-files --error-unmatch {PLANNING_DIR}/{CONFIG_NAME} >/dev/null 2>&1; then
     staged=$(mktemp -d) || exit 1
@@ -239,184 +219,25 @@ def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path, path_name:
     render of the merged records (``viewmerge``); where those cannot be known (a rebase, a
     record in real conflict) it keeps ours, stale until the next write, the daemon or `pmem
     render`. A hand edit on either side is merged line by line."""
-    if Path(path_name).name in VIEW_NAMES and _only_rendered(ours_path, theirs_path):
-        from planning_memory.gitops.viewmerge import merged_view
+    if Path(path_name).name in VIEW_NAMES:
+        from planning_memory.gitops.viewmerge import merged_view, rendered_only
 
-        merged = merged_view(Path.cwd(), path_name)
-        if merged is not None:
-            Path(ours_path).write_bytes(merged)
-        return 0
+        if all(rendered_only(Path(p).read_bytes()) for p in (ours_path, theirs_path)):
+            merged = merged_view(Path.cwd(), path_name)
+            if merged is not None:
+                Path(ours_path).write_bytes(merged)
+            return 0
     try:
-        base = _parse(Path(base_path).read_bytes(), "base")
-        ours = _parse(Path(ours_path).read_bytes(), "ours")
-        theirs = _parse(Path(theirs_path).read_bytes(), "theirs")
+        base = gitmerge.parse_side(Path(base_path).read_bytes(), "base")
+        ours = gitmerge.parse_side(Path(ours_path).read_bytes(), "ours")
+        theirs = gitmerge.parse_side(Path(theirs_path).read_bytes(), "theirs")
     except PlanningMemoryError:
         done = git(Path.cwd(), "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
                    str(ours_path), str(base_path), str(theirs_path), check=False)  # fmt: skip
         return 0 if done.returncode == 0 else 1
     result = gitmerge.merge_json(base, ours, theirs, kind=gitmerge.kind_of(path_name))
-    Path(ours_path).write_bytes(_merged_text(result).encode("utf-8"))
+    Path(ours_path).write_bytes(gitmerge.merged_text(result).encode("utf-8"))
     return 0 if result.clean else 1
-
-
-def _only_rendered(*paths: Path) -> bool:
-    """True when every one of ``paths`` is a rendered view nobody edited by hand."""
-    for path in paths:
-        text = Path(path).read_bytes().decode("utf-8", "replace")
-        recorded = header_hashes(text)
-        if recorded is None or recorded[1] != body_hash(text):
-            return False
-    return True
-
-
-def _parse(data: bytes | None, side: str) -> Any:
-    """The JSON of one side; None for a missing or empty side (no common ancestor)."""
-    if data is None or not data.strip():
-        return None
-    return codec.loads(data, path=side)
-
-
-def _merged_text(result: gitmerge.MergeResult) -> str:
-    if result.clean:
-        return codec.dumps(privacy.redact_value(result.value))
-    return privacy.redact(gitmerge.conflict_text(result))
-
-
-# -- resolve -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Resolution:
-    """``status``: resolved, conflict (markers left around ``conflicts``), clean (nothing to
-    do) or error (``message``). ``source`` says where the sides came from."""
-
-    path: str
-    status: str
-    source: str = ""
-    conflicts: tuple[str, ...] = ()
-    message: str = ""
-
-
-def resolve(paths: Sequence[Path] | None = None, *, cwd: Path | None = None) -> list[Resolution]:
-    """Repair memory JSON left with conflict markers by a merge that ran without the driver:
-    the sides come from git (index stages, MERGE_HEAD, or the merge commit that wrote the
-    markers) or, failing that, from the markers themselves; ``merge_json`` merges them."""
-    here = Path(cwd or Path.cwd()).resolve()
-    top = toplevel(here)
-    targets = [(here / p).resolve() for p in paths] if paths else conflicted_files(top)
-    return [resolve_file(top, path) for path in targets]
-
-
-def conflicted_files(top: Path) -> list[Path]:
-    """Unmerged paths under ``.planning/`` plus memory JSON files holding conflict markers."""
-    found = {
-        (top / line.split("\t", 1)[1]).resolve()
-        for line in git(top, "ls-files", "-u", "-z", "--", PLANNING_DIR)
-        .stdout.decode("utf-8", "replace")
-        .split("\0")
-        if "\t" in line
-    }
-    planning = top / PLANNING_DIR
-    for path in planning.rglob("*.json") if planning.is_dir() else ():
-        try:
-            data = read_regular(path) or b""  # bounded, and never blocks on a FIFO
-        except PlanningMemoryError:
-            continue
-        if b"<<<<<<<" in data and gitmerge.has_markers(data.decode("utf-8", "replace")):
-            found.add(path.resolve())
-    return sorted(p for p in found if p.is_file() and p.suffix == ".json")
-
-
-def resolve_file(top: Path, path: Path) -> Resolution:
-    rel = path.relative_to(top).as_posix() if path.is_relative_to(top) else str(path)
-    try:
-        current = read_regular(path)  # a FIFO or device refused, never read without bound
-        if current is None:
-            raise InputError("no such file", path=rel)
-        text = codec.decode_text(current, path=rel)
-        if not gitmerge.has_markers(text):
-            return Resolution(rel, "clean")
-        source, (base, ours, theirs) = _sides(top, rel, current, text)
-        result = gitmerge.merge_json(
-            _parse(base, f"{rel} (base)"),
-            _parse(ours, f"{rel} (ours)"),
-            _parse(theirs, f"{rel} (theirs)"),
-            kind=gitmerge.kind_of(rel),
-        )
-        store = Store(_memory_layout(path))
-        store.write_bytes(path, _merged_text(result).encode("utf-8"))
-    except PlanningMemoryError as exc:
-        return Resolution(rel, "error", message=exc.one_line())
-    if result.clean:
-        return Resolution(rel, "resolved", source)
-    return Resolution(rel, "conflict", source, tuple(result.conflicts))
-
-
-Texts = tuple[bytes | None, bytes | None, bytes | None]
-
-
-def _sides(top: Path, rel: str, current: bytes, text: str) -> tuple[str, Texts]:
-    for source, find in (("index", _from_index), ("MERGE_HEAD", _from_merge_head)):
-        found = find(top, rel)
-        if found is not None:
-            return source, found
-    committed = _from_merge_commit(top, rel, current)
-    if committed is not None:
-        return committed
-    sides = gitmerge.split_conflicts(text, path=rel)
-    base = None if sides.base is None else sides.base.encode("utf-8")
-    return "markers", (base, sides.ours.encode("utf-8"), sides.theirs.encode("utf-8"))
-
-
-def _from_index(top: Path, rel: str) -> Texts | None:
-    stages: dict[str, str] = {}
-    out = git(top, "ls-files", "-u", "-z", "--", rel).stdout.decode("utf-8", "replace")
-    for entry in filter(None, out.split("\0")):
-        info, _, name = entry.partition("\t")
-        if name == rel:
-            _mode, oid, stage = info.split()
-            stages[stage] = oid
-    if "2" not in stages or "3" not in stages:
-        return None
-    base = _blob(top, stages["1"]) if "1" in stages else None
-    return base, _blob(top, stages["2"]), _blob(top, stages["3"])
-
-
-def _from_merge_head(top: Path, rel: str) -> Texts | None:
-    if git(top, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).returncode != 0:
-        return None
-    return _from_commits(top, rel, "HEAD", "MERGE_HEAD")
-
-
-def _from_merge_commit(top: Path, rel: str, current: bytes) -> tuple[str, Texts] | None:
-    """The sides of the merge commit whose blob for ``rel`` is the current file (a merge that
-    committed the markers, e.g. on a web UI)."""
-    oid = git(top, "hash-object", "--stdin", data=current).stdout.decode().strip()
-    done = git(top, "rev-list", "--merges", "--max-count=50", "HEAD", "--", rel, check=False)
-    for commit in done.stdout.decode().split():
-        blob = git(top, "rev-parse", "-q", "--verify", f"{commit}:{rel}", check=False)
-        if blob.stdout.decode().strip() == oid:
-            texts = _from_commits(top, rel, f"{commit}^1", f"{commit}^2")
-            return (f"merge {commit[:12]}", texts) if texts is not None else None
-    return None
-
-
-def _from_commits(top: Path, rel: str, ours: str, theirs: str) -> Texts | None:
-    base_commit = git(top, "merge-base", ours, theirs, check=False).stdout.decode().strip()
-    ours_text, theirs_text = _blob(top, f"{ours}:{rel}"), _blob(top, f"{theirs}:{rel}")
-    if ours_text is None or theirs_text is None:
-        return None
-    base = _blob(top, f"{base_commit}:{rel}") if base_commit else None
-    return base, ours_text, theirs_text
-
-
-def _memory_layout(path: Path) -> Layout:
-    for folder in path.parents:
-        if folder.name == PLANNING_DIR or (folder / CONFIG_NAME).is_file():
-            return Layout(folder)
-    raise InputError(
-        "not inside a memory tree (.planning/)",
-        path=str(path),
-        hint="`pmem resolve` repairs memory JSON files only",
-    )
 
 
 # -- secret scan -------------------------------------------------------------------------------

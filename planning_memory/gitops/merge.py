@@ -29,7 +29,8 @@ increments still add up: both sides bumping a counter from 5 to 6 gives 7.
 
 A conflict leaves ours in ``value`` and theirs in ``other`` at each conflicting JSON path;
 ``conflict_text`` turns the pair into the canonical text with git-style markers around the
-lines that differ. ``split_conflicts`` reads such markers (also diff3 style) back into sides.
+lines that differ (``merged_text``: what a merge writes, clean or not). ``split_conflicts``
+reads such markers (also diff3 style) back into sides.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from planning_memory.core import ESCALATE_AT, LONG_TERM_TYPES, SEVERITIES, codec, normalize
+from planning_memory.core import ESCALATE_AT, LONG_TERM_TYPES, SEVERITIES, codec, normalize, privacy
 from planning_memory.errors import DecodeError
 
 ABSENT: Final[Any] = object()  # a key that a side does not have
@@ -312,6 +313,22 @@ def conflict_text(
     if pending:
         out.extend(_hunk(*pending, ours, theirs, size))
     return "".join(out)
+
+
+def merged_text(result: MergeResult) -> str:
+    """What a merge writes: a clean merge in canonical form, else ``conflict_text``; secrets
+    and ``<private>`` text redacted either way."""
+    if result.clean:
+        return codec.dumps(privacy.redact_value(result.value))
+    return privacy.redact(conflict_text(result))
+
+
+def parse_side(data: bytes | None, side: str) -> Any:
+    """The JSON of one side of a merge; None for a missing or empty side (no common
+    ancestor). ``side`` names it in an error."""
+    if data is None or not data.strip():
+        return None
+    return codec.loads(data, path=side)
 
 
 def _hunk(mine: list[str], other: list[str], ours: str, theirs: str, size: int) -> list[str]:

@@ -7,7 +7,8 @@ the records, so its merge is the render of the merged records. During ``git merg
 (ours, plus every memory file the other side changed, merged as the driver merges it) and
 renders the view there. Anything it cannot settle (no ``GITHEAD_``, as in a rebase; a record
 that really conflicts) gives None and the caller falls back. Writes only its temporary tree
-(through a ``Store`` of that tree).
+(through a ``Store`` of that tree). ``rendered_only`` tells a view nobody edited by hand;
+``render_view`` renders one from the records of a tree.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from pathlib import Path
 from planning_memory.core import CONFIG_NAME, Layout, codec, effective_config, privacy
 from planning_memory.errors import PlanningMemoryError
 from planning_memory.gitops import merge as gitmerge
+from planning_memory.gitops.run import blobs, git
 from planning_memory.store import Store
-from planning_memory.views import Views
+from planning_memory.views import Views, body_hash, header_hashes
 
 _GITHEAD = re.compile(r"^GITHEAD_([0-9a-f]{40}|[0-9a-f]{64})$")
 
@@ -38,8 +40,6 @@ def merging_commit(env: Mapping[str, str]) -> str | None:
 def merged_view(top: Path, rel: str, env: Mapping[str, str] | None = None) -> bytes | None:
     """The bytes ``pmem render`` will give for view ``rel`` (a path from the repository root)
     once the merge in progress is done; None when that cannot be known here."""
-    from planning_memory.gitops.integration import git
-
     theirs = merging_commit(os.environ if env is None else env)
     planning = Path(rel).parent.as_posix()
     if theirs is None or planning in ("", "."):
@@ -59,35 +59,35 @@ def merged_view(top: Path, rel: str, env: Mapping[str, str] | None = None) -> by
                 archive.extractall(root)
         if not _apply_theirs(top, root, planning, base[0], theirs):
             return None
-        return _render(root / planning, Path(rel).name)
+        return render_view(root / planning, Path(rel).name)
 
 
 def _apply_theirs(top: Path, root: Path, planning: str, base: str, theirs: str) -> bool:
     """Bring the other side's changes to memory JSON into the tree at ``root``; False when a
     file really conflicts (its merge is the driver's to report)."""
-    from planning_memory.gitops.integration import _merged_text, _parse, git
-
     out = git(top, "diff", "--name-only", "-z", "--no-renames", "HEAD", theirs, "--", planning)
     names = [n for n in out.stdout.decode("utf-8", "replace").split("\0") if n.endswith(".json")]
     names = [n for n in names if "\n" not in n]  # the views themselves are rendered again
-    blobs = _blobs(top, [f"{c}:{n}" for n in names for c in (base, "HEAD", theirs)])
+    found = blobs(top, [f"{c}:{n}" for n in names for c in (base, "HEAD", theirs)])
     store = Store(Layout(root / planning))
     for number, name in enumerate(names):
-        b, o, t = blobs[3 * number : 3 * number + 3]
+        b, o, t = found[3 * number : 3 * number + 3]
         target = root / name
         if o == b or t == b:
             data = t if o == b else o
         else:
             try:
                 result = gitmerge.merge_json(
-                    _parse(b, "base"), _parse(o, "ours"), _parse(t, "theirs"),
+                    gitmerge.parse_side(b, "base"),
+                    gitmerge.parse_side(o, "ours"),
+                    gitmerge.parse_side(t, "theirs"),
                     kind=gitmerge.kind_of(name),
-                )  # fmt: skip
+                )
             except PlanningMemoryError:
                 return False
             if not result.clean:
                 return False
-            data = _merged_text(result).encode("utf-8")
+            data = gitmerge.merged_text(result).encode("utf-8")
         if data is None:
             store.delete(target)
         else:
@@ -95,29 +95,17 @@ def _apply_theirs(top: Path, root: Path, planning: str, base: str, theirs: str) 
     return True
 
 
-def _blobs(top: Path, specs: list[str]) -> list[bytes | None]:
-    """The blobs named ``commit:path`` (None where missing), read by one ``git cat-file``."""
-    from planning_memory.gitops.integration import git
-
-    if not specs:
-        return []
-    stream = git(top, "cat-file", "--batch", data="".join(f"{s}\n" for s in specs).encode())
-    data, pos = stream.stdout, 0
-    found: list[bytes | None] = []
-    for _spec in specs:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or header[1] != b"blob":
-            found.append(None)  # "<spec> missing"
-            continue
-        size = int(header[2])
-        found.append(data[pos : pos + size])
-        pos += size + 1
-    return found
+def rendered_only(data: bytes) -> bool:
+    """Whether ``data`` is a rendered view nobody edited by hand (its header's body hash
+    still matches its body)."""
+    text = data.decode("utf-8", "replace")
+    recorded = header_hashes(text)
+    return recorded is not None and recorded[1] == body_hash(text)
 
 
-def _render(planning: Path, name: str) -> bytes | None:
+def render_view(planning: Path, name: str) -> bytes | None:
+    """The bytes ``pmem render`` writes for view ``name`` of the tree at ``planning``; None
+    when its records cannot be read."""
     layout = Layout(planning)
     try:
         config = codec.loads((planning / CONFIG_NAME).read_bytes(), path=CONFIG_NAME)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from planning_memory import gitops
 from planning_memory.cli import cli
 from planning_memory.core import codec
 from planning_memory.errors import NotInitializedError
@@ -290,7 +291,7 @@ def test_resolve_reports_a_file_outside_memory(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     stray = tmp_path / "x.json"
     stray.write_text('{\n<<<<<<< a\n"a": 1\n=======\n"a": 2\n>>>>>>> b\n}\n')
-    [found] = gitint.resolve([stray], cwd=tmp_path)
+    [found] = gitops.resolve([stray], cwd=tmp_path)
     assert found.status == "error" and "not inside a memory tree" in found.message
     assert "<<<<<<<" in stray.read_text()
 
@@ -389,7 +390,7 @@ def test_install_is_idempotent_and_keeps_what_is_there(tmp_path: Path) -> None:
     assert second.changed == [] and second.hook == "unchanged"
     assert {p: (tmp_path / p).read_bytes() for p in before} == before
     assert git(tmp_path, "config", "merge.planning-memory.driver").stdout.strip() == (
-        "pmem merge-driver %O %A %B %P"
+        gitint.driver_command(sys.executable)
     )
     attr = git(tmp_path, "check-attr", "merge", ".planning/memory/long-term/patterns/p.json")
     assert attr.stdout.strip().endswith("merge: planning-memory")

@@ -146,6 +146,9 @@ def test_a_plain_merge_then_sync_prefer_md_writes_no_markers(tmp_path: Path) -> 
     assert done.returncode != 0 and "conflict markers" in done.stderr
     assert not any("<<<<<<<" in p.read_text() for p in (repo / ".planning").rglob("*.json"))
     assert pmem(repo, "sync", "--prefer", "json").returncode == 0
+    unmerged = pmem(repo, "validate")  # settled here, but git still holds the conflict
+    assert unmerged.returncode == 1 and "`git add` it once settled" in unmerged.stdout
+    git(repo, "add", ".planning")
     assert pmem(repo, "validate").returncode == 0
     assert pmem(repo, "render", "--check").returncode == 0
 
