@@ -61,7 +61,7 @@ def leftovers(path: Path) -> list[Leftover]:
     rel = os.path.relpath(path.resolve(), top)
     if rel == ".." or rel.startswith(f"..{os.sep}"):
         return []
-    rel = "." if rel == "." else Path(rel).as_posix()
+    rel = Path(rel).as_posix()
     stages = {n: s for n, s in unmerged(top, rel).items() if _memory_file(n)}
     found = [
         Leftover(top / n, "unmerged" if {"2", "3"} <= set(s) else "deleted")
