@@ -29,13 +29,15 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from planning_memory.entity import calltypes
+from planning_memory.entity.calltypes import split_arguments
 from planning_memory.entity.entities import qualified_of
 from planning_memory.entity.languages.go import package_name
 
 if TYPE_CHECKING:
     from planning_memory.entity.callgraph import Functions, Graph
 
-AMBIGUOUS = 4  # a Go/Java/Rust guess (``x.name()``) matching more definitions: not linked
+AMBIGUOUS = 4  # a Java/Rust guess (``x.name()``) matching more definitions: not linked
 Definition = tuple[str, str | None, str]  # key, kind, qualified name
 _OWN = ("self.", "this.", "cls.", "Self.")
 _METHODS = frozenset({"method", "constructor"})
@@ -43,7 +45,10 @@ _BARE_LOCAL = frozenset({"python", "java"})  # bare calls that reach their own f
 # languages whose calls on values of unknown type (``x.name()``) are guessed by name (Go links
 # only calls it can place: own methods, package functions, types' functions)
 _GUESSING = frozenset({"java", "rust"})
+_TYPED = frozenset({"go", "java", "rust"})  # calls on a call's result read its declared type
+_CHAIN_DEPTH = 4  # ``a().b().c().d()``: results read through at most this many calls
 _NAME = re.compile(r"\.+|\.*[\w$]+(?:\.[\w$]+)*")  # a (relative) dotted name, not ``x()``
+_HEAD = re.compile(r"[\w$]+")
 _PY_TAILS = (".py", ".pyi", "/__init__.py", "/__init__.pyi")
 _FOLDER_STEMS = {"js": ("index",), "rust": ("mod", "lib", "main")}
 
@@ -52,29 +57,48 @@ class _Call(NamedTuple):
     """A call's text as the linker reads it: ``name`` is its last segment, ``form`` one of
     ``bare`` (``name()``), ``own`` (``self.name()``), ``dotted`` (``a.b.name()``) or
     ``opaque`` (``self.a.name()``, ``f().name()``, ``"s".name()``: no class or module
-    named); ``text`` has ``::`` as ``.``."""
+    named); ``text`` has ``::`` as ``.``, and no argument list."""
 
     name: str
     form: str
     text: str
     splits: tuple[tuple[str, str], ...] = ()  # dotted: (receiver, qualified name) pairs
+    args: tuple[str, ...] | None = None  # Java: the argument types (``_``: not known)
+    static: bool = False  # on a type or a path (``Vec::new``, ``String.valueOf``): no guess
 
 
-def _read(call: str) -> _Call | None:
+def _read(call: str, family: str) -> _Call | None:
     """The shape of a call's text, or None for ``new X`` and a macro (``name!``)."""
     if call.startswith("new ") or call.endswith("!"):
         return None
+    args = None
+    if family == "java":
+        call, args = split_arguments(call)
     text = call.replace("::", ".")
     if call.startswith("self::"):  # Rust: an item of this module
         text = text[5:]
     name = text.rsplit(".", 1)[-1]
     if text == name:
-        return _Call(name, "bare", text)
+        return _Call(name, "bare", text, args=args)
     if text.startswith(_OWN):
-        return _Call(name, "own" if text.count(".") == 1 else "opaque", text)
+        return _Call(name, "own" if text.count(".") == 1 else "opaque", text, args=args)
+    static = family in _GUESSING and _is_static(call, family)
     if not _NAME.fullmatch(text):
-        return _Call(name, "opaque", text)
-    return _Call(name, "dotted", text, _splits(text))
+        return _Call(name, "opaque", text, args=args, static=static)
+    return _Call(name, "dotted", text, _splits(text), args, static)
+
+
+def _is_static(call: str, family: str) -> bool:
+    """Whether a Java or Rust call is made on a type or through a path rather than on a
+    value: its first name is a type's (``String.valueOf``, ``Jsoup.parse().x``) or, in
+    Rust, its receiver is a path (``Vec::new``, ``process::exit``)."""
+    head = _HEAD.match(call)
+    first = head.group(0) if head else ""
+    if first[:1].isupper() and not first.isupper():  # ``Jsoup``, not ``LOG`` nor ``URL``
+        return True
+    if family == "rust":
+        return "::" in call[: call.find("(")] if "(" in call else "::" in call
+    return first == "super"
 
 
 def _splits(text: str) -> tuple[tuple[str, str], ...]:
@@ -99,8 +123,10 @@ class Linker:
         self.result: dict[str, set[str]] = {}
         self._indexed: set[str] = set()
         self.by_name: dict[str, dict[str, list[Definition]]] = {}
-        self._calls: dict[str, _Call | None] = {}  # call text -> its shape
+        self._calls: dict[str, dict[str, _Call | None]] = {}  # family -> call text -> shape
         self._modules: dict[str, dict[str, list[str]]] = {}  # family -> module name -> files
+        self._params: dict[str, calltypes.Params | None] = {}  # Java: key -> its parameters
+        self._members: dict[tuple[str, str, str], list[tuple[str, str]]] = {}  # see members
 
     def _index(self, paths: set[str]) -> None:
         by_name = self.by_name
@@ -124,21 +150,29 @@ class Linker:
             self._contribute(_Site(self, caller), only)
 
     def _contribute(self, site: _Site, only: dict[str, set[str]] | None) -> None:
-        by_name, shapes, result = self.by_name, self._calls, self.result
-        opaque = "" if site.family in _GUESSING else "opaque"  # calls that link to nothing
+        by_name, result, family = self.by_name, self.result, site.family
+        shapes = self._calls.setdefault(family, {})
+        # calls that link to nothing: Go, Java and Rust read a call's receiver's type
+        opaque = "" if family in _TYPED else "opaque"
         for caller_key, entity in self.functions.of(site.path).items():
             calls = entity.get("calls")
             if not calls:
                 continue
             qualified = _qualified(caller_key, site.path)
             for call in calls:
-                shape = shapes[call] if call in shapes else shapes.setdefault(call, _read(call))
-                if shape is None or shape[1] == opaque:
-                    continue
+                shape = shapes.get(call)
+                if shape is None:
+                    if call in shapes:
+                        continue
+                    shape = shapes[call] = _read(call, family)
+                    if shape is None:
+                        continue
                 name, form = shape[0], shape[1]
+                if form == opaque:
+                    continue
                 candidates = by_name.get(name)
-                if form == "dotted" and site.family == "js":
-                    found = site.dotted(shape, candidates) if candidates else []
+                if form == "dotted" and family == "js":
+                    found = site.dotted(shape, candidates, qualified)[0] if candidates else []
                     if not found:
                         found, name = site.default_export(shape), "default"
                 elif not candidates:
@@ -148,7 +182,11 @@ class Linker:
                 elif form == "bare":
                     found = site.bare(qualified, name, candidates, calls)
                 else:
-                    found = site.dotted(shape, candidates)
+                    found, guessed = site.dotted(shape, candidates, qualified)
+                    if guessed:  # a value of unknown type: not the caller itself
+                        found = [f for f in found if f[1] != caller_key]
+                if shape.args is not None and found:
+                    found = [f for f in found if self.accepts(f, shape.args)]
                 for target, key in found:
                     if only is None or name in only.get(target, ()):
                         callers = result.get(key)
@@ -156,6 +194,51 @@ class Linker:
                             result[key] = {caller_key}
                         else:
                             callers.add(caller_key)
+
+    def accepts(self, definition: tuple[str, str], args: tuple[str, ...]) -> bool:
+        """Whether the Java method ``definition`` (file, key) can take ``args``."""
+        target, key = definition
+        if key in self._params:
+            params = self._params[key]
+        else:
+            signature = self.functions.of(target).get(key, {}).get("signature", "")
+            params = self._params[key] = calltypes.parameters(signature)
+        return params is None or calltypes.accepts(params, args)
+
+    def signature(self, definition: tuple[str, str]) -> str:
+        target, key = definition
+        value = self.functions.of(target).get(key, {}).get("signature", "")
+        return value if isinstance(value, str) else ""
+
+    def members(self, kind: str, home: str, name: str) -> list[tuple[str, str]]:
+        """The methods ``name`` of the type ``kind`` as the file ``home`` names it (Go:
+        ``T`` of home's package, ``pkg.T`` of a package home imports; Java and Rust: a type
+        of the files home sees)."""
+        memo = (kind, home, name)
+        found = self._members.get(memo)
+        if found is None:
+            graph = self.graph
+            family = graph.family(home)
+            package, dot, type_name = kind.rpartition(".")
+            if family == "go":
+                if dot:
+                    imports = graph.files.get(home, {}).get("imports", {})
+                    folders = [t for m, t in imports.items() if t and package_name(m) == package]
+                else:
+                    folders = [posixpath.dirname(home) or "."]
+                files = {p for folder in folders for p in graph.package(folder, "go")}
+            else:
+                files = set(graph.visible(home))
+            self._index(files)
+            wanted, nested = f"{type_name}.{name}", f".{type_name}.{name}"
+            defs = self.by_name.get(name, {})
+            found = self._members[memo] = [
+                (target, key)
+                for target in files & defs.keys()
+                for key, _kind, q in defs[target]
+                if q == wanted or (family == "java" and q.endswith(nested))
+            ]
+        return found
 
     def modules(self, family: str) -> dict[str, list[str]]:
         """The files of ``family`` by every name a qualified call can give their module: a
@@ -182,15 +265,16 @@ class _Site:
         self.family = linker.graph.family(path)
         self.visible = linker.graph.visible(path)
         self._local: dict[str, list[tuple[str, str | None]]] | None = None  # see ``local``
-        self._methods: dict[str, list[tuple[str, str]]] = {}  # dotted call -> targets
+        self._methods: dict[str, tuple[list[tuple[str, str]], bool]] = {}  # see ``dotted``
         self._owners: dict[str, str] = {}  # a function's qualified name -> ``Class.`` or ""
         self._named: dict[str, dict[str, int]] = {}  # receiver -> module files it names
 
     def own(self, qualified: str, name: str) -> list[tuple[str, str]]:
-        """``self.name()`` in ``qualified``: the method of the caller's own class."""
-        owner = self._owners.get(qualified)
-        if owner is None:
-            owner = self._owners[qualified] = self._owner(qualified)
+        """``self.name()`` in ``qualified``: the method of the caller's own class (in Go,
+        defined in any file of the package)."""
+        owner = self._owner_of(qualified)
+        if owner and self.family == "go":
+            return self.linker.members(owner[:-1], self.path, name)
         defs = self.local().get(owner + name, ()) if owner else ()
         return [(self.path, key) for key, kind in defs if kind in _METHODS]
 
@@ -248,26 +332,36 @@ class _Site:
             if q == "default"
         ]
 
-    def dotted(self, call: _Call, candidates: dict[str, list[Definition]]) -> list[tuple[str, str]]:
-        """``a.b.name()``: the same in every function of the file, so memoised."""
-        found = self._methods.get(call.text)
+    def dotted(
+        self, call: _Call, candidates: dict[str, list[Definition]] | None, qualified: str
+    ) -> tuple[list[tuple[str, str]], bool]:
+        """``a.b.name()`` made in ``qualified``: the definitions it reaches, and whether
+        they are a guess; the same in every function of the file (of the class, for a
+        chain on ``self``), so memoised."""
+        memo = call.text
+        if call.form == "opaque" and memo.startswith(_OWN):
+            memo = self._owner_of(qualified) + memo
+        found = self._methods.get(memo)
         if found is None:
-            found = self._methods[call.text] = self._dotted(call, candidates)
+            found = self._methods[memo] = self._dotted(call, candidates or {}, qualified)
         return found
 
     def _dotted(
-        self, call: _Call, candidates: dict[str, list[Definition]]
-    ) -> list[tuple[str, str]]:
+        self, call: _Call, candidates: dict[str, list[Definition]], qualified: str
+    ) -> tuple[list[tuple[str, str]], bool]:
         """``Class.name()`` (the class in this file, or seen), ``module.name()`` and
         ``module.Class.name()`` (a module this file sees: a definition in the module itself
-        wins over those in files it re-exports); in Go, Java and Rust a call on any other
-        value still links to the definitions of that name in view, up to ``AMBIGUOUS``."""
+        wins over those in files it re-exports); ``f().name()`` (the methods of the type
+        ``f`` declares it returns, in Go, Java and Rust). In Java and Rust a call on a value
+        of unknown type still links to the definitions of that name in view, up to
+        ``AMBIGUOUS`` (a guess); one on a type or a path never does (``String.valueOf``,
+        ``Vec::new``, a method a class inherits: we do not know its bases)."""
         text = call.text
         found: list[tuple[int, str, str]] = []  # (re-export depth, file, key)
-        for receiver, qualified in call.splits:
+        for receiver, qualified_name in call.splits:
             for target, depth in self.named(receiver).items():
                 for key, _kind, q in candidates.get(target, ()):
-                    if q == qualified:
+                    if q == qualified_name:
                         found.append((depth, target, key))
         if call.form == "dotted" and not found:  # ``Class.name()``: this file's class first
             found = [
@@ -282,14 +376,78 @@ class _Site:
                 ]
         if found:
             nearest = min(depth for depth, _t, _k in found)
-            return [(target, key) for depth, target, key in found if depth == nearest]
+            return [(target, key) for depth, target, key in found if depth == nearest], False
+        if self.family in _TYPED and call.form == "opaque":
+            chained = self.chained(call, qualified, _CHAIN_DEPTH)
+            if chained is not None:
+                return chained, False
         if self.family not in _GUESSING or text.startswith(_OWN):
-            return []  # a field of ``self`` has a type we cannot tell
+            return [], False  # a field of ``self`` has a type we cannot tell
         receiver = text[: -len(call.name) - 1]
+        if call.static:  # on a type (maybe inherited: we do not know the class's bases)
+            return [], False
         if _NAME.fullmatch(receiver) and self.named(receiver):
-            return []  # a module or package that defines no such function
+            return [], False  # a module or package that defines no such function
         guess = [(t, key) for t in self._seen(candidates) for key, _kind, _q in candidates[t]]
-        return guess if len(guess) <= AMBIGUOUS else []
+        return (guess, True) if len(guess) <= AMBIGUOUS else ([], False)
+
+    def chained(self, call: _Call, qualified: str, depth: int) -> list[tuple[str, str]] | None:
+        """``f().name()``: the methods ``name`` of the types the functions ``f`` links to
+        declare they return; None when ``f``'s result type is not known."""
+        receiver = call.text[: -len(call.name) - 1]
+        element = self.family == "go" and receiver.endswith("()[]")  # Go: ``range F()``
+        receiver = receiver.removesuffix("[]") if element else receiver
+        if not receiver.endswith("()") or depth <= 0:
+            return None
+        kinds = self.returns(receiver[:-2], qualified, depth - 1, element)
+        if not kinds:
+            return None
+        members = self.linker.members
+        return [d for kind, home in kinds for d in members(kind, home, call.name)]
+
+    def returns(
+        self, expr: str, qualified: str, depth: int, element: bool = False
+    ) -> list[tuple[str, str]] | None:
+        """The types (name, file that names it) the functions a call ``expr()`` reaches
+        declare they return (``element``: the type of the elements of the slice they
+        return); None when one of them declares none we can read."""
+        shape = _read(expr, self.family)
+        if shape is None:
+            return None
+        linker = self.linker
+        candidates = linker.by_name.get(shape.name) or {}
+        if shape.form == "own":
+            defs = self.own(qualified, shape.name)
+        elif shape.form == "bare":
+            folder = posixpath.dirname(self.path)
+            defs = [
+                (target, key)
+                for target in (self._seen(candidates) if self.family != "java" else [self.path])
+                if self.family != "go" or posixpath.dirname(target) == folder
+                for key, kind, q in candidates.get(target, ())
+                if q == shape.name or (self.family == "java" and kind in _METHODS)
+            ]
+        elif shape.form == "opaque" and not shape.text.startswith(_OWN):
+            defs = self.chained(shape, qualified, depth) or []
+        else:
+            defs, guessed = self.dotted(shape, candidates, qualified)
+            if guessed:
+                return None
+        kinds = []
+        for target, key in defs:
+            kind = calltypes.result_type(linker.signature((target, key)), self.family, element)
+            if kind is None:
+                return None
+            if kind == "Self":  # Rust: the type of the ``impl``
+                kind = _qualified(key, target).rpartition(".")[0]
+            kinds.append((kind, target))
+        return kinds or None
+
+    def _owner_of(self, qualified: str) -> str:
+        owner = self._owners.get(qualified)
+        if owner is None:
+            owner = self._owners[qualified] = self._owner(qualified)
+        return owner
 
     def _seen(self, candidates: dict[str, list[Definition]]) -> list[str]:
         visible = self.visible

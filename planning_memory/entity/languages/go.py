@@ -14,15 +14,16 @@ import tree_sitter_go
 from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact
+from planning_memory.entity.languages import gotypes
 from planning_memory.entity.syntax import (
     Grammar,
     Scope,
-    assign_calls,
     callee,
     comments_before,
     count_branches,
     field_text,
     function_fact,
+    innermost,
     leading_comment,
     node_texts,
     ordered,
@@ -33,7 +34,8 @@ from planning_memory.entity.syntax import (
     unique,
 )
 
-QUERY = """
+QUERY = (
+    """
 (function_declaration) @function
 (method_declaration) @method
 (type_spec type: (interface_type (method_elem) @declared))
@@ -43,9 +45,12 @@ QUERY = """
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+    + gotypes.QUERY
+)
 _COMMENT = frozenset({"comment"})
 _DOCUMENTED = frozenset({"function_declaration", "method_declaration", "type_declaration"})
 _RECEIVER = re.compile(r"[A-Za-z_]\w*")
+_DECLARING = ("param", "var", "short", "range", "unknown")  # gotypes' captures
 
 
 @cache
@@ -71,10 +76,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     calls = [
         (n.start_byte, callee(t)) for n, t in zip(called, node_texts(called, source), strict=True)
     ]
-    aliases = _aliases(imports)
-    if aliases:
-        calls = [(position, _through(call, aliases)) for position, call in calls]
-    assign_calls(scopes, calls)
+    written = _assign(scopes, calls, caps, _aliases(imports))
     for scope in scopes:
         if scope.node.type == "method_declaration":
             _own_calls(scope)
@@ -86,7 +88,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         "imports": [{"module": string_value(text(n))} for n in imports],
         "exports": unique(exports),
         "classes": unique(types),
-        "functions": [_function(s, source) for s in scopes],
+        "functions": [_function(s, source, written) for s in scopes],
         "components": [],
         "complexity": 1 + branches,
         "parse_errors": root.has_error,
@@ -128,6 +130,38 @@ def _through(call: str, aliases: dict[str, str]) -> str:
     return f"{aliases[head]}.{rest}" if dot and head in aliases else call
 
 
+def _assign(
+    scopes: list[Scope],
+    calls: list[tuple[int, str]],
+    caps: dict[str, list[Node]],
+    aliases: dict[str, str],
+) -> dict[int, list[str]]:
+    """Append each call to its function: a call on a name of known type written as a call
+    on the type (``gotypes``; a local name shadows an import's), a call through an import
+    alias as a call on its package; returns the calls as written of the functions that have
+    calls on typed names, by ``id`` of their scope."""
+    calls.sort(key=lambda item: item[0])
+    owners = innermost(scopes, [position for position, _ in calls])
+    heads = {c.partition(".")[0] for _, c in calls if "." in c}
+    rewrites: dict[int, str] = {}
+    declared = [n for kind in _DECLARING for n in caps.get(kind, [])]
+    if heads and declared:
+        positions = sorted({n.start_byte for n in declared})
+        owners_of = dict(zip(positions, innermost(scopes, positions), strict=True))
+        names = gotypes.collect(caps, owners_of, gotypes.Names(heads, aliases))
+        rewrites = gotypes.typed(calls, owners, names)
+    written: dict[int, list[str]] = {}
+    for i, (owner, (_position, call)) in enumerate(zip(owners, calls, strict=True)):
+        if owner is None:
+            continue
+        if aliases:
+            call = _through(call, aliases)
+        if rewrites:
+            written.setdefault(id(owner), []).append(call)
+        owner.calls.append(rewrites.get(i, call))
+    return written if rewrites else {}
+
+
 def _receiver(node: Node) -> str:
     receiver = node.child_by_field_name("receiver")
     for param in receiver.named_children if receiver is not None else []:
@@ -161,19 +195,22 @@ def _exported(scope: Scope) -> bool:
     return all(part[:1].isupper() for part in scope.qualified.split("."))
 
 
-def _function(scope: Scope, source: bytes) -> FunctionFact:
+def _function(scope: Scope, source: bytes, written: dict[int, list[str]]) -> FunctionFact:
     node = scope.node
     signature = field_text(node, "parameters")
     result = field_text(node, "result")
     if result:
         signature += " " + result
-    return function_fact(
+    fact = function_fact(
         scope,
         source,
         signature=squash(signature),
         purpose=comments_before(node, _COMMENT, frozenset()),
         exported=_exported(scope),
     )
+    if id(scope) in written:  # side effects are read from the calls as written
+        fact["written_calls"] = unique(written[id(scope)])
+    return fact
 
 
 def _package_doc(root: Node) -> str | None:

@@ -12,24 +12,27 @@ import tree_sitter_java
 from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.languages import javatypes
 from planning_memory.entity.syntax import (
     Grammar,
     Scope,
-    assign_calls,
     callee,
     comments_before,
     count_branches,
     field_text,
     function_fact,
+    innermost,
     leading_comment,
     nest,
     ordered,
     squash,
     summary,
     text,
+    unique,
 )
 
-QUERY = """
+QUERY = (
+    """
 (method_declaration) @function
 (constructor_declaration) @constructor
 [(class_declaration) (interface_declaration) (enum_declaration) (record_declaration)
@@ -41,10 +44,13 @@ QUERY = """
  (catch_clause) (switch_label) (ternary_expression)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+    + javatypes.QUERY
+)
 _COMMENT = frozenset({"block_comment", "line_comment"})
 _DOCUMENTED = frozenset(
     {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
 )
+_TYPE_ARGUMENTS = re.compile(r"\.\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>\s*")
 _ENTITY = re.compile(r"@(?:Entity|Table|Document)\b")
 
 
@@ -60,9 +66,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     scopes += [Scope(n, field_text(n, "name"), "constructor") for n in caps.get("constructor", [])]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
     every = nest(scopes + classes)
-    calls = [(n.start_byte, _invocation(n, source)) for n in caps.get("call", [])]
-    calls += [(n.start_byte, "new " + callee(text(n))) for n in caps.get("new", [])]
-    assign_calls(every, calls)
+    written = _assign(every, caps, source)
     branches = count_branches(every, caps.get("branch", []))
     types = [s for s in every if s.kind == "class"]
     exports = [s.qualified for s in types if s.parent is None and _public(s)]
@@ -71,7 +75,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         "imports": _imports(ordered(caps.get("import", []))),
         "exports": exports,
         "classes": [s.qualified for s in types],
-        "functions": [_function(s, source) for s in every if s.is_function],
+        "functions": [_function(s, source, written) for s in every if s.is_function],
         "components": [],
         "complexity": 1 + branches,
         "parse_errors": root.has_error,
@@ -79,10 +83,39 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     }
 
 
-def _invocation(node: Node, source: bytes) -> str:
-    args = node.child_by_field_name("arguments")
+def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> dict[int, list[str]]:
+    """Append each call to its function: a method call with its argument list, and on a
+    name of known class as a call on the class (``javatypes``); returns each function's
+    calls as written (without either), by ``id`` of its scope."""
+    names = javatypes.collect(caps, every)
+    found = [(n.start_byte, n, "") for n in caps.get("call", [])]
+    found += [(n.start_byte, n, "new " + callee(text(n))) for n in caps.get("new", [])]
+    found.sort(key=lambda item: item[0])
+    owners = innermost(every, [position for position, _node, _text in found])
+    written: dict[int, list[str]] = {}
+    for owner, (_position, node, made) in zip(owners, found, strict=True):
+        if owner is None:
+            continue
+        if made:
+            call = as_written = made
+        else:
+            args = node.child_by_field_name("arguments")
+            as_written = _invocation(node, args, source)
+            typed = javatypes.receiver(as_written, owner, names)
+            call = javatypes.with_arguments(typed, javatypes.arguments(args, owner, names))
+        written.setdefault(id(owner), []).append(as_written)
+        owner.calls.append(call)
+    return written
+
+
+def _invocation(node: Node, args: Node | None, source: bytes) -> str:
+    """The callee as written (before its argument list ``args``), without type arguments
+    (``Collections.<T>empty`` -> ``Collections.empty``)."""
     end = args.start_byte if args is not None else node.end_byte
-    return callee(source[node.start_byte : end].decode("utf-8", "replace"))
+    written = source[node.start_byte : end].decode("utf-8", "replace")
+    if "<" in written:
+        written = _TYPE_ARGUMENTS.sub(".", written)
+    return callee(written)
 
 
 def _modifiers(node: Node) -> str:
@@ -107,19 +140,22 @@ def _exported(scope: Scope) -> bool:
     return True
 
 
-def _function(scope: Scope, source: bytes) -> FunctionFact:
+def _function(scope: Scope, source: bytes, written: dict[int, list[str]]) -> FunctionFact:
     node = scope.node
     signature = field_text(node, "parameters")
     returns = field_text(node, "type")
     if returns:
         signature += " -> " + returns
-    return function_fact(
+    fact = function_fact(
         scope,
         source,
         signature=squash(signature),
         purpose=comments_before(node, _COMMENT, frozenset()),
         exported=_exported(scope),
     )
+    if id(scope) in written:  # side effects are read from the calls as written
+        fact["written_calls"] = unique(written[id(scope)])
+    return fact
 
 
 def _purpose(root: Node, types: list[Scope]) -> str | None:

@@ -93,12 +93,15 @@ def test_java_methods() -> None:
     assert place["purpose"] == "Places an order and charges the customer."
     assert place["exported"] is True
     assert place["complexity"] == 5  # if, ||, for, ?:
-    assert "repository.save" in place["calls"] and "new Order" in place["calls"]
-    assert classify(place["calls"]) == ["database-write", "logging"]
+    # a call on a typed name is recorded on its type, with its argument types
+    assert "OrderRepository.save(Order)" in place["calls"] and "new Order" in place["calls"]
+    assert "PaymentGateway.charge(Customer,_)" in place["calls"]
+    assert "repository.save" in place["written_calls"]  # side effects read these
+    assert classify(place["written_calls"]) == ["database-write", "logging"]
     recent = _fn(facts, "OrderService.recent")
     assert recent["exported"] is False
-    assert classify(recent["calls"]) == ["database-read"]
-    assert classify(_fn(facts, "OrderService.Audit.record")["calls"]) == ["logging"]
+    assert classify(recent["written_calls"]) == ["database-read"]
+    assert classify(_fn(facts, "OrderService.Audit.record")["written_calls"]) == ["logging"]
 
 
 def test_java_interface_and_abstract_methods_are_functions() -> None:
@@ -136,4 +139,4 @@ public abstract class Shape {
     area = _fn(facts, "Shape.area")
     assert (area["kind"], area["exported"], area["lines"]) == ("method", True, [16, 16])
     assert _fn(facts, "Shape.name")["exported"] is False
-    assert _fn(facts, "Shape.describe")["calls"] == ["name", "area"]
+    assert _fn(facts, "Shape.describe")["calls"] == ["name(_)", "area()"]

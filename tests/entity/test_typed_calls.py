@@ -1,0 +1,261 @@
+"""Call edges through declared types (Go, Java, Rust), scanned end to end: a call on a value
+links to its type's method when the source says the type, Java overloads by argument count
+and type, and a call on a type or path links to that type's function only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planning_memory.core.layout import Layout
+from planning_memory.entity import scan
+from planning_memory.store import Store
+
+
+def called_by(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
+    """Scan a repository holding ``files``; every function key -> its callers."""
+    for rel, source in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    layout = Layout.for_repo(root)
+    assert scan(layout, Store(layout), {}).errors == 0
+    found: dict[str, list[str]] = {}
+    for shard in (layout.entity / "files").rglob("_shard*.json"):
+        for key, entity in json.loads(shard.read_text()).get("functions", {}).items():
+            found[key] = entity.get("called_by", [])
+    return found
+
+
+# -- Go: parameters, locals, literals, constructors, receivers, imported types ------------
+GO = {
+    "go.mod": "module example.com/kit\n\ngo 1.22\n",
+    "m/command.go": """package m
+
+type Command struct{ parent *Command }
+
+func NewCommand() *Command { return &Command{} }
+
+func (c *Command) Name() string { return "" }
+
+func (c *Command) Root() *Command { return c }
+
+func (c *Command) Run() { c.Name() }
+""",
+    "m/use.go": """package m
+
+func Local() {
+	var c Command
+	c.Name()
+	d := NewCommand()
+	d.Root().Name()
+}
+
+func (c *Command) Children() []*Command { return nil }
+
+func (c *Command) Walk() {
+	for _, child := range c.Children() {
+		child.Root()
+	}
+}
+""",
+    "app/app.go": """package app
+
+import (
+	"strings"
+
+	cmds "example.com/kit/m"
+)
+
+func Param(cmd *cmds.Command) { cmd.Name() }
+
+func Literal() {
+	c := &cmds.Command{}
+	c.Name()
+	v := cmds.Command{}
+	v.Root()
+}
+
+func Made() {
+	c := cmds.NewCommand()
+	c.Name()
+}
+
+func Ranged(list []*cmds.Command) {
+	for _, c := range list {
+		c.Name()
+	}
+}
+
+func Asserted(v any) {
+	c := v.(*cmds.Command)
+	c.Name()
+}
+
+func Unknown(index map[string]*cmds.Command, b strings.Builder) {
+	for _, c := range index {
+		c.Name()
+	}
+	b.Name()
+}
+""",
+}
+
+
+def test_go_calls_through_typed_parameters_locals_and_results_link(tmp_path: Path) -> None:
+    links = called_by(tmp_path, GO)
+    assert links["m/command.go::Command.Name"] == [
+        "app/app.go::Asserted",
+        "app/app.go::Literal",
+        "app/app.go::Made",
+        "app/app.go::Param",
+        "app/app.go::Ranged",
+        "m/command.go::Command.Run",
+        "m/use.go::Local",
+    ]  # not Unknown: a map's values are not followed, strings.Builder is not ours
+    assert links["m/command.go::Command.Root"] == [
+        "app/app.go::Literal",
+        "m/use.go::Command.Walk",  # the range over a call, in another file of the package
+        "m/use.go::Local",
+    ]
+
+
+# -- Java: overloads by argument count and type -------------------------------------------
+JSOUP = """package org.example;
+
+import java.io.File;
+
+public class Jsoup {
+    public static Doc parse(String html) { return null; }
+    public static Doc parse(String html, String baseUri) { return null; }
+    public static Doc parse(File file) { return null; }
+    public static Doc parse(File file, String charset, String baseUri) { return null; }
+    public static void log(String format, Object... args) {}
+}
+"""
+JAVA_USE = """package org.example;
+
+import java.io.File;
+
+class Use {
+    void literal() { Jsoup.parse("<p>"); }
+    void two(String html, String base) { Jsoup.parse(html, base); }
+    void file(File in) { Jsoup.parse(in); }
+    void unknown() { Jsoup.parse(make()); }
+    void three() { Jsoup.parse(new File("x"), "UTF-8", ""); }
+    void varargs() { Jsoup.log("x"); Jsoup.log("%s %s", 1, 2); }
+}
+"""
+
+
+def test_java_calls_link_only_the_overloads_that_can_take_their_arguments(
+    tmp_path: Path,
+) -> None:
+    links = called_by(
+        tmp_path, {"src/org/example/Jsoup.java": JSOUP, "src/org/example/Use.java": JAVA_USE}
+    )
+    parse = "src/org/example/Jsoup.java::Jsoup.parse"
+    use = "src/org/example/Use.java::Use."
+    assert links[parse] == [use + "literal", use + "unknown"]  # (String)
+    assert links[parse + "#2"] == [use + "two"]  # (String, String)
+    assert links[parse + "#3"] == [use + "file", use + "unknown"]  # (File)
+    assert links[parse + "#4"] == [use + "three"]  # (File, String, String)
+    assert links["src/org/example/Jsoup.java::Jsoup.log"] == [use + "varargs"]
+
+
+# -- Java and Rust: calls on another object or on a type ----------------------------------
+JAVA_READER = """package org.example;
+
+class CharacterReader {
+    void advance() {}
+}
+"""
+JAVA_TOKENISER = """package org.example;
+
+class Tokeniser {
+    private final CharacterReader reader = new CharacterReader();
+
+    void advance(CharacterReader r, Object other) {
+        r.advance();
+        other.advance();
+        this.reader.advance();
+        String.valueOf(1);
+    }
+
+    static Tag valueOf(int i) { return null; }
+
+    void walk(Tokeniser child) { child.walk(null); }
+}
+"""
+
+
+def test_java_calls_on_another_object_or_a_library_type_do_not_link_the_caller(
+    tmp_path: Path,
+) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/org/example/CharacterReader.java": JAVA_READER,
+            "src/org/example/Tokeniser.java": JAVA_TOKENISER,
+        },
+    )
+    tokeniser = "src/org/example/Tokeniser.java::Tokeniser."
+    assert links["src/org/example/CharacterReader.java::CharacterReader.advance"] == [
+        tokeniser + "advance"
+    ]
+    assert links[tokeniser + "advance"] == []  # `other` is of unknown type
+    assert links[tokeniser + "valueOf"] == []  # String.valueOf is the library's
+    assert links[tokeniser + "walk"] == [tokeniser + "walk"]  # a Tokeniser: recursion
+
+
+RUST = {
+    "Cargo.toml": '[package]\nname = "kit"\nversion = "0.1.0"\n',
+    "src/main.rs": """mod exec;
+
+use jiff::Zoned;
+
+use crate::exec::Template;
+
+fn now() -> i64 {
+    Zoned::now();
+    0
+}
+
+fn scan() {
+    WorkerState::new().scan();
+    Template::new();
+}
+
+fn is_socket(ft: &std::fs::FileType) -> bool {
+    ft.is_socket()
+}
+
+struct WorkerState;
+
+impl WorkerState {
+    fn new() -> Self {
+        WorkerState
+    }
+
+    fn scan(&self) {}
+}
+""",
+    "src/exec.rs": """pub struct Template;
+
+impl Template {
+    pub fn new() -> Template {
+        let parts = Vec::new();
+        Template
+    }
+}
+""",
+}
+
+
+def test_rust_calls_on_a_path_or_another_object_link_that_type_only(tmp_path: Path) -> None:
+    links = called_by(tmp_path, RUST)
+    assert links["src/exec.rs::Template.new"] == ["src/main.rs::scan"]  # not Vec::new
+    assert links["src/main.rs::now"] == []  # Zoned::now is jiff's
+    assert links["src/main.rs::is_socket"] == []  # ft is another object
+    assert links["src/main.rs::WorkerState.scan"] == ["src/main.rs::scan"]
+    assert links["src/main.rs::scan"] == []  # WorkerState::new().scan() is the method
