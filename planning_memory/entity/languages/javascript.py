@@ -1,7 +1,10 @@
 """JavaScript, TypeScript and TSX extractor, including React function and class components.
 
 A function is an entity when it has a name: a declaration, a method, or a function/arrow
-expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper.
+expression bound to a variable, object key, class field or ``memo``/``forwardRef`` wrapper,
+or through a hook that keeps a function (``const f = useCallback(() => ..., deps)``, and
+``useMemo`` whose factory returns a function). A TypeScript interface's method signatures
+(and members typed as a function) are methods of the interface, as Java's interface methods.
 An object literal bound to a variable names the functions inside it (``authOptions.authorize``).
 Anonymous callbacks are transparent: their calls belong to the named function around them.
 Names are exactly as written (a string key loses only its quotes). Imports, exports and
@@ -102,6 +105,10 @@ _DOCUMENTED = frozenset(
 )
 _DECORATORS = frozenset({"decorator"})
 _WRAPPERS = frozenset({"memo", "forwardRef", "observer", "styled", "withRouter", "connect"})
+# hooks that hand back the function they are given (``useEvent``/``useEventCallback``: the
+# stable-callback hooks of the React RFC and of common hook libraries)
+_CALLBACK_HOOKS = frozenset({"useCallback", "useEffectEvent", "useEvent", "useEventCallback"})
+_FUNCTIONS = frozenset({"arrow_function", "function_expression"})
 _PRISMA = re.compile(r"(?:^|\.)prisma\.([A-Za-z_]\w*)\.\w+$")
 
 
@@ -202,7 +209,11 @@ def _calls(f: _File, scopes: list[Scope], path: str | None) -> tuple[Calls, Call
     types = jstypes.collect(ordered(f.caps.get("declare", [])), scopes, known)
     typed_texts = jstypes.typed(f.call_pos, texts, scopes, types) if types or f.supers else texts
     if f.bound:
-        defined = {s.name for s in scopes if s.parent is None or s.parent.kind == "function"}
+        defined = {
+            s.name
+            for s in scopes
+            if (s.parent is None or s.parent.kind == "function") and s.kind != "interface"
+        }
         names = jsimports.call_names(f.bound, path, defined)
         if names:
             texts = [jsimports.through(call, names) for call in texts]
@@ -229,11 +240,37 @@ def _scopes(caps: dict[str, list[Node]]) -> list[Scope]:
             scopes.append(Scope(node, name, "class"))
     for node in caps.get("object", []):
         scopes.append(Scope(node, field_text(node, "name"), "object"))
+    for node in caps.get("type", []):
+        if node.type == "interface_declaration":
+            scopes += _interface(node)
     nest(scopes)
     for scope in scopes:
         if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
             scope.kind = "constructor" if scope.name == "constructor" else "method"
     return scopes
+
+
+def _interface(node: Node) -> list[Scope]:
+    """An interface and its methods: method signatures and members typed as a function."""
+    found = [Scope(node, field_text(node, "name"), "interface")]
+    body = node.child_by_field_name("body")
+    for member in body.named_children if body is not None else []:
+        if member.type == "method_signature" or _function_type(member) is not None:
+            name = key_name(member.child_by_field_name("name"))
+            if name:
+                found.append(Scope(member, name, "method"))
+    return found
+
+
+def _function_type(node: Node) -> Node | None:
+    """The function type of a member typed as a function (``onChange?: (x: T) => void``)."""
+    if node.type != "property_signature":
+        return None
+    annotation = node.child_by_field_name("type")
+    value = annotation.named_children[0] if annotation and annotation.named_child_count else None
+    while value is not None and value.type == "parenthesized_type" and value.named_child_count:
+        value = value.named_children[0]
+    return value if value is not None and value.type == "function_type" else None
 
 
 def _function_name(node: Node) -> str | None:
@@ -271,11 +308,52 @@ def _bound_name(node: Node) -> str | None:
         call = parent.parent
         if call is not None and call.type == "call_expression":
             wrapper = last_segment(field_text(call, "function"))
-            return _bound_name(call) if wrapper in _WRAPPERS else None
+            if wrapper in _WRAPPERS:
+                return _bound_name(call)
+            if wrapper in _CALLBACK_HOOKS and _first_argument(parent) == node:
+                return _hook_bound(call)
         return None
+    if kind in _FUNCTIONS and parent.child_by_field_name("body") == node:
+        return _memo_bound(parent)  # ``useMemo(() => (x) => ...)``
+    if kind == "return_statement":
+        return _memo_bound(_returned_from(parent))  # ``useMemo(() => { return function ... })``
     if kind == "export_statement":
         return "default"
     return None
+
+
+def _hook_bound(call: Node) -> str | None:
+    """The variable a hook call is bound to (``const f = useCallback(...)``), else None."""
+    parent = call.parent
+    while parent is not None and parent.type in TRANSPARENT:
+        parent = parent.parent
+    if parent is None or parent.type != "variable_declarator":
+        return None
+    return _bound_name(call)
+
+
+def _memo_bound(factory: Node | None) -> str | None:
+    """The variable ``useMemo`` binds to what ``factory`` (its first argument) returns."""
+    arguments = factory.parent if factory is not None else None
+    call = arguments.parent if arguments is not None else None
+    if call is None or arguments is None or call.type != "call_expression":
+        return None
+    if last_segment(field_text(call, "function")) != "useMemo":
+        return None
+    return _hook_bound(call) if _first_argument(arguments) == factory else None
+
+
+def _returned_from(statement: Node) -> Node | None:
+    """The function whose body ``statement`` (a ``return``) is a top-level statement of."""
+    block = statement.parent
+    function = block.parent if block is not None else None
+    if block is None or function is None or block.type != "statement_block":
+        return None
+    return function if function.type in _FUNCTIONS else None
+
+
+def _first_argument(arguments: Node) -> Node | None:
+    return next((c for c in arguments.named_children if c.type != "comment"), None)
 
 
 def _statement(node: Node) -> Node:
@@ -304,7 +382,7 @@ def _function(
     fact = function_fact(
         scope,
         f.source,
-        signature=_signature(node),
+        signature=_signature(_function_type(node) or node),
         purpose=comments_before(_statement(node), _COMMENT, _DECORATORS),
         exported=_is_exported(scope, exported),
     )

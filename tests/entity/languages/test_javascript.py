@@ -379,3 +379,63 @@ def test_a_binding_the_module_shadows_is_not_followed() -> None:
 def test_import_bindings_without_a_path() -> None:
     source = b"import a from '.'\nimport b from './b/index'\nexport function f() { a(); b() }\n"
     assert _fn(javascript.extract(source, "typescript"), "f")["calls"] == ["a", "b.b"]
+
+
+# -- interface methods ---------------------------------------------------------------------
+def test_interface_method_signatures_are_methods_of_the_interface() -> None:
+    """As Java's interface methods and Rust's trait declarations: ``X.m`` of kind
+    ``method``, exported with the interface; a property typed as a function counts."""
+    source = b"""export interface Store<T> {
+  /** Loads one item. */
+  get(id: string): Promise<T>
+  put?(item: T): void
+  onChange?: (item: T) => void
+  readonly size: number
+  'quoted-key'(): string
+}
+interface Hidden { run(): void }
+type Shape = { area(): number }
+export function use(store: Store<number>) { return store.get('a') }
+"""
+    facts = javascript.extract(source, "typescript")
+    get = _fn(facts, "Store.get")
+    assert (get["kind"], get["exported"], get["lines"]) == ("method", True, [3, 3])
+    assert get["signature"] == "(id: string) => Promise<T>"
+    assert get["purpose"] == "Loads one item."
+    assert get["calls"] == [] and get["complexity"] == 1
+    assert _fn(facts, "Store.put")["signature"] == "(item: T) => void"
+    assert _fn(facts, "Store.onChange")["signature"] == "(item: T) => void"
+    assert _fn(facts, "Hidden.run")["exported"] is False
+    names = [f["qualified_name"] for f in facts["functions"]]
+    assert names == [
+        "Store.get", "Store.put", "Store.onChange", "Store.quoted-key", "Hidden.run", "use"
+    ]  # fmt: skip
+    assert facts["classes"] == []  # interfaces are types, not classes
+
+
+# -- functions bound with hooks ------------------------------------------------------------
+def test_functions_bound_with_use_callback_or_use_memo_are_functions_of_the_component() -> None:
+    source = b"""export function Search({ onSearch }: Props) {
+  const [query, setQuery] = useState('')
+  const submit = useCallback((event: FormEvent) => {
+    event.preventDefault()
+    onSearch(query)
+  }, [query])
+  const reset = React.useCallback(function () { setQuery('') }, [])
+  const debounced = useMemo(() => debounce(submit, 300), [submit])
+  const format = useMemo(() => (value: string) => value.trim(), [])
+  const parse = useMemo(() => function parse(raw: string) { return JSON.parse(raw) }, [])
+  const total = useMemo(() => query.length, [query])
+  useEffect(() => { submit() }, [submit])
+  return <form onSubmit={submit} onReset={useCallback(() => reset(), [])} />
+}
+"""
+    facts = javascript.extract(source, "tsx")
+    names = [f["qualified_name"] for f in facts["functions"]]
+    assert names == ["Search", "Search.submit", "Search.reset", "Search.format", "Search.parse"]
+    submit = _fn(facts, "Search.submit")
+    assert submit["signature"] == "(event: FormEvent)"
+    assert submit["calls"] == ["event.preventDefault", "onSearch"]
+    assert _fn(facts, "Search.format")["calls"] == ["value.trim"]
+    assert "debounce" in _fn(facts, "Search")["calls"]  # the memo factory stays transparent
+    assert facts["components"][0]["hooks"] == ["useCallback", "useMemo", "useEffect"]
