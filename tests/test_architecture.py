@@ -36,6 +36,7 @@ WRITERS_OUTSIDE_STORE = {
     "planning_memory.gitops.integration": "git's own files: hooks, attributes, conflict fixes",
     "planning_memory.cli.core": "`pmem export -o FILE`: the file the user names",
     "planning_memory.agents.hook_server": "its socket, in the user's runtime folder",
+    "planning_memory.agents.mcp_start": "its stored answers, in the package (`--write`)",
 }
 LAZY_API = "planning_memory.core.exports"  # how each part's ``__init__`` offers its API
 WRITE_CALLS = {"os.replace", "os.rename", "os.unlink", "os.remove", "shutil.rmtree", "os.rmdir"}

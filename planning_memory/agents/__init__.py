@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from planning_memory.agents.install import install_claude_code as install_claude_code
     from planning_memory.agents.install import run as install_agent
     from planning_memory.agents.installers import AGENTS as AGENT_NAMES
-    from planning_memory.agents.mcp_server import run as serve_mcp
+    from planning_memory.agents.mcp_start import run as serve_mcp
 
     __all__ = [
         "AGENT_NAMES",
@@ -46,6 +46,6 @@ else:
             "install_agent": "install:run",
             "install_claude_code": "install",
             "run_hook": "claude_code:run",
-            "serve_mcp": "mcp_server:run",
+            "serve_mcp": "mcp_start:run",
         },
     )

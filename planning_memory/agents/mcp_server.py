@@ -22,6 +22,7 @@ import functools
 import inspect
 import io
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -673,12 +674,21 @@ class Server(MCPServer[Any]):
 
     memory_tools: MemoryTools | None = None
 
+    first: bytes = b""  # a line already read from stdin (``mcp_start``): read first
+    answered: int | str | None = None  # the id of an ``initialize`` already answered
+
     async def run_stdio_async(self) -> None:
         """Serve over stdio, each incoming line cleaned (``clean_line``) before the SDK
-        reads it; undecodable bytes become U+FFFD."""
+        reads it; undecodable bytes become U+FFFD. The wire is the process's stdout; while
+        serving, file descriptor 1 is stderr, so no stray print reaches the client."""
         text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        stdin = anyio.wrap_file(cast(TextIO, _CleanLines(text)))  # readline is all it reads
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+        first = self.first.decode("utf-8", "replace")
+        stdin = anyio.wrap_file(cast(TextIO, _CleanLines(text, first)))  # readline only
+        sys.stdout.flush()
+        wire = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+        os.dup2(2, 1)
+        stdout = anyio.wrap_file(cast(TextIO, _Unanswered(wire, self.answered)))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
             low = self._lowlevel_server
             await low.run(read_stream, write_stream, low.create_initialization_options())
 
@@ -764,15 +774,16 @@ def build_server(root: Path | None = None, tools: Sequence[Callable[..., str]] =
 
 
 class _CleanLines:
-    """The client's stdin, line by line, each JSON-RPC message with its lone surrogates
-    (a cut emoji's ``\\ud83d``) replaced by U+FFFD: the SDK's parser refuses them, and the
-    request would never be answered."""
+    """The client's stdin, line by line (``first`` before the rest), each JSON-RPC message
+    with its lone surrogates (a cut emoji's ``\\ud83d``) replaced by U+FFFD: the SDK's parser
+    refuses them, and the request would never be answered."""
 
-    def __init__(self, inner: TextIO) -> None:
-        self.inner = inner
+    def __init__(self, inner: TextIO, first: str = "") -> None:
+        self.inner, self.first = inner, first
 
     def readline(self, *args: Any) -> str:
-        return clean_line(self.inner.readline(*args))
+        line, self.first = self.first or self.inner.readline(*args), ""
+        return clean_line(line)
 
     def __iter__(self) -> _CleanLines:
         return self
@@ -796,6 +807,41 @@ def clean_line(line: str) -> str:
     return line if clean == value else json.dumps(clean, ensure_ascii=False) + "\n"
 
 
-def run(root: Path | None = None) -> None:
-    """Serve over stdio until the client closes the connection."""
-    build_server(root).run("stdio")
+class _Unanswered:
+    """The wire, without the SDK's answer to the request ``answered`` (``mcp_start`` gave
+    it already); everything else as written."""
+
+    def __init__(self, wire: TextIO, answered: int | str | None) -> None:
+        self.wire, self.answered = wire, answered
+
+    def write(self, text: str) -> int:
+        if self.answered is not None and _answers(text, self.answered):
+            self.answered = None  # once
+            return len(text)
+        return self.wire.write(text)
+
+    def flush(self) -> None:
+        self.wire.flush()
+
+
+def _answers(line: str, ident: int | str) -> bool:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("id") == ident and "method" not in message
+
+
+def handshake_versions() -> tuple[str, ...]:
+    """The protocol versions the SDK negotiates by ``initialize``."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    return tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def run(root: Path | None = None, first: bytes = b"", answered: int | str | None = None) -> None:
+    """Serve over stdio until the client closes the connection; ``first``, a line already
+    read from stdin, is read first, and the SDK's answer to ``answered`` is dropped."""
+    server = build_server(root)
+    server.first, server.answered = first, answered
+    server.run("stdio")
