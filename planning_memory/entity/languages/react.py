@@ -1,15 +1,19 @@
 """React components in JavaScript/TypeScript: props, state, hooks and rendered children. Pure.
 
-A component is a PascalCase function that renders JSX (an anonymous default export is named
-after its file), or a class that extends ``Component``/``PureComponent``, has a ``render()``
-that renders JSX, or extends a component class of the same file. ``props`` are the members of
-its props type when the file declares it (parameter annotation, ``FC<P>`` on the variable,
-``forwardRef<R, P>``, ``memo<P>``; interfaces, aliases, ``A & B``, ``extends``), then the keys
-of a destructured first parameter, then what the body reads (``props.x``, ``const {x} =
-props``); ``state`` the names ``useState``/``useReducer`` bind (for a class, the keys of
-``state = {...}`` and ``setState``); ``hooks`` every other ``use*`` call in call order;
-``children`` the PascalCase or ``Member.Name`` JSX tags in order of first use, fragments and
-context providers/consumers left out. Everything comes from nodes the file's one query
+A component is a PascalCase function that renders JSX, or a class that has a ``render()``
+that renders JSX, or extends ``Component``/``PureComponent`` (directly or through classes of
+the same file), unless it is a base: a TS ``abstract`` class, or one that another class of
+the file extends and that has no ``render`` on its chain. An anonymous default export is
+named after its file, as Babel's display-name transform names it (``default`` when the file
+declares a component of that name itself, so neither takes the other's name by position).
+``props`` are the members of its props type when the file declares it (parameter
+annotation, ``FC<P>`` on the variable, ``forwardRef<R, P>``, ``memo<P>``; interfaces,
+aliases, ``A & B``, ``extends``), then the keys of a destructured first parameter, then what
+the body reads (``props.x``, ``const {x} = props``); ``state`` the names
+``useState``/``useReducer`` bind (for a class, the keys of ``state = {...}`` and
+``setState``); ``hooks`` every other ``use*`` call in call order; ``children`` the
+PascalCase or ``Member.Name`` JSX tags in order of first use, fragments and context
+providers/consumers left out. Everything comes from nodes the file's one query
 captured, and every name is exactly as written.
 """
 
@@ -71,22 +75,28 @@ def components(
     classes = _component_classes(scopes, f)
     found: list[ComponentFact] = []
     for scope in scopes:
-        name = _component_name(scope, path)
+        name = _component_name(scope)
         if name is None:
             continue
         if scope.kind == "function" and _has_jsx(scope, f):
             found.append(_function_component(scope, name, f, exported))
         elif scope in classes:
             found.append(_class_component(scope, name, f, exported))
+    taken = {c["name"] for c in found}
+    file_name = _file_component_name(path)
+    if file_name not in taken:
+        for component in found:
+            if component["name"] == "default":
+                component["name"] = file_name
     return found
 
 
-def _component_name(scope: Scope, path: str | None) -> str | None:
+def _component_name(scope: Scope) -> str | None:
+    """A component's name as written; ``default`` for an anonymous default export (named
+    after its file once the file's other components are known)."""
     if scope.name[:1].isupper():
         return scope.name
-    if scope.name == "default" and scope.parent is None:
-        return _file_component_name(path)
-    return None
+    return "default" if scope.name == "default" and scope.parent is None else None
 
 
 def _file_component_name(path: str | None) -> str:
@@ -101,24 +111,34 @@ def _file_component_name(path: str | None) -> str:
 
 
 def _component_classes(scopes: list[Scope], f: JsxFile) -> set[Scope]:
+    """The classes that are components: not abstract, and a JSX ``render()`` of their own
+    or of a local base, or a local chain that reaches ``Component``/``PureComponent`` with a
+    ``render`` (a method or a function field) on it, unless the class is a base that another
+    class of the file extends (a class that never renders and that no class extends, such
+    as a table's ``<Column>`` its parent reads the props of, stays a component)."""
     classes = [s for s in scopes if s.kind == "class"]
     by_name = {s.name: s for s in classes}
-    rendering = {
-        s.parent
-        for s in scopes
-        if s.kind == "method" and s.name == "render" and _has_jsx(s, f) and s.parent is not None
-    }
+    extended = {by_name.get(_heritage(s.node)[0]) for s in classes}
+    renders = {s.parent: s for s in scopes if s.name == "render" and s.parent is not None}
     found: set[Scope] = set()
     for cls in classes:
+        if cls.node.type == "abstract_class_declaration":
+            continue
         seen: set[Scope] = set()
         current: Scope | None = cls
+        rendered = False
         while current is not None and current not in seen:
-            base = _heritage(current.node)[0]
-            if current in rendering or last_segment(base) in _REACT_BASES:
+            render = renders.get(current)
+            if render is not None and render.kind == "method" and _has_jsx(render, f):
                 found.add(cls)
                 break
+            rendered = rendered or render is not None
+            if last_segment(_heritage(current.node)[0]) in _REACT_BASES:
+                if rendered or cls not in extended:
+                    found.add(cls)
+                break
             seen.add(current)
-            current = by_name.get(base)
+            current = by_name.get(_heritage(current.node)[0])
     return found
 
 

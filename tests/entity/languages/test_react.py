@@ -38,6 +38,34 @@ class Boundary extends Component { render() { return this.props.children } }
     assert components["Boundary"]["props"] == ["children"]
 
 
+def test_abstract_and_never_rendering_base_classes_are_not_components() -> None:
+    """A TS ``abstract`` class, and a class of the file that another extends and that
+    renders nowhere along its chain, is a base for components, not one; what extends it and
+    renders is, and so is a class no other extends (a ``<Column>`` its parent reads)."""
+    source = b"""import * as React from 'react'
+export abstract class AbstractPureComponent<P, S = {}> extends React.PureComponent<P, S> {
+  protected validateProps(props: P) {}
+}
+export abstract class AbstractView<P> extends React.Component<P> {
+  render() { return <div>{this.renderBody()}</div> }
+  protected abstract renderBody(): React.ReactNode
+}
+class Lifecycle extends React.Component { componentDidMount() { this.ready = true } }
+export class Tooltip extends AbstractPureComponent<{ content: string }> {
+  render() { return <span>{this.props.content}</span> }
+}
+export class Card extends AbstractView<{ title: string }> {
+  renderBody() { return this.props.title }
+}
+export class Timer extends Lifecycle { render() { return null } }
+export class Arrow extends React.Component { render = () => <i /> }
+export class Column extends React.PureComponent<{ id: string }> { static displayName = 'C' }
+"""
+    components = _components(source)
+    assert set(components) == {"Tooltip", "Card", "Timer", "Arrow", "Column"}
+    assert components["Card"]["props"] == ["title"]
+
+
 # -- props from the syntax tree ------------------------------------------------------------
 def test_props_destructured_in_the_body_with_defaults_nesting_and_comments() -> None:
     source = b"""export function Profile(props) {
@@ -147,6 +175,21 @@ def test_anonymous_default_exports_are_named_after_the_file() -> None:
     ]
     assert set(_components(wrapped, "tsx", "src/components/NavBar/index.tsx")) == {"NavBar"}
     assert set(_components(function, "tsx")) == {"default"}  # no path: the export's name
+
+
+def test_an_anonymous_default_export_never_takes_a_declared_components_name() -> None:
+    """The file's own ``Card`` keeps its name, whatever the order; the anonymous default
+    export is then ``default``, the name it is exported under (never ``Card#2``)."""
+    after = b"function Card() { return <div /> }\nexport default () => <Card />\n"
+    before = b"export default function () { return <Card /> }\nconst Card = () => <div />\n"
+    klass = b"export default class extends Component { render() { return <Card /> } }\n"
+    for source in (after, before, klass + b"function Card() { return <p /> }\n"):
+        found = javascript.extract(source, "tsx", "src/Card.tsx")["components"]
+        assert sorted(c["name"] for c in found) == ["Card", "default"]
+        assert next(c for c in found if c["name"] == "Card")["children"] == []
+    assert [c["name"] for c in javascript.extract(klass, "tsx", "src/Card.tsx")["components"]] == [
+        "Card"
+    ]
 
 
 def test_hoc_wrapped_components() -> None:
