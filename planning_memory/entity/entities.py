@@ -104,6 +104,7 @@ def file_entity(
             "components": sorted({c["name"] for c in facts["components"]}),
             "models": sorted(set(facts["models"])),
             "types": facts.get("types"),
+            "type_refs": facts.get("type_refs"),
             "lines": lines,
             "complexity": complexity_label(facts),
             "cyclomatic": facts["complexity"],

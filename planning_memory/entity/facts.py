@@ -51,3 +51,6 @@ class FileFacts(TypedDict):
     parse_errors: bool
     models: list[str]  # database models defined or queried (ORM classes, prisma.<model>)
     types: NotRequired[dict[str, list[str]]]  # exported interfaces/type aliases -> members
+    # the same (and ``typeof <Component>``) -> the imported types each is built from, as
+    # ``props_type`` writes them
+    type_refs: NotRequired[dict[str, list[str]]]

@@ -134,3 +134,94 @@ def test_props_of_a_component_type_and_flow_style_helpers(tmp_path: Path) -> Non
     changed = SURFACE.replace("children: any }", "children: any; tint?: string }")
     run(tmp_path, {"src/Surface.tsx": changed})  # the component's props follow
     assert component(layout, "Button")["props"] == ["elevation", "children", "tint", "label"]
+
+
+# -- props inherited through imported bases, more than one file deep -----------------------
+DEEP = {
+    "src/common/props.ts": (
+        "export interface Props { className?: string }\n"
+        "export interface IntentProps { intent?: 'primary' | 'danger' }\n"
+    ),
+    "src/common/index.ts": "export * from './props'\n",
+    "src/base.ts": (
+        "import type { Props } from './common'\n"
+        "import type { Loop } from './loop'\n"
+        "export interface BaseProps<E> extends Props, Loop { elementRef?: E }\n"
+    ),
+    "src/loop.ts": (  # a cycle: base.ts <-> loop.ts
+        "import type { BaseProps } from './base'\n"
+        "export interface Loop extends BaseProps<Element> { looped?: boolean }\n"
+    ),
+    "src/popper.ts": (
+        "import type { Props } from './common/props'\n"
+        "import type { Modifier } from '@popperjs/core'\n"
+        "export interface PopperProps extends Props, Modifier { x: number; placement?: string }\n"
+    ),
+    "src/Tooltip.tsx": (
+        "import * as React from 'react'\n"
+        "import type { BaseProps } from './base'\n"
+        "import type { PopperProps } from './popper'\n"
+        "import { IntentProps } from './common'\n\n"
+        "interface TooltipProps\n"
+        "  extends BaseProps<HTMLDivElement>, Omit<PopperProps, 'x'>, IntentProps {\n"
+        "  content: string\n}\n\n"
+        "export const Tooltip = React.forwardRef<HTMLDivElement, TooltipProps>(\n"
+        "  ({ content }, ref) => <div ref={ref}>{content}</div>\n)\n"
+    ),
+    "src/deeper.ts": "export interface Deeper { d: boolean }\n",
+    "src/base2.ts": "import { Deeper } from './deeper'\nexport type Base = { b: number } & Deeper",
+    "src/types.ts": "import type { Base } from './base2'\nexport type Props = Base & { a: string }",
+    "src/Field.tsx": (
+        "import * as React from 'react'\nimport type { Props } from './types'\n\n"
+        "export const Field: React.FC<Props> = ({ a }) => <p>{a}</p>\n"
+        "export function Plain({ a, extra }: Props & { extra?: number }) { return <i>{a}</i> }\n"
+    ),
+    "src/IconButton.tsx": (
+        "type P = { icon: string; onPress(): void }\n"
+        "export default function IconButton({ icon, onPress }: P) {\n"
+        "  return <button onClick={onPress}>{icon}</button>\n}\n"
+    ),
+    "src/Action.tsx": (
+        "import * as React from 'react'\nimport IconButton from './IconButton'\n"
+        "type Props = React.ComponentProps<typeof IconButton> & { color?: string }\n"
+        "export const Action = ({ color, ...rest }: Props) => <IconButton {...rest} />\n"
+    ),
+    "src/Back.tsx": (
+        "import * as React from 'react'\nimport { Action } from './Action'\n"
+        "type P = React.ComponentProps<typeof Action>\n"
+        "export const Back = (props: P) => <Action {...props} />\n"
+    ),
+}
+
+
+def test_props_inherited_through_imported_bases_across_files(tmp_path: Path) -> None:
+    """``extends`` and ``&`` are followed through imports into other files of the map, also
+    through a generic base (its own declared members), a barrel's ``export *`` and a cycle;
+    library types stay out."""
+    layout = run(tmp_path, DEEP)
+    tooltip = component(layout, "Tooltip")
+    assert tooltip["props_type"] == (
+        "import('./base').BaseProps & Omit<import('./popper').PopperProps, 'x'>"
+        " & import('./common').IntentProps"
+    )
+    assert tooltip["props"] == [
+        "elementRef", "className", "looped", "placement", "intent", "content"
+    ]  # fmt: skip
+    assert component(layout, "Field")["props"] == ["a", "b", "d"]
+    assert component(layout, "Plain")["props"] == ["a", "b", "d", "extra"]
+    assert component(layout, "Back")["props"] == ["icon", "onPress", "color"]  # two files away
+    base = get_file(layout, Store(layout), "src/base.ts")
+    assert base is not None and base["types"] == {"BaseProps": ["elementRef"]}  # its own
+
+
+def test_a_change_two_files_away_reaches_the_component(tmp_path: Path) -> None:
+    layout = run(tmp_path, DEEP)
+    run(tmp_path, {"src/deeper.ts": "export interface Deeper { d: boolean; e?: string }\n"})
+    assert component(layout, "Field")["props"] == ["a", "b", "d", "e"]
+    run(tmp_path, {"src/common/props.ts": "export interface Props { id?: string }\n"})
+    wider = ["elementRef", "id", "looped", "placement", "content"]  # IntentProps gone
+    assert component(layout, "Tooltip")["props"] == wider
+    (tmp_path / "src/common/index.ts").unlink()
+    run(tmp_path, {})
+    no_barrel = ["elementRef", "looped", "placement", "id", "content"]  # './common' unresolved
+    assert component(layout, "Tooltip")["props"] == no_barrel

@@ -187,12 +187,18 @@ def extract(source: bytes, dialect: str, path: str | None = None) -> FileFacts:
         "parse_errors": f.root.has_error,
         "models": _models(f, scopes),
     }
-    types = f.types.exported(exports)
+    types, refs = f.types.exported(exports)
     for component in components:  # for ``ComponentProps<typeof X>`` in other files
-        if component["exported"] and component["props"]:
+        if not component["exported"]:
+            continue
+        if component["props"]:
             types[f"typeof {component['name']}"] = component["props"]
+        if "props_type" in component:
+            refs[f"typeof {component['name']}"] = component["props_type"].split(" & ")
     if types:
         facts["types"] = types
+    if refs:
+        facts["type_refs"] = refs
     return facts
 
 

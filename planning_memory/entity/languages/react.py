@@ -26,7 +26,7 @@ from typing import Protocol
 from tree_sitter import Node
 
 from planning_memory.entity.facts import ComponentFact
-from planning_memory.entity.languages.tstypes import Types, object_keys, pattern_keys
+from planning_memory.entity.languages.tstypes import Types, kept_refs, object_keys, pattern_keys
 from planning_memory.entity.syntax import (
     Scope,
     field_text,
@@ -201,8 +201,9 @@ def _function_component(scope: Scope, name: str, f: JsxFile, exported: Exported)
 def _with_props_type(fact: ComponentFact, refs: list[str]) -> ComponentFact:
     """``fact`` with the imported types its props type is built from (``Types.members``'s
     ``refs``), ``&``-joined, as ``props_type``."""
-    if refs:
-        fact["props_type"] = " & ".join(unique(refs))
+    kept = kept_refs(refs)
+    if kept:
+        fact["props_type"] = " & ".join(kept)
     return fact
 
 

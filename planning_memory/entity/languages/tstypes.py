@@ -17,6 +17,8 @@ _OMIT = frozenset({"Omit", "$Omit", "$Diff"})  # Flow-style helpers as projects 
 _COMPONENT_PROPS = frozenset(
     {"ComponentProps", "ComponentPropsWithRef", "ComponentPropsWithoutRef"}
 )
+_JOINED = frozenset({"union_type", "intersection_type"})
+MAX_REFS = 2000  # characters of imported types recorded for one type (``props_type``)
 
 
 def key_name(node: Node | None) -> str:
@@ -63,7 +65,8 @@ class Types:
     props of a component it imports (``ComponentProps<typeof Button>``) as
     ``typeof import('module').Button`` (a default import by its local name); inside
     ``Omit`` the keys left out follow: ``Omit<import('module').Name, 'a' | 'b'>``. A generic
-    type of the file's own that takes arguments is read as declared."""
+    type, the file's own or imported, is read as declared: its arguments are not
+    substituted (``BaseProps<HTMLDivElement>`` is ``import('module').BaseProps``)."""
 
     def __init__(
         self, declarations: Iterable[Node], imports: Mapping[str, tuple[str, str]] | None = None
@@ -75,7 +78,9 @@ class Types:
         self, node: Node, seen: frozenset[str] = frozenset(), refs: list[str] | None = None
     ) -> list[str]:
         kind = node.type
-        if kind in ("type_annotation", "parenthesized_type", "intersection_type", "union_type"):
+        if kind in _JOINED:
+            return [m for part in _parts(node) for m in self.members(part, seen, refs)]
+        if kind in ("type_annotation", "parenthesized_type"):
             return [m for child in node.named_children for m in self.members(child, seen, refs)]
         if kind in ("object_type", "interface_body"):
             return _signatures(node)
@@ -85,15 +90,20 @@ class Types:
             return self._generic(node, seen, refs)
         return []
 
-    def exported(self, names: Iterable[str]) -> dict[str, list[str]]:
-        """The members of each type among ``names`` the file declares (those with any)."""
+    def exported(self, names: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """For each type among ``names`` the file declares: its members (those with any),
+        and the imported types it is built from (those with any: ``refs``)."""
         found: dict[str, list[str]] = {}
+        imported: dict[str, list[str]] = {}
         for name in names:
             if name in self.declared:
-                members = unique(self._declared(name, frozenset(), None))
+                refs: list[str] = []
+                members = unique(self._declared(name, frozenset(), refs))
                 if members:
                     found[name] = members
-        return found
+                if refs:
+                    imported[name] = kept_refs(refs)
+        return found, imported
 
     def _generic(self, node: Node, seen: frozenset[str], refs: list[str] | None) -> list[str]:
         name = field_text(node, "name")
@@ -116,7 +126,7 @@ class Types:
                 left_out = " | ".join(f"'{k}'" for k in listed)
                 refs.extend(f"Omit<{ref}, {left_out}>" if listed else ref for ref in inner)
             return kept
-        if name not in self.declared:
+        if name not in self.declared and self._imported(name) is None:
             return []  # its members depend on its arguments (``ComponentProps<typeof X>``)
         return self._declared(name, seen, refs)
 
@@ -167,6 +177,18 @@ class Types:
         return None if rest else f"import('{module}').{imported}"
 
 
+def kept_refs(refs: list[str]) -> list[str]:
+    """``refs`` without repeats, as many as ``&``-joined fit in ``MAX_REFS`` characters."""
+    kept: list[str] = []
+    size = 0
+    for ref in unique(refs):
+        size += len(ref) + (3 if kept else 0)
+        if size > MAX_REFS:
+            break
+        kept.append(ref)
+    return kept
+
+
 def _signatures(body: Node) -> list[str]:
     names = [
         key_name(child.child_by_field_name("name"))
@@ -178,9 +200,25 @@ def _signatures(body: Node) -> list[str]:
 
 def _literal_keys(node: Node) -> list[str]:
     """The string literals of ``'a' | 'b'`` (the keys of ``Omit``/``Pick``)."""
-    if node.type == "union_type":
-        return [k for child in node.named_children for k in _literal_keys(child)]
-    if node.type == "literal_type" and node.named_child_count:
-        literal = node.named_children[0]
-        return [unquote(text(literal))] if literal.type == "string" else []
-    return []
+    keys = []
+    for part in _parts(node):
+        if part.type == "literal_type" and part.named_child_count:
+            literal = part.named_children[0]
+            if literal.type == "string":
+                keys.append(unquote(text(literal)))
+    return keys
+
+
+def _parts(node: Node) -> list[Node]:
+    """The operands of ``A | B | ...`` / ``A & B & ...`` in order, however many: the
+    grammar nests them one level per operator, too deep to recurse into for a generated
+    union of thousands of literals. Any other node is its own one part."""
+    parts: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in _JOINED:
+            stack.extend(reversed(current.named_children))
+        else:
+            parts.append(current)
+    return parts

@@ -285,15 +285,36 @@ export default interface D { d: string }
     assert "types" not in javascript.extract(b"interface P { p: string }\n", "typescript")
 
 
-def test_an_imported_generic_type_is_no_props_type() -> None:
+def test_an_imported_generic_type_counts_by_its_own_members() -> None:
+    """``ListProps<Row>`` is ``ListProps`` (its declared members; nothing substituted), also
+    as an interface's base; ``ComponentPropsWithRef<typeof View>`` of a component the file
+    does not import gives nothing."""
     source = b"""import * as React from 'react'
 import type { ListProps } from './list'
 import type { $Omit } from './types'
+import type { BaseProps } from './base'
 type Props = React.ComponentPropsWithRef<typeof View> & { size?: number }
 export function Spinner({ size }: Props) { return <i>{size}</i> }
 export function Rows({ rows }: $Omit<ListProps<Row>, 'x'> & { rows: Row[] }) { return <ul /> }
+interface TipProps extends BaseProps<HTMLDivElement>, Omit<ListProps<Row>, 'y'> { tip: string }
+export function Tip(props: TipProps) { return <b>{props.tip}</b> }
 """
     components = _components(source)
     assert "props_type" not in components["Spinner"]
-    assert "props_type" not in components["Rows"]
     assert components["Spinner"]["props"] == ["size"]
+    assert components["Rows"]["props_type"] == "Omit<import('./list').ListProps, 'x'>"
+    assert components["Tip"]["props_type"] == (
+        "import('./base').BaseProps & Omit<import('./list').ListProps, 'y'>"
+    )
+
+
+def test_a_generated_union_of_thousands_of_literals() -> None:
+    """The grammar nests ``'a' | 'b' | ...`` one level per ``|``: read without recursing."""
+    tokens = " | ".join(f"'t{i}'" for i in range(5000))
+    source = (
+        f"export type Token = {tokens}\n"
+        f"export function Tag(props: Omit<{{ t1: string; u: string }}, {tokens}>) {{\n"
+        "  return <i />\n}\n"
+    ).encode()
+    facts = javascript.extract(source, "tsx")
+    assert facts["components"][0]["props"] == ["u"]
