@@ -16,6 +16,7 @@ survives the next writer, and the lock is free within ``LOCK_FREE_S``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import select
@@ -232,6 +233,50 @@ def _cli_kills(root: Path, layout: Layout, rng: random.Random) -> int:
         lock_wait(layout)
         versions(layout)
     return CLI_KILLS
+
+
+# -- pmem session log: a message that was logged is never lost ----------------------------------
+LOG_ROUNDS = 30
+
+
+@pytest.mark.slow
+def test_killed_session_logs_lose_no_logged_message(tmp_path: Path) -> None:
+    """Each round logs one message to the end, then kills another ``pmem session log`` at a
+    random moment: every message whose command succeeded is in the session afterwards, past
+    the window's summaries (``--all``), and the lock is free."""
+    layout = init_tree(tmp_path)
+    rng = random.Random(SEED)
+    run = [PMEM, "-C", str(tmp_path), "session"]
+    subprocess.run([*run, "start", "--goal", "kill test"], check=True, capture_output=True)
+    logged = []
+    for n in range(LOG_ROUNDS):
+        done = subprocess.run([*run, "log", f"kept message {n}"], capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        logged.append(f"kept message {n}")
+        proc = subprocess.Popen(
+            [*run, "log", f"killed message {n}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.02, 0.5))
+        proc.kill()
+        proc.wait(10)
+        lock_wait(layout)
+    shown = subprocess.run(
+        [*run, "show", "--all", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    lost = [m for m in logged if m not in strings(json.loads(shown.stdout))]
+    assert lost == []
+    print(f"\n{LOG_ROUNDS} pmem session log processes killed: {len(lost)} logged messages lost")
+
+
+def strings(value: Any) -> set[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return {value}
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return set().union(*(strings(item) for item in items))
 
 
 # -- pmem scan: its worker pool dies with it ---------------------------------------------------
