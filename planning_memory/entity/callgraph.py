@@ -18,6 +18,7 @@ gets its callers searched in all files that can see its file.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Set
 from typing import Any, Protocol
 
 from planning_memory.entity.entities import name_of
@@ -39,6 +40,7 @@ BARRELS = frozenset(
     }
 )
 PACKAGE_FAMILIES = frozenset({"go", "java"})
+TYPED_FAMILIES = frozenset({"go", "java", "rust"})  # calls on a result read its declared type
 _REEXPORT_DEPTH = 4
 
 
@@ -213,14 +215,56 @@ def delta(old: Graph, new: Graph, changed: set[str]) -> set[str]:
     return result
 
 
+def through_results(
+    old: Graph,
+    new: Graph,
+    functions: Functions,
+    changed: set[str],
+    moved: set[str],
+    reshaped: Set[str],
+) -> set[str]:
+    """The files whose calls go through the result of a function named in ``reshaped``
+    (``NewCommand().Name``, ``doc.select().first()``, Go's ``Commands()[]``) that a file
+    in ``moved`` defines (or defined): where such a call links depends on what that
+    function declares it returns, so they link anew."""
+    typed = [p for p in moved if (new.family(p) or old.family(p)) in TYPED_FAMILIES]
+    if not reshaped or not typed:
+        return set()
+    seers: set[str] = set()
+    for path in typed:
+        for graph in (old, new):
+            if path in graph.files:
+                seers |= graph.callers(path)
+    marks = tuple(f"{name}()" for name in reshaped)
+    return {
+        path
+        for path in seers - moved
+        if path in new.files
+        and any(
+            mark in call
+            for entity in functions.of(path).values()
+            for call in entity.get("calls", ())
+            for mark in marks
+            if "()" in call
+        )
+    }
+
+
 def update(
-    old: Graph, new: Graph, functions: Functions, changed_files: set[str], fresh: set[str]
+    old: Graph,
+    new: Graph,
+    functions: Functions,
+    changed_files: set[str],
+    fresh: set[str],
+    reshaped: Set[str] = frozenset(),
 ) -> None:
     """Recompute ``called_by`` where the files in ``changed_files`` can have changed it.
 
-    ``fresh`` holds the keys of functions that did not exist before this scan.
+    ``fresh`` holds the keys of functions that did not exist before this scan, or whose
+    signature changed; ``reshaped`` their names and those of the functions that went.
     """
     moved = delta(old, new, changed_files)
+    moved |= through_results(old, new, functions, changed_files - moved, moved, reshaped)
     linker = Linker(new, functions)
     everything = moved.issuperset(new.files)
     if everything:

@@ -52,7 +52,7 @@ def update(run: Run, clock: Clock) -> dict[str, Any] | None:
     old_graph, new_graph = callgraph.Graph(before), callgraph.Graph(after)
 
     def link() -> None:
-        callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh)
+        callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh, run.reshaped)
 
     relationships = _areas_beside(run, link)
     clock.lap("called_by")

@@ -15,6 +15,7 @@ from typing import Any
 
 from planning_memory.core import Layout
 from planning_memory.entity import entities, parsefile, walk
+from planning_memory.entity.entities import name_of
 from planning_memory.entity.filetable import FileTable
 from planning_memory.entity.hashindex import HashIndex
 from planning_memory.entity.languages import language_for
@@ -43,7 +44,8 @@ class Run:
     dirty: set[str] = field(default_factory=set)  # folders whose shard must be rebuilt
     changed: set[str] = field(default_factory=set)  # paths whose functions may have changed
     parsed: set[str] = field(default_factory=set)
-    fresh: set[str] = field(default_factory=set)
+    fresh: set[str] = field(default_factory=set)  # functions new, or with a new signature
+    reshaped: set[str] = field(default_factory=set)  # names of those, and of functions gone
     counts: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # path -> what went wrong, this scan
     sources: frozenset[str] = frozenset()  # source files the workers resolve imports against
@@ -139,9 +141,16 @@ def apply(run: Run, result: parsefile.Parsed) -> None:
             key: entities.carry(fn, old_functions.get(key), keep=("called_by",))
             for key, fn in functions.items()
         }
-        run.fresh.update(k for k in functions if k not in old_functions)
+        # a new signature is a new function to its callers (Java overloads by parameters,
+        # calls on a result by its declared type)
+        fresh = {k for k, fn in functions.items() if _reshaped(fn, old_functions.get(k))}
+        run.fresh.update(fresh)
+        gone = old_functions.keys() - functions.keys()
+        run.reshaped.update(name_of(k, old_functions[k]) for k in gone)
+        run.reshaped.update(name_of(k, functions[k]) for k in fresh)
     else:
         run.fresh.update(functions)
+        run.reshaped.update(name_of(k, fn) for k, fn in functions.items())
     run.symbols.replace(path, "functions", functions)
     components = capped(result.get("components") or {})
     old_components = run.symbols.components_of(path)
@@ -150,6 +159,10 @@ def apply(run: Run, result: parsefile.Parsed) -> None:
             key: entities.carry(c, old_components.get(key)) for key, c in components.items()
         }
     run.symbols.replace(path, "components", components)
+
+
+def _reshaped(function: Entity, before: Entity | None) -> bool:
+    return before is None or before.get("signature") != function.get("signature")
 
 
 def _failed_entity(path: str, digest: str) -> Entity:
@@ -166,5 +179,6 @@ def drop(run: Run, path: str, *, keep_annotations: bool) -> None:
         run.count("removed")
     run.set_file(path, kept)
     run.changed.add(path)
+    run.reshaped.update(name_of(k, fn) for k, fn in run.symbols.of(path).items())
     run.symbols.replace(path, "functions", {})
     run.symbols.replace(path, "components", {})

@@ -259,3 +259,29 @@ def test_rust_calls_on_a_path_or_another_object_link_that_type_only(tmp_path: Pa
     assert links["src/main.rs::is_socket"] == []  # ft is another object
     assert links["src/main.rs::WorkerState.scan"] == ["src/main.rs::scan"]
     assert links["src/main.rs::scan"] == []  # WorkerState::new().scan() is the method
+
+
+# -- incremental: links that read another file's signature follow its changes -------------
+def test_links_through_a_changed_signature_equal_a_fresh_scan(tmp_path: Path) -> None:
+    """A call's links depend on what the functions it goes through declare (a result type,
+    Java parameters): changing or removing them elsewhere relinks the call."""
+    repo, fresh = tmp_path / "repo", tmp_path / "fresh"
+    files = {
+        **GO,
+        "src/org/example/Jsoup.java": JSOUP,
+        "src/org/example/Use.java": JAVA_USE,
+    }
+    called_by(repo, files)
+    files["m/command.go"] = (
+        files["m/command.go"]
+        .replace("func NewCommand() *Command {", "func NewCommand() *Other {")
+        .replace("func (c *Command) Root()", "func (c *Command) Top()")
+        + '\ntype Other struct{}\n\nfunc (o *Other) Name() string { return "" }\n'
+    )
+    files["src/org/example/Jsoup.java"] = JSOUP.replace(
+        "parse(File file) {", "parse(File file, int size) {"
+    )
+    incremental = called_by(repo, files)
+    assert called_by(fresh, files) == incremental
+    assert incremental["m/command.go::Other.Name"] == ["app/app.go::Made"]
+    assert incremental["src/org/example/Jsoup.java::Jsoup.parse#3"] == []
