@@ -30,6 +30,7 @@ _OF = {"String": {"String", "CharSequence"}, "boolean": {"boolean", "Boolean"}}
 _TYPE_VARIABLE = re.compile(r"[A-Z][A-Z0-9]?")
 _GO_TYPE = re.compile(r"\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\[.*\])?")
 _RUST_TYPE = re.compile(r"(?:&(?:'\w+\s*)?(?:mut\s+)?)?([A-Z]\w*)")
+_RUST_WRAPPED = re.compile(r"(?:[a-z_]\w*::)*(?:Result|Option)<(.*)>")
 
 
 class Params(NamedTuple):
@@ -127,8 +128,9 @@ def result_type(signature: str, family: str, element: bool = False) -> str | Non
     """The type a function's signature declares it returns, as a name the linker can look
     up (Go ``*m.Command`` -> ``m.Command``, Java ``List<X>`` -> ``List``, Rust
     ``&mut Self`` -> ``Self``); None when it returns nothing, several things (the first of
-    a Go result list counts), or a type that is not a plain name. ``element`` (Go): the
-    type of the elements of the slice it returns (``[]*Command`` -> ``Command``)."""
+    a Go result list counts), or a type that is not a plain name. ``element``: in Go, the
+    type of the elements of the slice it returns (``[]*Command`` -> ``Command``); in Rust,
+    of what ``?`` gives of the ``Result`` or ``Option`` it returns."""
     inner = _parenthesised(signature)
     if inner is None:
         return None
@@ -145,7 +147,10 @@ def result_type(signature: str, family: str, element: bool = False) -> str | Non
     rest = rest.removeprefix("->").strip()
     if family == "java":
         kind = simple(rest)
-        return kind if kind.isidentifier() and kind not in _PRIMITIVES else None
+        return kind if kind.isidentifier() and kind not in _PRIMITIVES and not element else None
+    if element:  # ``F()?``: the ``T`` of ``Result<T, E>``, ``io::Result<T>``, ``Option<T>``
+        wrapped = _RUST_WRAPPED.fullmatch(rest)
+        rest = _top_level(wrapped.group(1))[0] if wrapped else ""
     match = _RUST_TYPE.fullmatch(rest)
     return match.group(1) if match else None
 

@@ -15,22 +15,26 @@ them:
   that ``module`` names (a Python module path or its tail, relative ones resolved; a JS/TS
   file's stem; a Go package folder; a Rust module), the module itself before the files it
   re-exports; ``Class.name()`` reaches ``Class.name`` in X, else in the files X sees.
+- ``f().name()`` (Go, Java, Rust) reaches the methods ``name`` of the type ``f`` declares
+  it returns (``results``); the extractors record a call on a name of known type as a call
+  on the type (``Command.Name``, ``NewCommand().Name``).
+- A Java call reaches only the overloads that can take its arguments (``calltypes``).
 - A call on any other value (``"s".join()``, ``items.pop()``, ``router.get()``) reaches
-  nothing: without types we cannot tell which ``pop``. Go, Java and Rust, whose extractors
-  record no receiver types, still guess: such a call reaches the definitions of ``name`` in
-  view unless more than ``AMBIGUOUS`` match.
+  nothing: without types we cannot tell which ``pop``. Java and Rust still guess: such a
+  call reaches the methods ``name`` in view unless more than ``AMBIGUOUS`` match, never the
+  caller itself; a call on a type or a path (``String.valueOf``, ``Vec::new``) never
+  guesses.
 - ``new X`` calls and macros are not linked.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from planning_memory.entity import calltypes
-from planning_memory.entity.calltypes import split_arguments
+from planning_memory.entity import results
+from planning_memory.entity.callshape import GUESSING, HEAD, NAME, OWN, Call, read
 from planning_memory.entity.entities import qualified_of
 from planning_memory.entity.languages.go import package_name
 
@@ -39,79 +43,13 @@ if TYPE_CHECKING:
 
 AMBIGUOUS = 4  # a Java/Rust guess (``x.name()``) matching more definitions: not linked
 Definition = tuple[str, str | None, str]  # key, kind, qualified name
-_OWN = ("self.", "this.", "cls.", "Self.")
 _METHODS = frozenset({"method", "constructor"})
+_ANY_KIND = frozenset({"method", "constructor", "function", None})
 _BARE_LOCAL = frozenset({"python", "java"})  # bare calls that reach their own file only
-# languages whose calls on values of unknown type (``x.name()``) are guessed by name (Go links
-# only calls it can place: own methods, package functions, types' functions)
-_GUESSING = frozenset({"java", "rust"})
 _TYPED = frozenset({"go", "java", "rust"})  # calls on a call's result read its declared type
 _CHAIN_DEPTH = 4  # ``a().b().c().d()``: results read through at most this many calls
-_NAME = re.compile(r"\.+|\.*[\w$]+(?:\.[\w$]+)*")  # a (relative) dotted name, not ``x()``
-_HEAD = re.compile(r"[\w$]+")
 _PY_TAILS = (".py", ".pyi", "/__init__.py", "/__init__.pyi")
 _FOLDER_STEMS = {"js": ("index",), "rust": ("mod", "lib", "main")}
-
-
-class _Call(NamedTuple):
-    """A call's text as the linker reads it: ``name`` is its last segment, ``form`` one of
-    ``bare`` (``name()``), ``own`` (``self.name()``), ``dotted`` (``a.b.name()``) or
-    ``opaque`` (``self.a.name()``, ``f().name()``, ``"s".name()``: no class or module
-    named); ``text`` has ``::`` as ``.``, and no argument list."""
-
-    name: str
-    form: str
-    text: str
-    splits: tuple[tuple[str, str], ...] = ()  # dotted: (receiver, qualified name) pairs
-    args: tuple[str, ...] | None = None  # Java: the argument types (``_``: not known)
-    static: bool = False  # on a type or a path (``Vec::new``, ``String.valueOf``): no guess
-
-
-def _read(call: str, family: str) -> _Call | None:
-    """The shape of a call's text, or None for ``new X`` and a macro (``name!``)."""
-    if call.startswith("new ") or call.endswith("!"):
-        return None
-    args = None
-    if family == "java":
-        call, args = split_arguments(call)
-    text = call.replace("::", ".")
-    if call.startswith("self::"):  # Rust: an item of this module
-        text = text[5:]
-    name = text.rsplit(".", 1)[-1]
-    if text == name:
-        return _Call(name, "bare", text, args=args)
-    if text.startswith(_OWN):
-        return _Call(name, "own" if text.count(".") == 1 else "opaque", text, args=args)
-    static = family in _GUESSING and _is_static(call, family)
-    if not _NAME.fullmatch(text):
-        return _Call(name, "opaque", text, args=args, static=static)
-    return _Call(name, "dotted", text, _splits(text), args, static)
-
-
-def _is_static(call: str, family: str) -> bool:
-    """Whether a Java or Rust call is made on a type or through a path rather than on a
-    value: its first name is a type's (``String.valueOf``, ``Jsoup.parse().x``) or, in
-    Rust, its receiver is a path (``Vec::new``, ``process::exit``)."""
-    head = _HEAD.match(call)
-    first = head.group(0) if head else ""
-    if first[:1].isupper() and not first.isupper():  # ``Jsoup``, not ``LOG`` nor ``URL``
-        return True
-    if family == "rust":
-        return "::" in call[: call.find("(")] if "(" in call else "::" in call
-    return first == "super"
-
-
-def _splits(text: str) -> tuple[tuple[str, str], ...]:
-    """Each way to read ``text`` as a receiver and a qualified name, longest receiver first:
-    ``a.B.m`` is ``(a.B, m)`` or ``(a, B.m)``; ``.m`` is ``(., m)``."""
-    rest = text.lstrip(".")
-    lead, parts = text[: len(text) - len(rest)], rest.split(".")
-    found = [
-        (lead + ".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)
-    ]
-    if lead:
-        found.append((lead, rest))
-    return tuple(found)
 
 
 class Linker:
@@ -123,13 +61,13 @@ class Linker:
         self.result: dict[str, set[str]] = {}
         self._indexed: set[str] = set()
         self.by_name: dict[str, dict[str, list[Definition]]] = {}
-        self._calls: dict[str, dict[str, _Call | None]] = {}  # family -> call text -> shape
+        self._calls: dict[str, dict[str, Call | None]] = {}  # family -> call text -> shape
+        self.owners: dict[str, set[str]] = {}  # a class's (type's) name -> files of its methods
         self._modules: dict[str, dict[str, list[str]]] = {}  # family -> module name -> files
-        self._params: dict[str, calltypes.Params | None] = {}  # Java: key -> its parameters
-        self._members: dict[tuple[str, str, str], list[tuple[str, str]]] = {}  # see members
+        self.types = results.Types(self)
 
-    def _index(self, paths: set[str]) -> None:
-        by_name = self.by_name
+    def index(self, paths: set[str]) -> None:
+        by_name, owners = self.by_name, self.owners
         for path in paths - self._indexed:
             self._indexed.add(path)
             for key, entity in self.functions.of(path).items():
@@ -139,13 +77,16 @@ class Linker:
                     name = qualified.rpartition(".")[2]
                 by_file = by_name.setdefault(name, {})
                 by_file.setdefault(path, []).append((key, entity.get("kind"), qualified))
+                owner = qualified.rpartition(".")[0].rpartition(".")[2]
+                if owner:
+                    owners.setdefault(owner, set()).add(path)
 
     def contribute_all(self, callers: list[str], only: dict[str, set[str]] | None) -> None:
         """Add the calls of every file in ``callers`` (restricted to ``only``'s names)."""
         seen: set[str] = set()
         for caller in callers:
             seen |= self.graph.visible(caller)
-        self._index(seen)
+        self.index(seen)
         for caller in callers:
             self._contribute(_Site(self, caller), only)
 
@@ -164,7 +105,7 @@ class Linker:
                 if shape is None:
                     if call in shapes:
                         continue
-                    shape = shapes[call] = _read(call, family)
+                    shape = shapes[call] = read(call, family)
                     if shape is None:
                         continue
                 name, form = shape[0], shape[1]
@@ -186,7 +127,7 @@ class Linker:
                     if guessed:  # a value of unknown type: not the caller itself
                         found = [f for f in found if f[1] != caller_key]
                 if shape.args is not None and found:
-                    found = [f for f in found if self.accepts(f, shape.args)]
+                    found = [f for f in found if self.types.accepts(f, shape.args)]
                 for target, key in found:
                     if only is None or name in only.get(target, ()):
                         callers = result.get(key)
@@ -194,51 +135,6 @@ class Linker:
                             result[key] = {caller_key}
                         else:
                             callers.add(caller_key)
-
-    def accepts(self, definition: tuple[str, str], args: tuple[str, ...]) -> bool:
-        """Whether the Java method ``definition`` (file, key) can take ``args``."""
-        target, key = definition
-        if key in self._params:
-            params = self._params[key]
-        else:
-            signature = self.functions.of(target).get(key, {}).get("signature", "")
-            params = self._params[key] = calltypes.parameters(signature)
-        return params is None or calltypes.accepts(params, args)
-
-    def signature(self, definition: tuple[str, str]) -> str:
-        target, key = definition
-        value = self.functions.of(target).get(key, {}).get("signature", "")
-        return value if isinstance(value, str) else ""
-
-    def members(self, kind: str, home: str, name: str) -> list[tuple[str, str]]:
-        """The methods ``name`` of the type ``kind`` as the file ``home`` names it (Go:
-        ``T`` of home's package, ``pkg.T`` of a package home imports; Java and Rust: a type
-        of the files home sees)."""
-        memo = (kind, home, name)
-        found = self._members.get(memo)
-        if found is None:
-            graph = self.graph
-            family = graph.family(home)
-            package, dot, type_name = kind.rpartition(".")
-            if family == "go":
-                if dot:
-                    imports = graph.files.get(home, {}).get("imports", {})
-                    folders = [t for m, t in imports.items() if t and package_name(m) == package]
-                else:
-                    folders = [posixpath.dirname(home) or "."]
-                files = {p for folder in folders for p in graph.package(folder, "go")}
-            else:
-                files = set(graph.visible(home))
-            self._index(files)
-            wanted, nested = f"{type_name}.{name}", f".{type_name}.{name}"
-            defs = self.by_name.get(name, {})
-            found = self._members[memo] = [
-                (target, key)
-                for target in files & defs.keys()
-                for key, _kind, q in defs[target]
-                if q == wanted or (family == "java" and q.endswith(nested))
-            ]
-        return found
 
     def modules(self, family: str) -> dict[str, list[str]]:
         """The files of ``family`` by every name a qualified call can give their module: a
@@ -274,7 +170,7 @@ class _Site:
         defined in any file of the package)."""
         owner = self._owner_of(qualified)
         if owner and self.family == "go":
-            return self.linker.members(owner[:-1], self.path, name)
+            return self.linker.types.members(owner[:-1], self.path, name)
         defs = self.local().get(owner + name, ()) if owner else ()
         return [(self.path, key) for key, kind in defs if kind in _METHODS]
 
@@ -294,7 +190,7 @@ class _Site:
         folder = posixpath.dirname(self.path)
         return [
             (target, key)
-            for target in self._seen(candidates)
+            for target in self.seen(candidates)
             if target != self.path
             # a Go name without a package is its own package's (the file's folder)
             and (self.family != "go" or posixpath.dirname(target) == folder)
@@ -318,7 +214,7 @@ class _Site:
         receivers = [c[: -len(tail)] for c in calls if c.endswith(tail)]
         return any(r and self.named(r).get(target) == 0 for r in receivers)
 
-    def default_export(self, call: _Call) -> list[tuple[str, str]]:
+    def default_export(self, call: Call) -> list[tuple[str, str]]:
         """``module.name()`` where the module defines no ``name`` (JS/TS: a default import
         is recorded as ``module.name``): the module's anonymous default export."""
         defaults = self.linker.by_name.get("default")
@@ -333,13 +229,13 @@ class _Site:
         ]
 
     def dotted(
-        self, call: _Call, candidates: dict[str, list[Definition]] | None, qualified: str
+        self, call: Call, candidates: dict[str, list[Definition]] | None, qualified: str
     ) -> tuple[list[tuple[str, str]], bool]:
         """``a.b.name()`` made in ``qualified``: the definitions it reaches, and whether
         they are a guess; the same in every function of the file (of the class, for a
         chain on ``self``), so memoised."""
         memo = call.text
-        if call.form == "opaque" and memo.startswith(_OWN):
+        if call.form == "opaque" and memo.startswith(OWN):
             memo = self._owner_of(qualified) + memo
         found = self._methods.get(memo)
         if found is None:
@@ -347,7 +243,7 @@ class _Site:
         return found
 
     def _dotted(
-        self, call: _Call, candidates: dict[str, list[Definition]], qualified: str
+        self, call: Call, candidates: dict[str, list[Definition]], qualified: str
     ) -> tuple[list[tuple[str, str]], bool]:
         """``Class.name()`` (the class in this file, or seen), ``module.name()`` and
         ``module.Class.name()`` (a module this file sees: a definition in the module itself
@@ -364,13 +260,16 @@ class _Site:
                     if q == qualified_name:
                         found.append((depth, target, key))
         if call.form == "dotted" and not found:  # ``Class.name()``: this file's class first
+            nested = "." + text  # or one nested in it (a Java class, a Rust inline module)
             found = [
-                (0, self.path, k) for k, _kind, q in candidates.get(self.path, ()) if q == text
+                (0, self.path, k)
+                for k, _kind, q in candidates.get(self.path, ())
+                if q == text or (self.family in GUESSING and q.endswith(nested))
             ]
             if not found:
                 found = [
                     (0, target, key)
-                    for target in self._seen(candidates)
+                    for target in self.seen(candidates)
                     for key, _kind, q in candidates[target]
                     if q == text
                 ]
@@ -378,70 +277,34 @@ class _Site:
             nearest = min(depth for depth, _t, _k in found)
             return [(target, key) for depth, target, key in found if depth == nearest], False
         if self.family in _TYPED and call.form == "opaque":
-            chained = self.chained(call, qualified, _CHAIN_DEPTH)
+            chained = results.chained(self, call, qualified, _CHAIN_DEPTH)
             if chained is not None:
                 return chained, False
-        if self.family not in _GUESSING or text.startswith(_OWN):
+        if self.family not in GUESSING or text.startswith(OWN):
             return [], False  # a field of ``self`` has a type we cannot tell
         receiver = text[: -len(call.name) - 1]
-        if call.static:  # on a type (maybe inherited: we do not know the class's bases)
-            return [], False
-        if _NAME.fullmatch(receiver) and self.named(receiver):
+        if call.static and not self._made_by_ours(call, receiver):
+            return [], False  # on a type (maybe inherited: we do not know a class's bases)
+        if NAME.fullmatch(receiver) and self.named(receiver):
             return [], False  # a module or package that defines no such function
-        guess = [(t, key) for t in self._seen(candidates) for key, _kind, _q in candidates[t]]
+        methods = _METHODS if self.family == "rust" else _ANY_KIND  # ``x.f()``: no free ``f``
+        guess = [
+            (t, key)
+            for t in self.seen(candidates)
+            for key, kind, _q in candidates[t]
+            if kind in methods
+        ]
         return (guess, True) if len(guess) <= AMBIGUOUS else ([], False)
 
-    def chained(self, call: _Call, qualified: str, depth: int) -> list[tuple[str, str]] | None:
-        """``f().name()``: the methods ``name`` of the types the functions ``f`` links to
-        declare they return; None when ``f``'s result type is not known."""
-        receiver = call.text[: -len(call.name) - 1]
-        element = self.family == "go" and receiver.endswith("()[]")  # Go: ``range F()``
-        receiver = receiver.removesuffix("[]") if element else receiver
-        if not receiver.endswith("()") or depth <= 0:
-            return None
-        kinds = self.returns(receiver[:-2], qualified, depth - 1, element)
-        if not kinds:
-            return None
-        members = self.linker.members
-        return [d for kind, home in kinds for d in members(kind, home, call.name)]
-
-    def returns(
-        self, expr: str, qualified: str, depth: int, element: bool = False
-    ) -> list[tuple[str, str]] | None:
-        """The types (name, file that names it) the functions a call ``expr()`` reaches
-        declare they return (``element``: the type of the elements of the slice they
-        return); None when one of them declares none we can read."""
-        shape = _read(expr, self.family)
-        if shape is None:
-            return None
-        linker = self.linker
-        candidates = linker.by_name.get(shape.name) or {}
-        if shape.form == "own":
-            defs = self.own(qualified, shape.name)
-        elif shape.form == "bare":
-            folder = posixpath.dirname(self.path)
-            defs = [
-                (target, key)
-                for target in (self._seen(candidates) if self.family != "java" else [self.path])
-                if self.family != "go" or posixpath.dirname(target) == folder
-                for key, kind, q in candidates.get(target, ())
-                if q == shape.name or (self.family == "java" and kind in _METHODS)
-            ]
-        elif shape.form == "opaque" and not shape.text.startswith(_OWN):
-            defs = self.chained(shape, qualified, depth) or []
-        else:
-            defs, guessed = self.dotted(shape, candidates, qualified)
-            if guessed:
-                return None
-        kinds = []
-        for target, key in defs:
-            kind = calltypes.result_type(linker.signature((target, key)), self.family, element)
-            if kind is None:
-                return None
-            if kind == "Self":  # Rust: the type of the ``impl``
-                kind = _qualified(key, target).rpartition(".")[0]
-            kinds.append((kind, target))
-        return kinds or None
+    def _made_by_ours(self, call: Call, receiver: str) -> bool:
+        """Rust: whether ``call`` is on a value one of the repository's types made through
+        a function the source does not show (``Opts::parse().run()``, ``parse`` derived by
+        a macro): the type has methods in a file this one sees."""
+        if self.family != "rust" or call.form != "opaque":
+            return False
+        head = HEAD.match(receiver)
+        files = self.linker.owners.get(head.group(0), ()) if head else ()
+        return any(p in self.visible for p in files)
 
     def _owner_of(self, qualified: str) -> str:
         owner = self._owners.get(qualified)
@@ -449,7 +312,7 @@ class _Site:
             owner = self._owners[qualified] = self._owner(qualified)
         return owner
 
-    def _seen(self, candidates: dict[str, list[Definition]]) -> list[str]:
+    def seen(self, candidates: dict[str, list[Definition]]) -> list[str]:
         visible = self.visible
         if len(candidates) <= len(visible):
             return [t for t in candidates if t in visible]
@@ -494,7 +357,7 @@ class _Site:
         ]
 
     def _module_files(self, receiver: str) -> dict[str, int]:
-        if receiver.startswith(_OWN):
+        if receiver.startswith(OWN):
             return {}
         graph, family = self.linker.graph, self.family
         if family == "python" and receiver.startswith("."):

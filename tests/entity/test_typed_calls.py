@@ -261,6 +261,59 @@ def test_rust_calls_on_a_path_or_another_object_link_that_type_only(tmp_path: Pa
     assert links["src/main.rs::scan"] == []  # WorkerState::new().scan() is the method
 
 
+RUST_TYPED = {
+    "Cargo.toml": '[package]\nname = "kit"\nversion = "0.1.0"\n',
+    "src/main.rs": """mod walk;
+
+use crate::walk::Walker;
+
+fn run(w: &mut Walker, path: &std::path::Path) {
+    w.step();
+    path.exists();
+}
+
+fn open() -> std::io::Result<()> {
+    let made = Walker::open()?;
+    made.step();
+    let lit = Walker { depth: 0 };
+    lit.step();
+    let w = 3;
+    w.step();
+    Ok(())
+}
+""",
+    "src/walk.rs": """pub struct Walker {
+    pub depth: usize,
+}
+
+impl Walker {
+    pub fn open() -> std::io::Result<Self> {
+        Ok(Walker { depth: 0 })
+    }
+
+    pub fn step(&mut self) {}
+}
+
+pub struct Path;
+
+impl Path {
+    pub fn exists(&self) -> bool {
+        true
+    }
+}
+""",
+}
+
+
+def test_rust_calls_through_typed_parameters_and_lets_link(tmp_path: Path) -> None:
+    """``w: &mut Walker``, ``let made = Walker::open()?`` (the ``Result``'s ``Self``) and a
+    struct literal link ``Walker::step``; ``std::path::Path`` is not the repository's
+    ``Path``, and a name bound again without a type (``let w = 3``) is left alone."""
+    links = called_by(tmp_path, RUST_TYPED)
+    assert links["src/walk.rs::Walker.step"] == ["src/main.rs::open", "src/main.rs::run"]
+    assert links["src/walk.rs::Path.exists"] == []
+
+
 # -- incremental: links that read another file's signature follow its changes -------------
 def test_links_through_a_changed_signature_equal_a_fresh_scan(tmp_path: Path) -> None:
     """A call's links depend on what the functions it goes through declare (a result type,

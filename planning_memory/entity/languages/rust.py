@@ -14,16 +14,17 @@ import tree_sitter_rust
 from tree_sitter import Node
 
 from planning_memory.entity.facts import FileFacts, FunctionFact, ImportFact
+from planning_memory.entity.languages import rusttypes
 from planning_memory.entity.syntax import (
     Grammar,
     Scope,
-    assign_calls,
     callee,
     comment_body,
     comments_before,
     count_branches,
     field_text,
     function_fact,
+    innermost,
     nest,
     node_texts,
     ordered,
@@ -33,7 +34,8 @@ from planning_memory.entity.syntax import (
     unique,
 )
 
-QUERY = """
+QUERY = (
+    """
 [(function_item) (function_signature_item)] @function
 (impl_item) @impl
 (trait_item) @trait
@@ -45,9 +47,12 @@ QUERY = """
 [(if_expression) (match_arm) (for_expression) (while_expression) (loop_expression)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+    + rusttypes.QUERY
+)
 _COMMENT = frozenset({"line_comment", "block_comment"})
 _ATTRIBUTES = frozenset({"attribute_item"})
 _TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
+_BINDING = ("param", "let", "unbound")  # rusttypes' captures
 
 
 @cache
@@ -76,10 +81,10 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         (n.start_byte, callee(t) + "!")
         for n, t in zip(macros, node_texts(macros, source), strict=True)
     ]
-    assign_calls(scopes, calls)
+    written = _assign(scopes, calls, caps)
     branches = count_branches(scopes, caps.get("branch", []))
     types = [field_text(n, "name") for n in caps.get("type", [])]
-    functions = [_function(s, source) for s in scopes if s.is_function]
+    functions = [_function(s, source, written) for s in scopes if s.is_function]
     exports = [f["qualified_name"] for f in functions if f["exported"]]
     exports += [field_text(n, "name") for n in caps.get("type", []) if _is_pub(n)]
     return {
@@ -95,6 +100,32 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     }
 
 
+def _assign(
+    scopes: list[Scope], calls: list[tuple[int, str]], caps: dict[str, list[Node]]
+) -> dict[int, list[str]]:
+    """Append each call to its function, a method call on a name of known type written as
+    a call on the type (``rusttypes``); returns the calls as written of the functions that
+    have such calls, by ``id`` of their scope."""
+    calls.sort(key=lambda item: item[0])
+    owners = innermost(scopes, [position for position, _ in calls])
+    heads = {c.partition(".")[0] for _, c in calls if "." in c}
+    declared = [n for kind in _BINDING for n in caps.get(kind, [])]
+    rewrites: dict[int, str] = {}
+    if heads and declared:
+        positions = sorted({n.start_byte for n in declared})
+        owner_of = dict(zip(positions, innermost(scopes, positions), strict=True))
+        names = rusttypes.collect(caps, owner_of, rusttypes.Names(heads))
+        rewrites = rusttypes.typed(calls, owners, names)
+    written: dict[int, list[str]] = {}
+    for i, (owner, (_position, call)) in enumerate(zip(owners, calls, strict=True)):
+        if owner is None:
+            continue
+        if rewrites:
+            written.setdefault(id(owner), []).append(call)
+        owner.calls.append(rewrites.get(i, call))
+    return written if rewrites else {}
+
+
 def _impl_name(node: Node) -> str:
     match = _TYPE_NAME.match(field_text(node, "type").lstrip("&").strip())
     return match.group(0) if match else "?"
@@ -105,7 +136,7 @@ def _is_pub(node: Node) -> bool:
     return first is not None and first.type == "visibility_modifier"
 
 
-def _function(scope: Scope, source: bytes) -> FunctionFact:
+def _function(scope: Scope, source: bytes, written: dict[int, list[str]]) -> FunctionFact:
     node = scope.node
     signature = field_text(node, "parameters")
     returns = field_text(node, "return_type")
@@ -116,13 +147,16 @@ def _function(scope: Scope, source: bytes) -> FunctionFact:
         (parent.kind == "impl" and parent.node.child_by_field_name("trait") is not None)
         or (parent.kind == "trait" and _is_pub(parent.node))
     )
-    return function_fact(
+    fact = function_fact(
         scope,
         source,
         signature=squash(signature),
         purpose=_outer_doc(node),
         exported=_is_pub(node) or public_through,
     )
+    if id(scope) in written:  # side effects are read from the calls as written
+        fact["written_calls"] = unique(written[id(scope)])
+    return fact
 
 
 def _outer_doc(node: Node) -> str | None:

@@ -1,0 +1,140 @@
+"""Calls on what a call returns, and which overloads a Java call can take (``Types``). Pure:
+it reads the linker's index of functions.
+
+``f().name()`` (also ``Type.f().name()``, and what the extractors record for a name given a
+call's result, ``c := NewCommand(); c.Name()``) reaches the methods ``name`` of the type the
+functions ``f`` links to declare they return (``calltypes.result_type``): in Go, of the
+package that names the type; in Java and Rust, of the files that see the function's file.
+A type that is not the repository's has none.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING
+
+from planning_memory.entity import calltypes
+from planning_memory.entity.callshape import OWN, Call, read
+from planning_memory.entity.entities import qualified_of
+from planning_memory.entity.languages.go import package_name
+
+if TYPE_CHECKING:
+    from planning_memory.entity.linking import Linker, _Site
+
+METHODS = frozenset({"method", "constructor"})
+
+
+class Types:
+    """What the linker knows of types: each type's methods as a file names the type, each
+    Java method's parameters (memoised)."""
+
+    def __init__(self, linker: Linker) -> None:
+        self.linker = linker
+        self._params: dict[str, calltypes.Params | None] = {}  # Java: key -> its parameters
+        self._members: dict[tuple[str, str, str], list[tuple[str, str]]] = {}  # see members
+
+    def accepts(self, definition: tuple[str, str], args: tuple[str, ...]) -> bool:
+        """Whether the Java method ``definition`` (file, key) can take ``args``."""
+        target, key = definition
+        if key in self._params:
+            params = self._params[key]
+        else:
+            signature = self.linker.functions.of(target).get(key, {}).get("signature", "")
+            params = self._params[key] = calltypes.parameters(signature)
+        return params is None or calltypes.accepts(params, args)
+
+    def signature(self, definition: tuple[str, str]) -> str:
+        target, key = definition
+        value = self.linker.functions.of(target).get(key, {}).get("signature", "")
+        return value if isinstance(value, str) else ""
+
+    def members(self, kind: str, home: str, name: str) -> list[tuple[str, str]]:
+        """The methods ``name`` of the type ``kind`` as the file ``home`` names it (Go:
+        ``T`` of home's package, ``pkg.T`` of a package home imports; Java and Rust: a type
+        of the files home sees)."""
+        memo = (kind, home, name)
+        found = self._members.get(memo)
+        if found is None:
+            graph = self.linker.graph
+            family = graph.family(home)
+            package, dot, type_name = kind.rpartition(".")
+            if family == "go":
+                if dot:
+                    imports = graph.files.get(home, {}).get("imports", {})
+                    folders = [t for m, t in imports.items() if t and package_name(m) == package]
+                else:
+                    folders = [posixpath.dirname(home) or "."]
+                files = {p for folder in folders for p in graph.package(folder, "go")}
+            else:
+                files = set(graph.visible(home))
+            self.linker.index(files)
+            wanted, nested = f"{type_name}.{name}", f".{type_name}.{name}"
+            defs = self.linker.by_name.get(name, {})
+            found = self._members[memo] = [
+                (target, key)
+                for target in files & defs.keys()
+                for key, _kind, q in defs[target]
+                if q == wanted or (family == "java" and q.endswith(nested))
+            ]
+        return found
+
+
+def chained(site: _Site, call: Call, qualified: str, depth: int) -> list[tuple[str, str]] | None:
+    """``f().name()``: the methods ``name`` of the types the functions ``f`` links to
+    declare they return; None when ``f``'s result type is not known."""
+    receiver = call.text[: -len(call.name) - 1]
+    # Go ``range F()``: the slice's elements; Rust ``F()?``: the Result's (Option's) value
+    element = receiver.endswith(("()[]", "()?"))
+    receiver = receiver.removesuffix("[]").removesuffix("?") if element else receiver
+    if not receiver.endswith("()") or depth <= 0:
+        return None
+    kinds = returns(site, receiver[:-2], qualified, depth - 1, element)
+    if not kinds:
+        return None
+    members = site.linker.types.members
+    return [d for kind, home in kinds for d in members(kind, home, call.name)]
+
+
+def returns(
+    site: _Site, expr: str, qualified: str, depth: int, element: bool = False
+) -> list[tuple[str, str]] | None:
+    """The types (name, file that names it) the functions a call ``expr()`` reaches
+    declare they return (``element``: the type of the elements of the slice they
+    return); None when one of them declares none we can read."""
+    shape = read(expr, site.family)
+    if shape is None:
+        return None
+    linker = site.linker
+    candidates = linker.by_name.get(shape.name) or {}
+    if shape.form == "own":
+        defs = site.own(qualified, shape.name)
+    elif shape.form == "bare":
+        folder = posixpath.dirname(site.path)
+        defs = [
+            (target, key)
+            for target in (site.seen(candidates) if site.family != "java" else [site.path])
+            if site.family != "go" or posixpath.dirname(target) == folder
+            for key, kind, q in candidates.get(target, ())
+            if q == shape.name or (site.family == "java" and kind in METHODS)
+        ]
+    elif shape.form == "opaque" and not shape.text.startswith(OWN):
+        defs = chained(site, shape, qualified, depth) or []
+    else:
+        defs, guessed = site.dotted(shape, candidates, qualified)
+        if guessed:
+            return None
+    kinds = []
+    for target, key in defs:
+        kind = calltypes.result_type(linker.types.signature((target, key)), site.family, element)
+        if kind is None:
+            return None
+        if kind == "Self":  # Rust: the type of the ``impl``
+            kind = _qualified(key, target).rpartition(".")[0]
+        kinds.append((kind, target))
+    return kinds or None
+
+
+def _qualified(key: str, path: str) -> str:
+    """``qualified_of(key)`` for a key of ``path``, without looking for the ``::``."""
+    qualified = key[len(path) + 2 :]
+    return qualified_of(key) if "#" in qualified else qualified
