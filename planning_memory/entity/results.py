@@ -1,5 +1,7 @@
-"""Calls on what a call returns, and which overloads a Java call can take (``Types``). Pure:
-it reads the linker's index of functions.
+"""Calls on what a call returns, and the overloads a Java call can take. Pure.
+
+``Types`` reads the linker's index of functions: each type's methods, each Java method's
+parameters.
 
 ``f().name()`` (also ``Type.f().name()``, and what the extractors record for a name given a
 call's result, ``c := NewCommand(); c.Name()``) reaches the methods ``name`` of the type the
