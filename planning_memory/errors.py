@@ -15,12 +15,15 @@ and the exit code given by ``exit_code``. Anything else is a bug.
     ├── NotFoundError(KeyError)         no record with that id                   (exit 5)
     ├── ConflictError                   the file changed under us; hand edit vs render (exit 6)
     ├── LockError(TimeoutError)         the memory lock could not be taken       (exit 7)
-    └── ExternalCommandError            a configured external command failed     (exit 8)
+    ├── ExternalCommandError            a configured external command failed     (exit 8)
+    └── StorageError(OSError)           a write the disk refused: full, quota    (exit 74)
 
     BrokenFileWarning(UserWarning)      a broken file a reading command skipped (a warning)
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class PlanningMemoryError(Exception):
@@ -116,6 +119,43 @@ class LockError(PlanningMemoryError, TimeoutError):
 
 class ExternalCommandError(PlanningMemoryError):
     exit_code = 8
+
+
+# SQLite's primary result codes that mean the disk refused a write
+_SQLITE_STORAGE = {
+    8: "read-only database",
+    10: "disk I/O error (a full disk?)",
+    13: "database or disk is full",
+}
+
+
+class StorageError(PlanningMemoryError, OSError):
+    """The file system refused a write: the disk is full, a quota is reached, the file system
+    is read-only or failing. Raised before the file it names changed (a write goes to a temp
+    file first, a database rolls back), so running the command again once there is room
+    finishes the job. ``of`` says whether an ``OSError`` or a SQLite error is one."""
+
+    exit_code = 74  # EX_IOERR of sysexits.h
+    ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+    HINT = "free some disk space or quota, then run the command again"
+
+    @classmethod
+    def of(cls, exc: BaseException, path: str | None) -> StorageError | None:
+        """The ``StorageError`` that ``exc``, met writing ``path``, stands for: an ``OSError``
+        whose errno is one of ``ERRNOS``, or a ``sqlite3`` error whose primary code is
+        SQLITE_FULL, SQLITE_IOERR or SQLITE_READONLY; None for any other error."""
+        if isinstance(exc, StorageError):
+            return exc
+        if isinstance(exc, OSError):
+            if exc.errno not in cls.ERRNOS:
+                return None
+            reason = exc.strerror or errno.errorcode.get(exc.errno or 0, "I/O error")
+        else:
+            code = getattr(exc, "sqlite_errorcode", None)  # sqlite3 is not imported here
+            if not isinstance(code, int) or code & 0xFF not in _SQLITE_STORAGE:
+                return None
+            reason = _SQLITE_STORAGE[code & 0xFF]
+        return cls(f"cannot write: {reason}", path=path, hint=cls.HINT)
 
 
 class BrokenFileWarning(UserWarning):

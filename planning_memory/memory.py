@@ -83,6 +83,9 @@ class Memory(MemoryManagerNames):
         self.channel = channel
         self._config: dict[str, Any] | None = None
         self.view_conflicts: list[Path] = []  # hand-edited views the last write left alone
+        # what the last write saved but could not finish (a view not refreshed, a setting not
+        # written), one line each: the write stands, the caller shows these as warnings
+        self.warnings: list[str] = []
         self.index_pending = False  # a quick index build left the code for ``finish_index``
         self._bulk = 0  # depth of ``bulk()``: views re-rendered once at its end
 
@@ -297,14 +300,18 @@ class Memory(MemoryManagerNames):
 
     def _wrote(self, outcome: _T) -> _T:
         """After a long-term write: re-render the stale views (never a hand-edited one: its
-        path lands in ``view_conflicts`` for the caller to mention); inside ``bulk()``, once
-        at its end."""
+        path lands in ``view_conflicts`` for the caller to mention; one that cannot be
+        refreshed, in ``warnings``); inside ``bulk()``, once at its end."""
         if self._bulk:
             return outcome
+        self.warnings = list(getattr(outcome, "warnings", []))
         if not self.store.private and self.layout.planning.is_dir():
-            report = self.refresh_views(_written(outcome))
-            self.view_conflicts = [state.path for state in report.conflicts]
+            self._refreshed(self.refresh_views(_written(outcome)))
         return outcome
+
+    def _refreshed(self, report: SyncReport) -> None:
+        self.view_conflicts = [state.path for state in report.conflicts]
+        self.warnings += report.warnings
 
     # -- short-term: sessions (seed 000 / 001 / 002 / 003) ----------------------------------
     @property
@@ -667,7 +674,9 @@ class Memory(MemoryManagerNames):
                 "records": len(live),
                 "deleted": len(every) - len(live),
                 "by_type": dict(sorted(Counter(r["type"] for r in live).items())),
-                "preferences": sum(1 for key in self.preferences() if key != "updated_at"),
+                "preferences": sum(
+                    1 for key in self.longterm.preferences(skip_broken=True) if key != "updated_at"
+                ),
                 "pinned": sum(1 for r in live if r.get("pinned")),
                 "established_patterns": sum(1 for r in live if r.get("established")),
             },
@@ -757,7 +766,8 @@ class Memory(MemoryManagerNames):
     def apply_import(self, result: ImportResult) -> ImportResult:
         """Write a checked import plan (under one lock), then refresh the views."""
         _transfer.apply_plan(self.layout, self.store, result, self.preferences())
-        self.view_conflicts = [state.path for state in self.refresh_views().conflicts]
+        self.warnings = []
+        self._refreshed(self.refresh_views())
         return result
 
     # -- repository tools: they need no memory tree open ------------------------------------

@@ -42,6 +42,7 @@ from planning_memory.errors import (
     LockError,
     NotFoundError,
     PlanningMemoryError,
+    StorageError,
     UnsafePathError,
 )
 
@@ -428,9 +429,17 @@ class Store:
                 os.chmod(here, 0o700)
 
     def _atomic_write(self, path: Path, data: bytes, *, durable: bool = True) -> None:
-        self._mkdirs(path.parent)
-        mode = 0o600 if self.private else 0o666 & ~_umask()
-        atomic_write(path, data, new_mode=mode, durable=durable and not self._batch)
+        """A full disk (or quota, or read-only file system) is a ``StorageError`` naming
+        ``path``, raised before ``path`` changed."""
+        try:
+            self._mkdirs(path.parent)
+            mode = 0o600 if self.private else 0o666 & ~_umask()
+            atomic_write(path, data, new_mode=mode, durable=durable and not self._batch)
+        except OSError as exc:
+            refused = StorageError.of(exc, self.rel(path))
+            if refused is None:
+                raise
+            raise refused from None
 
     @staticmethod
     def _fsync_dir(folder: Path) -> None:

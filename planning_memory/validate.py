@@ -18,7 +18,9 @@ from typing import Any
 from planning_memory import core, gitops
 from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec
 from planning_memory.errors import ConfigError, PlanningMemoryError
-from planning_memory.store import Store
+from planning_memory.store import Loaded, Store, digest
+
+CONFIG_MAX_BYTES = 1 << 20  # memory-config.json is edited by hand: a bigger one is refused unread
 
 ENTITY_SCHEMAS = {
     "files": "entity-files",
@@ -139,7 +141,20 @@ def _check_record(path: Path, value: object, rel: str) -> list[Finding]:
     folder = LONG_TERM_DIRS.get(str(value.get("type")))
     if folder is not None and path.parent.name != folder:
         found.append(Finding(rel, "$.type", f"a {value['type']} record belongs in {folder}/"))
+    if value.get("scope") == "personal" and not _personal(path):
+        message = (
+            "a personal record in a project's memory (which is committed): personal records "
+            "live only in the personal store; set scope to project, or save it again with "
+            "--scope personal and delete this file"
+        )
+        found.append(Finding(rel, "$.scope", message))
     return found
+
+
+def _personal(path: Path) -> bool:
+    """True when the record file ``path`` is in the personal store (``Layout.personal``)."""
+    store = os.path.realpath(Layout.personal().planning) + os.sep
+    return os.path.realpath(path).startswith(store)
 
 
 def validate_tree(layout: Layout) -> Report:
@@ -257,11 +272,14 @@ def load_config(layout: Layout, store: Store) -> dict[str, Any]:
 
     Schema-checked once per distinct content: the digest of the last valid config is kept in
     the derived folder, so a short command (``pmem context``, a hook) does not pay for the
-    schema machinery every time."""
-    if not layout.config.is_file():
+    schema machinery every time. Anything but a regular file in its place (a FIFO, a folder)
+    or a file over ``CONFIG_MAX_BYTES`` is an error too, never the defaults."""
+    if not os.path.lexists(layout.config):
         return {}
     try:
-        loaded = store.load(layout.config)
+        data = store.read_bytes(layout.config, max_bytes=CONFIG_MAX_BYTES)
+        value = codec.loads(data, path=store.rel(layout.config))
+        loaded = Loaded(layout.config, value, digest(data))
         stamp = layout.contextual / ".config-valid"
         with contextlib.suppress(OSError):
             if stamp.read_text("ascii") == loaded.digest:

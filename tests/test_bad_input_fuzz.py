@@ -8,15 +8,20 @@ in-process. Every case must give:
 * no traceback (exit code 70 is a bug);
 * no hang: a SIGALRM guard fails the case after ``HANG_S`` (a FIFO opened for reading blocks
   until a writer comes, so a reader that does not refuse it hangs here);
-* no half-write: a command that fails changes no file of the tree (the derived index aside),
-  and no temp file is left;
+* no "wrote then failed": a command that fails changes no file of the tree (the derived index
+  aside), and no temp file is left; a command that writes and cannot finish (a view it cannot
+  refresh) exits 0 with a warning;
 * at most one stderr line naming the broken file (reading commands warn once and go on).
+
+The block at the end adds the cases of broken views and preferences, huge hand-edited files,
+text that is not UTF-8 and a full disk, and checks what each of those must give.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -32,6 +37,8 @@ import pytest
 
 from planning_memory.cli import main
 from planning_memory.core import codec
+from planning_memory.memory import Memory
+from planning_memory.store import TEMP_SUFFIX
 
 PMEM = str(Path(sys.executable).parent / "pmem")
 HANG_S = 10
@@ -68,6 +75,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["save", "Use zod for request validation", "-t", "pattern", "--tag", "ts"],
         ["save", "Do not use any", "-t", "mistake", "--correction", "use unknown"],
         ["save", "JWT sessions", "-t", "decision", "--why", "edge runtime"],
+        ["prefs", "set", "code_style.quotes", "single"],
     ):
         subprocess.run([PMEM, "-C", str(root), *argv], check=True, capture_output=True)
     return root
@@ -356,7 +364,8 @@ def run(argv: list[str], root: Path) -> Outcome:
         hang = True
     finally:
         os.chdir(cwd)
-    return Outcome(" ".join(argv)[:60], code, err.getvalue(), time.monotonic() - began, hang)
+    name = " ".join(argv)[:60].encode("utf-8", "backslashreplace").decode()  # a lone surrogate
+    return Outcome(name, code, err.getvalue(), time.monotonic() - began, hang)
 
 
 def cases() -> list[tuple[str, list[str]]]:
@@ -369,7 +378,7 @@ def cases() -> list[tuple[str, list[str]]]:
 @pytest.mark.slow
 def test_bad_input_fuzz(template: Path, tmp_path: Path) -> None:
     problems: list[str] = []
-    counts = {"cases": 0, "tracebacks": 0, "hangs": 0, "half_writes": 0, "warned_twice": 0}
+    counts = {"cases": 0, "tracebacks": 0, "hangs": 0, "wrote_then_failed": 0, "warned_twice": 0}
     slowest = 0.0
     plants = {**PLANTS, **CONFIG_PLANTS}
     began = time.monotonic()
@@ -392,7 +401,7 @@ def test_bad_input_fuzz(template: Path, tmp_path: Path) -> None:
             problems.append(f"traceback: {where}: {result.err[-300:]}")
         after = snapshot(root)
         if list(root.rglob("*.pm-tmp")) or (result.code != 0 and after != before):
-            counts["half_writes"] += 1
+            counts["wrote_then_failed"] += 1
             changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
             problems.append(f"wrote then failed ({result.code}): {where}: {changed[:3]}")
         if broken is not None:
@@ -410,9 +419,348 @@ def test_bad_input_fuzz(template: Path, tmp_path: Path) -> None:
         f"\n{counts['cases']} bad inputs ({len(PLANTS)} broken records and "
         f"{len(CONFIG_PLANTS)} broken configs x {len(COMMANDS)} commands, {len(BAD_ARGS)} bad "
         f"arguments) in {elapsed:.1f} s: {counts['tracebacks']} tracebacks, {counts['hangs']} "
-        f"hangs, {counts['half_writes']} half-writes, {counts['warned_twice']} files warned "
-        f"about twice; slowest case {slowest:.2f} s"
+        f"hangs, {counts['wrote_then_failed']} wrote then failed, {counts['warned_twice']} "
+        f"files warned about twice; slowest case {slowest:.2f} s"
     )
     print("seconds per command:", {k: round(v, 1) for k, v in sorted(took.items())})
     assert counts["cases"] >= 800
     assert problems == [], "\n".join(problems[:40])
+
+
+# == Broken views and preferences, huge hand-edited files, text that is not UTF-8, a full disk ==
+# The cases this block adds to the tables above run through ``test_bad_input_fuzz`` like every
+# other; the tests below check what they must give. The rule of a write: check everything it
+# touches first (fail with one line, write nothing), or write and warn (exit 0) when what is
+# left undone is only derived (a view re-rendered from the records); never write and fail.
+
+PREFS = f"{LT}/preferences.json"
+PASTE_ITEMS = 50_000  # a paste of about 2 MB into a view: refused by its size, never parsed
+SAVE = ["save", "Prefer small functions", "-t", "pattern"]
+LEARN = ["learn", "always use pnpm, never npm"]  # it sets tooling.package_manager as well
+
+
+def _in_place(rel: str, make: Callable[[Path], object]) -> Callable[[Path], Path]:
+    """A plant: ``make(path)`` where the file ``rel`` was."""
+
+    def plant(root: Path) -> Path:
+        path = root / rel
+        _remove(path)
+        make(path)
+        return path
+
+    return plant
+
+
+def _pasted(rel: str) -> Callable[[Path], Path]:
+    def plant(root: Path) -> Path:
+        path = root / rel
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("".join(f"\n## Pasted {i}\n\ntext {i}\n" for i in range(PASTE_ITEMS)))
+        return path
+
+    return plant
+
+
+def _unparsable(rel: str) -> Callable[[Path], Path]:
+    """A hand edit that cannot be parsed: a code fence opened above the first item."""
+
+    def plant(root: Path) -> Path:
+        path = root / rel
+        path.write_text(path.read_text("utf-8").replace("\n## ", "\n```\n## ", 1), "utf-8")
+        return path
+
+    return plant
+
+
+BROKEN: dict[str, Callable[[Path], object]] = {
+    "fifo": os.mkfifo,
+    "directory": Path.mkdir,
+    "link-loop": lambda p: p.symlink_to(p.name),
+    "binary": lambda p: p.write_bytes(bytes(range(256)) * 64),
+}
+BIG_PREFERENCES = {
+    "updated_at": "2026-01-01T00:00:00Z",
+    "notes": {f"k{i}": "x" * 1000 for i in range(1100)},
+}
+for _view in ("patterns.md", "mistakes.md"):
+    PLANTS |= {f"{_view}-{k}": _in_place(f".planning/{_view}", m) for k, m in BROKEN.items()}
+    PLANTS[f"{_view}-unparsable"] = _unparsable(f".planning/{_view}")
+    PLANTS[f"{_view}-pasted"] = _pasted(f".planning/{_view}")
+PLANTS |= {
+    f"preferences.json-{kind}": _in_place(PREFS, make)
+    for kind, make in {
+        **BROKEN,
+        "garbage": lambda p: p.write_text("{{{ not json"),
+        "array": lambda p: p.write_text("[]\n"),
+        "over-1mib": lambda p: p.write_text(codec.dumps(BIG_PREFERENCES)),
+    }.items()
+}
+PLANTS |= {
+    "patterns-10000-tags": _rewrite("patterns", _set(tags=[f"t{i:05}" for i in range(10_000)])),
+    "scope-personal-in-project": _rewrite("learnings", _set(scope="personal")),
+}
+CONFIG_PLANTS |= {
+    "config-directory": _in_place(".planning/memory-config.json", Path.mkdir),
+    "config-over-1mib": _config(
+        lambda v: v["memory"]["entity"].update(
+            excludePatterns=[f"{i}/{'x' * 900}" for i in range(1200)]
+        )
+    ),
+    "config-claude-md-10": _config(lambda v: v["memory"]["render"].update(claudeMdMaxChars=10)),
+}
+BAD_ARGS += [  # a lone surrogate: what Python makes of an argument that is not UTF-8
+    ["save", "bad \udcff title"],
+    ["save", "ok", "-t", "pattern", "--tag", "t\udcff"],
+    ["learn", "always use pnpm\udcff"],
+    ["search", "zod \udcff"],
+    ["context", "zod \udcff"],
+    ["prefs", "set", "code_style.quotes", "\udcff"],
+    ["session", "log", "hello \udcff"],
+    ["save", "many tags", *[arg for i in range(10_000) for arg in ("--tag", f"t{i}")]],
+]
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    return root
+
+
+def _records(root: Path) -> list[Path]:
+    return sorted((root / LT).glob("*/*.json"))
+
+
+def _naming(result: Outcome, name: str) -> list[str]:
+    return [line for line in result.err.splitlines() if name in line]
+
+
+VIEW_PLANTS = [p for p in PLANTS if p.endswith(tuple(f"md-{k}" for k in BROKEN))]
+
+
+@pytest.mark.parametrize("plant", VIEW_PLANTS)
+def test_a_write_beside_a_broken_view_is_kept_and_the_view_named(repo: Path, plant: str) -> None:
+    """The record is what was asked for and the source of truth; the view is only rendered
+    from it. So the save stands (exit 0, one record more, not two on a retry) and one warning
+    says which view was not refreshed and how to bring it back."""
+    broken = PLANTS[plant](repo)
+    for argv in (SAVE, LEARN):
+        before = len(_records(repo))
+        result = run(argv, repo)
+        assert result.code == 0, result.err
+        assert len(_records(repo)) == before + 1
+        (warning,) = _naming(result, broken.name)
+        assert "not refreshed" in warning and "the change itself was saved" in warning
+        assert "`pmem render`" in warning
+
+
+@pytest.mark.parametrize("plant", [p for p in PLANTS if p.startswith("preferences.json-")])
+def test_a_broken_preferences_file_stops_learn_before_it_writes(repo: Path, plant: str) -> None:
+    """`learn` must update preferences.json: a broken one refuses it before anything is
+    written. `save` needs it only to render CLAUDE.md: the save stands, CLAUDE.md is named."""
+    PLANTS[plant](repo)
+    before = snapshot(repo)
+    result = run(LEARN, repo)
+    assert result.code == 4 and not result.hang
+    (line,) = result.err.splitlines()
+    assert "preferences.json" in line and "nothing was saved" in line
+    assert snapshot(repo) == before
+    result = run(SAVE, repo)
+    assert result.code == 0, result.err
+    (warning,) = _naming(result, "preferences.json")
+    assert "CLAUDE.md was not refreshed" in warning
+
+
+@pytest.mark.parametrize("view", ["patterns.md", "mistakes.md"])
+def test_a_pasted_view_is_refused_by_its_size_before_it_is_parsed(repo: Path, view: str) -> None:
+    """A 2 MB paste took minutes and a gigabyte to parse and import; it is refused at once."""
+    path = PLANTS[f"{view}-pasted"](repo)
+    before = snapshot(repo)
+    result = run(["sync"], repo)
+    assert (result.code, result.hang) == (4, False), result.err
+    (line,) = result.err.splitlines()
+    assert f"is {path.stat().st_size:,} bytes" in line and "nothing was imported" in line
+    assert snapshot(repo) == before
+
+
+@pytest.mark.parametrize(
+    ("plant", "argv", "code"),
+    [("config-over-1mib", ["show"], 2), ("preferences.json-over-1mib", ["prefs"], 4)],
+)
+def test_a_hand_edited_json_file_over_its_limit_is_refused(
+    repo: Path, plant: str, argv: list[str], code: int
+) -> None:
+    """Valid JSON, but over 1 MiB: refused by its size (before it is read), naming the file."""
+    path = {**PLANTS, **CONFIG_PLANTS}[plant](repo)
+    result = run(argv, repo)
+    assert result.code == code
+    (line,) = result.err.splitlines()
+    assert path.name in line and "over the 1,048,576-byte limit" in line
+
+
+@pytest.mark.parametrize("plant", ["config-fifo", "config-directory"])
+def test_a_config_that_is_not_a_file_is_an_error_not_the_defaults(repo: Path, plant: str) -> None:
+    CONFIG_PLANTS[plant](repo)
+    result = run(["show"], repo)
+    assert (result.code, result.hang) == (2, False)
+    (line,) = result.err.splitlines()
+    assert "memory-config.json" in line and ("FIFO" in line or "directory" in line)
+
+
+@pytest.mark.parametrize(
+    ("plant", "where", "says"),
+    [
+        ("scope-personal-in-project", "$.scope", "live only in the personal store"),
+        ("patterns-10000-tags", "$.tags", "10,000 items; at most 100 are allowed"),
+        ("config-claude-md-10", "$.memory.render.claudeMdMaxChars", "minimum of 1000"),
+    ],
+)
+def test_validate_refuses(repo: Path, plant: str, where: str, says: str) -> None:
+    path = {**PLANTS, **CONFIG_PLANTS}[plant](repo)
+    assert run(["validate"], repo).code == 1
+    found = [(f.path, f.json_path) for f in Memory.validate(repo).findings if says in f.message]
+    assert found == [(path.relative_to(repo).as_posix(), where)]
+
+
+def test_a_personal_record_in_the_personal_store_is_valid(repo: Path) -> None:
+    mem = Memory(repo)
+    saved = mem.save("Prefer tabs in my editor", "learning", scope="personal")
+    personal = mem.personal().layout
+    assert personal.planning != mem.layout.planning
+    assert personal.record_path("learning", saved.record["id"]).is_file()
+    scoped = [f for f in Memory.validate(personal.planning).findings if f.json_path == "$.scope"]
+    assert scoped == []
+
+
+def test_context_warns_of_a_broken_record_on_every_run(repo: Path) -> None:
+    """A record broken after the index was built (replaced whole, as an editor or git does)
+    is named by every `pmem context` after, once each time, like every command that reads
+    the records; not only by the one that found it."""
+    assert run(["context", "zod validation"], repo).code == 0  # the index is built
+    broken = first(repo, "patterns")
+    swap = broken.with_name(".swap")
+    swap.write_bytes(b'{"type": "pattern",')
+    swap.replace(broken)
+    for _ in range(3):
+        result = run(["context", "zod validation"], repo)
+        assert result.code == 0
+        assert len(_naming(result, broken.name)) == 1, result.err
+
+
+# -- a full disk, for real: a small tmpfs in a mount namespace of its own ------------------------
+FREE_KIB = (0, 8, 16, 32, 64, 128)  # what is left free on the disk for each round
+FULL_DISK_COMMANDS = (SAVE, LEARN, ["reindex"], ["prefs", "set", "testing.framework", "vitest"])
+
+
+def _fill(path: Path, free_kib: int) -> None:
+    """Fill the file system of ``path`` with ``path``, then give back ``free_kib``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        for chunk in (b"\0" * (1 << 20), b"\0" * 4096):
+            with contextlib.suppress(OSError):  # ENOSPC: full for chunks of this size
+                while True:
+                    os.write(fd, chunk)
+    finally:
+        os.close(fd)
+    os.truncate(path, max(0, path.stat().st_size - free_kib * 1024))
+
+
+def full_disk_child() -> None:
+    """Run by ``test_a_full_disk_...`` inside ``unshare -m`` with a small tmpfs at
+    ``sys.argv[2]``: the tree ``sys.argv[1]`` copied onto it, then for each of ``FREE_KIB`` and
+    each of ``FULL_DISK_COMMANDS``, the disk filled to leave that much, the command run as a
+    process, the disk emptied and the tree validated; one JSON line per run on stdout."""
+    template, disk = Path(sys.argv[1]), Path(sys.argv[2])
+    root = disk / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    subprocess.run([PMEM, "-C", str(root), "reindex"], check=True, capture_output=True)
+    pristine = snapshot(root)
+    for free in FREE_KIB:
+        for argv in FULL_DISK_COMMANDS:
+            _fill(disk / "filler", free)
+            before = snapshot(root)
+            done = subprocess.run(
+                [PMEM, "-C", str(root), *argv], capture_output=True, text=True, timeout=120
+            )
+            after = snapshot(root)
+            (disk / "filler").unlink()
+            run_ = {
+                "free": free,
+                "argv": argv,
+                "code": done.returncode,
+                "err": done.stderr,
+                "changed": sorted(k for k in {*before, *after} if before.get(k) != after.get(k)),
+                "temps": sorted(str(p) for p in root.rglob("*" + TEMP_SUFFIX)),
+                "findings": [f.line() for f in Memory.validate(root).findings],
+            }
+            print(json.dumps(run_), flush=True)
+            restore(root, pristine)
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_line_and_nothing_half_written(template: Path, tmp_path: Path) -> None:
+    """`pmem save`, `learn`, `reindex` and `prefs set` on a full disk (sqlite's "database or
+    disk is full", ENOSPC from a write or an fsync): exit 74 with one line naming what could
+    not be written and nothing changed, or (the record saved, a view left stale) exit 0 with a
+    warning; never a traceback, never a temp file left, every file whole."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)]
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) to mount a small tmpfs in a mount namespace of its own")
+    probe = subprocess.run(["unshare", "-m", *mount], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {probe.stderr.strip()}")
+    child = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+    child += "import test_bad_input_fuzz; test_bad_input_fuzz.full_disk_child()"
+    script = f'{" ".join(mount)} && exec "$@"'
+    done = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            sys.executable,
+            "-c",
+            child,
+            str(template),
+            str(disk),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(runs) == len(FREE_KIB) * len(FULL_DISK_COMMANDS)
+    problems: list[str] = []
+    counts = dict.fromkeys(("refused", "saved with a warning", "saved"), 0)
+    counts |= dict.fromkeys(("tracebacks", "wrote then failed", "temp files", "torn"), 0)
+    for got in runs:
+        where = f"{got['free']} KiB free | {' '.join(got['argv'])}"
+        lines = got["err"].splitlines()
+        if got["code"] not in (0, 74) or "Traceback" in got["err"]:
+            counts["tracebacks"] += 1
+            problems.append(f"exit {got['code']}: {where}: {got['err'][-300:]}")
+        elif got["code"] == 74:
+            counts["refused"] += 1
+            if len(lines) != 1 or "cannot write" not in lines[0] or ".planning/" not in lines[0]:
+                problems.append(f"not one line naming the file: {where}: {lines}")
+            if got["changed"]:
+                counts["wrote then failed"] += 1
+                problems.append(f"wrote then failed: {where}: {got['changed']}")
+        else:
+            warned = any(line.startswith("pmem: warning:") for line in lines)
+            counts["saved with a warning" if warned else "saved"] += 1
+        if got["temps"]:
+            counts["temp files"] += 1
+            problems.append(f"temp files left: {where}: {got['temps']}")
+        if got["findings"]:
+            counts["torn"] += 1
+            problems.append(f"invalid after: {where}: {got['findings'][:3]}")
+    shape = f"{len(FREE_KIB)} levels x {len(FULL_DISK_COMMANDS)} commands"
+    print(f"\nfull disk: {len(runs)} runs ({shape}):", counts)
+    assert problems == [], "\n".join(problems)
+    assert counts["refused"] > 0, "the disk was never full: nothing was tested"

@@ -19,13 +19,19 @@ from typing import Any
 import click
 
 from planning_memory import __version__
-from planning_memory.errors import BrokenFileWarning, InputError, PlanningMemoryError
+from planning_memory.errors import (
+    BrokenFileWarning,
+    InputError,
+    PlanningMemoryError,
+    StorageError,
+)
 from planning_memory.memory import Memory
 
 EXIT_CODES = """\
 Exit codes: 0 ok; 1 problems found (validate, --check); 2 bad usage or config;
 3 no memory tree / already initialised; 4 bad input; 5 not found; 6 conflict;
-7 memory locked; 8 external command failed; 70 internal error (a bug: please report it)."""
+7 memory locked; 8 external command failed; 70 internal error (a bug: please report it);
+74 a write the disk refused (full, over quota, read-only): nothing was half-written."""
 
 INTERNAL_ERROR = 70
 
@@ -58,13 +64,16 @@ def emit(data: Any, as_json: bool, text: str | None = None) -> None:
 
 def view_notes(mem: Memory) -> None:
     """After a write (the facade re-renders the stale views): say so if a view was left
-    alone because it was edited by hand."""
+    alone because it was edited by hand, and warn of what the write could not finish (a view
+    not refreshed: the write itself stands, exit 0)."""
     for path in mem.view_conflicts:
         click.echo(
             f"note: {mem.store.rel(path)} was edited by hand; `pmem sync` imports "
             "the edits and re-renders it",
             err=True,
         )
+    for line in mem.warnings:
+        click.echo(f"pmem: warning: {line}", err=True)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
@@ -179,7 +188,8 @@ def _run(argv: list[str] | None) -> None:
     except OSError as exc:  # the file system said no: permissions, a full disk, ...
         where = f"{exc.filename}: " if exc.filename else ""
         click.echo(f"pmem: error: {where}{exc.strerror or exc}", err=True)
-        sys.exit(InputError.exit_code)
+        refused = StorageError.of(exc, None) is not None
+        sys.exit(StorageError.exit_code if refused else InputError.exit_code)
     except Exception:
         import traceback  # only for a bug: a command that works never loads it
 

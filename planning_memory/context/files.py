@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from planning_memory import longterm
 from planning_memory.core import Layout
-from planning_memory.errors import PlanningMemoryError
+from planning_memory.errors import InputError
 from planning_memory.search import read_session, session_files
 from planning_memory.sessions import said_something
 from planning_memory.store import Store
@@ -63,11 +64,9 @@ def _mtime(path: os.PathLike[str]) -> float:
 
 
 def read_preferences(layout: Layout, store: Store) -> dict[str, Any]:
-    """Adapter: ``preferences.json`` (empty when missing or unreadable)."""
-    if not layout.preferences.is_file():
-        return {}
+    """Adapter: ``preferences.json`` (empty when missing; when broken, empty and a warning)."""
     try:
-        value = store.read_json(layout.preferences)
-    except PlanningMemoryError:
+        return longterm.read_preferences(layout, store)
+    except InputError as exc:
+        store.skip_broken(exc)
         return {}
-    return value if isinstance(value, dict) else {}

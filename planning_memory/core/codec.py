@@ -27,7 +27,14 @@ def dumps(value: Any) -> str:
 
 
 def dump_bytes(value: Any) -> bytes:
-    return dumps(value).encode("utf-8")
+    """The canonical UTF-8 bytes of ``value``; a string that UTF-8 cannot hold is a
+    ``DecodeError`` (``check_encodable``)."""
+    text = dumps(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        check_encodable(value)
+        raise
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -151,7 +158,7 @@ def loads(
     if text.count("{") + text.count("[") > max_depth and depth(value, max_depth + 1) > max_depth:
         raise LimitError(f"nesting deeper than {max_depth} levels", path=path)
     if _SURROGATE_ESCAPE_RE.search(text):
-        _check_encodable(value, path)
+        check_encodable(value, path)
     return value
 
 
@@ -159,24 +166,29 @@ def _has_marker_run(text: str) -> bool:
     return "<<<<<<<" in text or "=======" in text or ">>>>>>>" in text
 
 
-def _check_encodable(value: Any, path: str | None) -> None:
-    """Refuse an unpaired surrogate escape (``"\\ud800"``): valid to Python's reader, but
-    the text could never be written back as UTF-8."""
-    stack = [value]
+def check_encodable(value: Any, path: str | None = None) -> None:
+    """Refuse a string that could never be written as UTF-8: an unpaired surrogate, from a
+    ``"\\ud800"`` escape (valid to Python's JSON reader) or from a command-line argument
+    that was not valid UTF-8 (Python decodes such bytes to surrogates). The error names the
+    value's JSON path."""
+    stack: list[tuple[Any, str]] = [(value, "$")]
     while stack:
-        item = stack.pop()
+        item, where = stack.pop()
         if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+            stack.extend((key, f"{where} (a key)") for key in item)
+            stack.extend((v, f"{where}.{k}") for k, v in item.items())
         elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+        elif isinstance(item, str) and not item.isascii():
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError as exc:
                 code = ord(item[exc.start])
                 raise DecodeError(
-                    f"unpaired surrogate \\u{code:04x} in a string", path=path
+                    f"unpaired surrogate \\u{code:04x} in a string: not valid UTF-8 text",
+                    path=path,
+                    json_path=where,
+                    hint=None if path else "text given to pmem must be UTF-8: check the locale",
                 ) from None
 
 

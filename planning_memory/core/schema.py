@@ -11,7 +11,7 @@ import functools
 import json
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,18 +108,42 @@ def _problem(error: ValidationError) -> Problem:
     custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
     if isinstance(custom, str):
         message = f"{shown} {custom}"
+    elif error.validator == "maxItems" and isinstance(error.instance, list):
+        message = f"{len(error.instance):,} items; at most {error.validator_value:,} are allowed"
     if len(shown) > MAX_SHOWN and shown in message:
         short = f"{shown[:MAX_SHOWN]}... ({len(shown):,} characters)"
         message = message.replace(shown, short)
     return Problem(error.json_path, message)
 
 
+WALKED = 1000  # items of an array jsonschema looks at one by one before it looks at them all
+
+
+def _cut(value: Any) -> Any:
+    """``value`` with every array cut to its first ``WALKED + 1`` items: each error jsonschema
+    finds in it is an error of ``value`` too (an item's, ``uniqueItems``, or ``maxItems``,
+    which a longer array breaks as well)."""
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v) for v in value[: WALKED + 1]]
+    return value
+
+
 def problems(name: str, value: Any) -> list[Problem]:
-    """Every violation of schema ``name`` by ``value``, best first."""
+    """Every violation of schema ``name`` by ``value``, best first. Arrays are first checked
+    by their first ``WALKED`` items (10,000 tags: one error, not 10,000 items walked); only
+    when those hold no error is every item walked."""
     fast = fast_check(name)
     if fast is not None and fast(value):
         return []  # the compiled check passes only what jsonschema passes; errors come from it
-    errors = list(validator(name).iter_errors(value))
+    check = validator(name)
+    errors = list(check.iter_errors(_cut(value)))
+    for error in errors:  # the length of the array itself, not of its cut
+        if error.validator == "maxItems":
+            error.instance = _at(value, error.absolute_path)
+    if not errors:
+        errors = list(check.iter_errors(value))
     if not errors:
         return []
     from jsonschema.exceptions import best_match
@@ -127,6 +151,12 @@ def problems(name: str, value: Any) -> list[Problem]:
     best = best_match(errors)
     rest = sorted((e for e in errors if e is not best), key=lambda e: e.json_path)
     return [_problem(best), *(_problem(e) for e in rest)]
+
+
+def _at(value: Any, path: Iterable[str | int]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
 
 
 def check(name: str, value: Any, *, path: str | None = None) -> None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from planning_memory.longterm.lessons import Lesson as Lesson
     from planning_memory.longterm.level import LongTerm as LongTerm
     from planning_memory.longterm.level import observation_fields as observation_fields
+    from planning_memory.longterm.preferences import read as read_preferences
     from planning_memory.longterm.records import check_record as check_record
     from planning_memory.longterm.records import load_all as load_all
     from planning_memory.longterm.records import load_checked as load_checked
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         "load_record",
         "new_record",
         "observation_fields",
+        "read_preferences",
         "record_stats",
         "save_record",
     ]
@@ -61,6 +63,7 @@ else:
             "load_record": "records",
             "new_record": "rules",
             "observation_fields": "level",
+            "read_preferences": "preferences:read",
             "record_stats": "records",
             "save_record": "records:save",
         },

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from planning_memory.core import LONG_TERM_DIRS, Layout, Record
+from planning_memory.errors import StorageError
 from planning_memory.longterm import similarity
 from planning_memory.longterm.live import Live
 from planning_memory.store import Store
@@ -164,9 +165,17 @@ class Catalog:
         store.make_dirs(self.path.parent)
         try:
             self.conn = self._connect()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            self._refuse(exc)  # a full disk: the catalog is kept as it is
             self._discard()
             self.conn = self._connect()
+
+    def _refuse(self, exc: sqlite3.Error) -> None:
+        """Raise the ``StorageError`` that ``exc`` stands for, if it says the disk refused
+        a write (full, over quota, read-only)."""
+        refused = StorageError.of(exc, self.store.rel(self.path))
+        if refused is not None:
+            raise refused from None
 
     @classmethod
     def of(cls, layout: Layout, store: Store) -> Catalog:
@@ -217,7 +226,18 @@ class Catalog:
         """One change of the catalog, all or nothing. Inside ``Store.batch()`` the changes
         share one transaction (each a savepoint in it), committed when the batch ends: a
         process killed mid-batch loses them all, stamps included, so the next save finds
-        the folders stale and reads again the files written since."""
+        the folders stale and reads again the files written since. A full disk rolls the
+        change back and raises ``StorageError``."""
+        try:
+            with self._change():
+                yield
+        except sqlite3.Error as exc:
+            self._refuse(exc)
+            raise
+
+    @contextlib.contextmanager
+    def _change(self) -> Iterator[None]:
+        """``_write`` without the error translation: a transaction, or a savepoint in a batch's."""
         if self._held or self.store.batching:
             if not self._held:
                 self.conn.execute("BEGIN IMMEDIATE")
@@ -229,19 +249,21 @@ class Catalog:
             except BaseException:
                 self._live = None
                 self._stamps.clear()
-                self.conn.execute("ROLLBACK TO change")
-                self.conn.execute("RELEASE change")
+                if self.conn.in_transaction:  # SQLite may have rolled back already
+                    self.conn.execute("ROLLBACK TO change")
+                    self.conn.execute("RELEASE change")
                 raise
             self.conn.execute("RELEASE change")
             return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.conn.execute("COMMIT")
         except BaseException:
             self._live = None  # it may hold what was rolled back
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
 
     def _commit_batch(self) -> None:
         """Commit the transaction kept open through a batch (if it cannot be, it is rolled
@@ -325,7 +347,10 @@ class Catalog:
     def writing(self, path: Path, written: Record | None = None) -> Iterator[None]:
         """Around a write (or removal) of the record file ``path``: if the catalog was fresh
         before it, it catalogs the file as written and stays fresh. ``written``: the valid
-        record the file now holds, when the caller knows it (not read back then)."""
+        record the file now holds, when the caller knows it (not read back then). A full
+        disk after the file was written leaves the catalog stale, not the command failed: its
+        change is rolled back, the folder's stamp with it, so the next save reads the folder
+        again."""
         parent, name = os.path.split(path)
         folder = os.path.basename(parent)
         if folder not in self._folders:
@@ -335,22 +360,27 @@ class Catalog:
             fresh = self.is_fresh(folder)
             yield
             if fresh:
-                file = f"{folder}/{name}"
-                with self._write():
-                    try:
-                        st = None if written is None else os.stat(path)
-                    except FileNotFoundError:
-                        st = None
-                    if st is None:
-                        self._read(folder, file)
-                    else:
-                        self._put(folder, file, st.st_mtime_ns, st.st_size, written)
-                        if self._held and written is not None:  # ``load`` need not read it
-                            self._written.pop(file, None)
-                            self._written[file] = (st.st_mtime_ns, st.st_size, written)
-                            if len(self._written) > WRITTEN_KEPT:
-                                del self._written[next(iter(self._written))]
-                    self._set_stamp(folder, self._stamp(folder))
+                with contextlib.suppress(StorageError):
+                    self._catalog_written(folder, name, path, written)
+
+    def _catalog_written(self, folder: str, name: str, path: Path, written: Record | None) -> None:
+        """Catalog the record file ``writing`` saw written (or removed)."""
+        file = f"{folder}/{name}"
+        with self._write():
+            try:
+                st = None if written is None else os.stat(path)
+            except FileNotFoundError:
+                st = None
+            if st is None:
+                self._read(folder, file)
+            else:
+                self._put(folder, file, st.st_mtime_ns, st.st_size, written)
+                if self._held and written is not None:  # ``load`` need not read it
+                    self._written.pop(file, None)
+                    self._written[file] = (st.st_mtime_ns, st.st_size, written)
+                    if len(self._written) > WRITTEN_KEPT:
+                        del self._written[next(iter(self._written))]
+            self._set_stamp(folder, self._stamp(folder))
 
     def _read(self, folder: str, file: str) -> None:
         """Catalog ``file`` as ``records.load_all`` reads it: a broken file (bad JSON, a

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from planning_memory import longterm
 from planning_memory.core import TAUGHT_TAG, Layout, Record, check_id, timestamp
-from planning_memory.errors import NotFoundError
+from planning_memory.errors import InputError, NotFoundError, StorageError
 from planning_memory.longterm import preferences
 from planning_memory.longterm import rules as learn
 
@@ -152,12 +152,26 @@ def learn_utterance(
             "queued", record, notes=["waiting for review: `pmem review --accept ID`"]
         )
         return Lesson(utterance, found, outcome)
-    outcome = learn.remember(tree, record, now)
-    settings_said = preferences.stated(found)
-    if settings_said:
-        preferences.apply(tree.layout, tree.store, settings_said, now)
-        said = ", ".join(f"{key} = {value}" for key, value in settings_said.items())
-        outcome.notes.append(f"preferences.json: {said}")
+    stated = preferences.stated(found)
+    with tree.store.lock():  # a broken preferences.json that must change stops us before a write
+        try:
+            prefs = preferences.updated(tree.layout, tree.store, stated, now) if stated else None
+        except InputError as exc:
+            done = "nothing was saved: this rule sets a preference, so repair or remove the file"
+            exc.hint = f"{exc.hint}; {done}" if exc.hint else done
+            raise
+        outcome = learn.remember(tree, record, now)
+        told = ", ".join(f"{key} = {value}" for key, value in stated.items())
+        if stated:
+            outcome.notes.append(f"preferences.json: {told}")
+        if prefs is not None:
+            try:
+                tree.store.write_json(tree.layout.preferences, prefs)
+            except StorageError as exc:  # the rule is saved: say what is missing, not fail
+                outcome.warnings.append(
+                    f"{exc.path}: {exc.message}; the rule was saved, its setting was not "
+                    f"(free some disk space, then `pmem prefs set` it: {told})"
+                )
     return Lesson(utterance, found, outcome)
 
 

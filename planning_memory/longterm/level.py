@@ -73,12 +73,16 @@ class LongTerm:
         value: Record = records.locate(self.tree.layout, self.tree.store, record_id).value
         return value
 
-    def preferences(self) -> dict[str, Any]:
-        path = self.tree.layout.preferences
-        if not path.is_file():
+    def preferences(self, *, skip_broken: bool = False) -> dict[str, Any]:
+        """``preferences.json`` ({} when there is none). A broken one is an ``InputError``,
+        or with ``skip_broken`` (a command that only counts or shows) a warning and {}."""
+        try:
+            return preferences.read(self.tree.layout, self.tree.store)
+        except InputError as exc:
+            if not skip_broken:
+                raise
+            self.tree.store.skip_broken(exc)
             return {}
-        value: dict[str, Any] = self.tree.store.read_json(path)
-        return value
 
     def set_preferences(self, changes: Mapping[str, Any]) -> dict[str, Any]:
         """Set ``section.key`` preferences in ``preferences.json`` (``None`` removes one)."""

@@ -20,17 +20,21 @@ learning. ``stated`` reads the settings a taught rule states (English and Spanis
 A rule that forbids ("never use semicolons", "nunca uses jest") sets the opposite or nothing;
 a thing named only as what is avoided ("pnpm, never npm": npm) never becomes the choice.
 ``apply`` changes keys (``None`` removes one) under the store's lock, validated by the schema.
+``read`` is the one reader of the file: everything that shows or renders preferences goes
+through it, so a broken file (a FIFO or a folder in its place, a file over ``MAX_BYTES``, broken
+JSON, valid JSON of the wrong shape) is the same one-line ``InputError`` everywhere.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from planning_memory.core import Layout, schema, timestamp
-from planning_memory.errors import InputError
+from planning_memory.core import Layout, codec, schema, timestamp
+from planning_memory.errors import InputError, SchemaError
 from planning_memory.store import Store
 
 if TYPE_CHECKING:  # the trigger tables load only when an utterance is read
@@ -65,6 +69,7 @@ ARCHITECTURE = {
     "event-sourcing": r"event[\s-]+sourcing",
     "cqrs": r"\bcqrs\b",
 }
+MAX_BYTES = 1 << 20  # preferences.json is edited by hand: a bigger one is refused unparsed
 # patterns, compiled on first use (by ``re``'s own cache): a save that states nothing pays none
 KEY = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*\.[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
@@ -167,30 +172,62 @@ def _check_key(key: str) -> tuple[str, str]:
     return section, name
 
 
+def read(layout: Layout, store: Store) -> dict[str, Any]:
+    """``preferences.json`` ({} when there is none). Anything else in its place or in it (a
+    FIFO, a folder, a link loop, over ``MAX_BYTES``, not UTF-8 or JSON, JSON that is not an
+    object) is an ``InputError`` naming the file; nothing blocks on a FIFO. Its sections are
+    checked by ``pmem validate``, and by ``updated`` before a change is written."""
+    path = layout.preferences
+    if not os.path.lexists(path):
+        return {}
+    value = codec.loads(store.read_bytes(path, max_bytes=MAX_BYTES), path=store.rel(path))
+    if not isinstance(value, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false"}.get(type(value))
+        raise SchemaError(
+            f"is {kind or 'a number or null'}; preferences.json holds one JSON object of sections",
+            path=store.rel(path),
+            json_path="$",
+            hint='for example {"code_style": {"quotes": "single"}}',
+        )
+    return value
+
+
+def updated(
+    layout: Layout, store: Store, changes: Mapping[str, Any], now: datetime
+) -> dict[str, Any] | None:
+    """The preferences after ``changes`` (``section.key``: ``None`` removes it; a list adds
+    its items to a list already there; an emptied section goes), checked by the schema, or
+    None when they change nothing. Writes nothing: a caller that must also write something
+    else calls it first, so a broken ``preferences.json`` stops it before any write."""
+    parts = {key: _check_key(key) for key in changes}
+    current = read(layout, store)
+    new = {k: dict(v) if isinstance(v, dict) else v for k, v in current.items()}
+    for key, value in changes.items():
+        section, name = parts[key]
+        values = new.setdefault(section, {})
+        if value is None:
+            values.pop(name, None)
+        elif isinstance(value, list) and isinstance(values.get(name), list):
+            values[name] = list(dict.fromkeys([*values[name], *map(str, value)]))
+        else:
+            values[name] = value
+        if not values:
+            new.pop(section)
+    if new == current:
+        return None
+    new["updated_at"] = timestamp(now)
+    schema.check("preferences", new, path=store.rel(layout.preferences))
+    return new
+
+
 def apply(
     layout: Layout, store: Store, changes: Mapping[str, Any], now: datetime
 ) -> dict[str, Any]:
-    """Set each ``section.key`` of ``changes`` (``None`` removes it; a list adds its items
-    to a list already there); an emptied section goes. Returns the new preferences."""
-    parts = {key: _check_key(key) for key in changes}
+    """Set each ``section.key`` of ``changes`` (``updated``) under the store's lock. Returns
+    the new preferences."""
     with store.lock():
-        path = layout.preferences
-        current: dict[str, Any] = store.read_json(path) if path.is_file() else {}
-        updated = {k: dict(v) if isinstance(v, dict) else v for k, v in current.items()}
-        for key, value in changes.items():
-            section, name = parts[key]
-            values = updated.setdefault(section, {})
-            if value is None:
-                values.pop(name, None)
-            elif isinstance(value, list) and isinstance(values.get(name), list):
-                values[name] = list(dict.fromkeys([*values[name], *map(str, value)]))
-            else:
-                values[name] = value
-            if not values:
-                updated.pop(section)
-        if updated == current:
-            return current
-        updated["updated_at"] = timestamp(now)
-        schema.check("preferences", updated)
-        store.write_json(path, updated)
-        return updated
+        new = updated(layout, store, changes, now)
+        if new is None:
+            return read(layout, store)
+        store.write_json(layout.preferences, new)
+        return new

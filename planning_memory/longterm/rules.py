@@ -28,12 +28,13 @@ from planning_memory.core import (
     SEVERITIES,
     Layout,
     Record,
+    codec,
     new_id,
     new_long_term,
     parse_timestamp,
     timestamp,
 )
-from planning_memory.errors import InputError, NotFoundError
+from planning_memory.errors import InputError, NotFoundError, StorageError
 from planning_memory.longterm import catalog, records, similarity
 from planning_memory.store import Store
 
@@ -46,13 +47,15 @@ class Outcome:
     """What a learning call did: ``action`` is one of created, reinforced, escalated, upserted,
     duplicate, deleted, restored, pinned, unpinned, queued, suggested. ``merged`` is set when a
     new pattern or mistake was merged into the similar ``record`` (reinforced or escalated)
-    rather than saved; ``archived`` names the records a save archived past a cap."""
+    rather than saved; ``archived`` names the records a save archived past a cap;
+    ``warnings`` what the call saved but could not finish (one line each, for stderr)."""
 
     action: str
     record: Record
     archived: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     merged: float | None = None  # the similarity score when a save merged into ``record``
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -184,15 +187,17 @@ def _match(tree: Tree, shelf: catalog.Catalog, record: Record, now: datetime) ->
 def remember(tree: Tree, record: Record, now: datetime) -> Outcome:
     """Store ``record`` (complete, with a fresh id) applying topic upsert, the dedup window and,
     for patterns and mistakes, similarity; then enforce the caps. The candidates come from the
-    catalog (``catalog.Catalog``), not from reading every record of the type."""
+    catalog (``catalog.Catalog``), not from reading every record of the type. A text that
+    UTF-8 cannot hold (an argument that was not UTF-8) is refused before anything is looked
+    up or written."""
+    codec.check_encodable(record)
     with tree.store.lock():
         shelf = catalog.Catalog.of(tree.layout, tree.store)
         matched = _looked_up(shelf, record["type"], lambda: _match(tree, shelf, record, now))
         if matched is not None:
             return matched
         outcome = Outcome("created", _save(tree, record))
-        outcome.archived = enforce_caps(tree, record["type"], now, keep=record["id"])
-        return outcome
+        return _capped(tree, outcome, now)
 
 
 def _upsert(old: Record, new: Record, now: datetime) -> Record:
@@ -233,8 +238,7 @@ def _upsert_topic(tree: Tree, old: Record, new: Record, now: datetime) -> Outcom
         f"type changed from {old['type']} to {new['type']}: {old['id']} is replaced by "
         f"{moved['id']} and soft-deleted (`pmem memory show {old['id']}` still shows it)"
     )
-    outcome.archived = enforce_caps(tree, new["type"], now, keep=moved["id"])
-    return outcome
+    return _capped(tree, outcome, now)
 
 
 def _repeat(tree: Tree, match: Record, now: datetime) -> Outcome:
@@ -275,6 +279,20 @@ def repeat_mistake(tree: Tree, mistake: Record, now: datetime) -> Outcome:
     outcome = Outcome(action, _save(tree, updated))
     if action == "escalated":
         outcome.notes.append(f"seen {count} times: severity raised to {severity}")
+    return outcome
+
+
+def _capped(tree: Tree, outcome: Outcome, now: datetime) -> Outcome:
+    """``outcome`` of a save, its caps enforced (``enforce_caps``). On a full disk the save
+    stands and a warning says the cap waits for the next save: never saved and failed."""
+    record = outcome.record
+    try:
+        outcome.archived = enforce_caps(tree, record["type"], now, keep=record["id"])
+    except StorageError as exc:
+        outcome.warnings.append(
+            f"{exc.path}: {exc.message}; the {record['type']} was saved, its cap "
+            "(maxPatterns / maxMistakes) is checked by the next save once there is room"
+        )
     return outcome
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES, Layout
+from planning_memory.errors import StorageError
 from planning_memory.search.documents import Doc
 
 INDEX_NAME = "index.sqlite3"
@@ -176,9 +177,17 @@ class Index:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._connect()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            self._refuse(exc)  # a full disk: the index is kept as it is
             self._discard()
             self.conn = self._connect()
+
+    def _refuse(self, exc: sqlite3.Error) -> None:
+        """Raise the ``StorageError`` that ``exc`` stands for, if it says the disk refused
+        a write (full, over quota, read-only)."""
+        refused = StorageError.of(exc, str(self.path))
+        if refused is not None:
+            raise refused from None
 
     @classmethod
     def open(cls, layout: Layout, *, timeout: float = BUSY_TIMEOUT_S) -> Index:
@@ -216,12 +225,17 @@ class Index:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
-        """One write transaction (``BEGIN IMMEDIATE``: waits for other writers)."""
+        """One write transaction (``BEGIN IMMEDIATE``: waits for other writers); on a full
+        disk it is rolled back and ``StorageError`` names the index."""
         if self.conn.in_transaction:
             yield
             return
-        with _immediate(self.conn):
-            yield
+        try:
+            with _immediate(self.conn):
+                yield
+        except sqlite3.Error as exc:
+            self._refuse(exc)
+            raise
 
     # -- meta ----------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -532,10 +546,11 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
 def _doc_values(doc: Doc) -> tuple[Any, ...]:

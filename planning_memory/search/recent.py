@@ -31,9 +31,11 @@ Entry = dict[str, Any]
 
 
 def entry(query: str, results: Iterable[str], now: datetime) -> Entry:
-    """One log line's value: the query redacted and cut, the hits' names without repeats."""
+    """One log line's value: the query redacted and cut (what UTF-8 cannot hold, an argument
+    that was not UTF-8, as "?"), the hits' names without repeats."""
     names = list(dict.fromkeys(r[:MAX_RESULT] for r in results if r))[:MAX_RESULTS]
     text = privacy.redact(" ".join(query.split()))[:MAX_QUERY]
+    text = text.encode("utf-8", "replace").decode("utf-8")
     return {"query": text, "results": names, "at": timestamp(now)}
 
 
@@ -47,7 +49,7 @@ def remember(
     line = json.dumps(entry(query, results, now), ensure_ascii=False, separators=(",", ":"))
     try:
         store.append_line(layout.contextual / LOG, line, rotate_at=keep * MAX_LINE)
-    except PlanningMemoryError:
+    except (PlanningMemoryError, OSError):  # a FIFO in its place, a full disk, ...
         return False
     return True
 

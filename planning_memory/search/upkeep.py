@@ -37,6 +37,7 @@ ENTITY_PREFIX = "memory/entity/"
 CODE_PREFIX = "file:"
 CODE_BATCH = 2000  # files indexed per transaction
 PENDING = "pending_since"  # meta: the code map and the code are still to index
+BROKEN = "broken_records"  # meta: the record files (groups) that were broken when last read
 
 Reader = Callable[[Path], list[Doc]]
 
@@ -289,16 +290,7 @@ def sync(
 ) -> IndexReport:
     """Re-index the records, sessions and (unless ``entities`` is false) entity shards that
     changed on disk. Each folder is listed only when its mtime moved since the last sync."""
-    report = IndexReport()
-    for name in ("patterns", "mistakes", "learnings"):
-        report += _sync_folder(
-            index,
-            layout,
-            layout.long_term / name,
-            _is_json,
-            lambda p: sources.read_record_file(store, p),
-            force=force,
-        )
+    report = _sync_records(index, layout, store, force=force)
     report += _sync_folder(
         index,
         layout,
@@ -318,6 +310,36 @@ def sync(
     if not entities:
         return report
     return report + _sync_entities(index, layout, store, force=force)
+
+
+def _sync_records(index: Index, layout: Layout, store: Store, *, force: bool) -> IndexReport:
+    """Sync the record folders. A record file found broken (``store.broken``) is listed in
+    the meta ``BROKEN`` and read again by every later sync, even of an unchanged folder: each
+    command that answers from the index warns of it (as every command that reads the records
+    does), and a file repaired in place is indexed."""
+    read: dict[str, bool] = {}  # group -> broken, for each record file read in this sync
+
+    def reader(path: Path) -> list[Doc]:
+        docs = sources.read_record_file(store, path)
+        read[_rel(layout, path)] = store.rel(path) in store.broken
+        return docs
+
+    report = IndexReport()
+    folders = [layout.long_term / name for name in ("patterns", "mistakes", "learnings")]
+    for folder in folders:
+        report += _sync_folder(index, layout, folder, _is_json, reader, force=force)
+    known = index.get_meta(BROKEN)
+    if known is None:  # an index from before the list was kept: every record file is read
+        before = [g for f in folders for g in index.group_state(_rel(layout, f) + "/")]
+    else:
+        before = json.loads(known)
+    for group in before:
+        if group not in read:
+            report += _sync_one(index, group, layout.planning / group, reader)
+    broken = sorted(group for group, bad in read.items() if bad)
+    if broken != before:
+        index.set_meta(BROKEN, json.dumps(broken))
+    return report
 
 
 def _read_session_file(store: Store, path: Path) -> list[Doc]:

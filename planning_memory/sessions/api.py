@@ -16,7 +16,14 @@ from functools import cached_property
 from typing import Any
 
 from planning_memory import sessions as _sessions  # the summarisers load when used
-from planning_memory.core import Layout, TemporalContext, effective_config, privacy, temporal
+from planning_memory.core import (
+    Layout,
+    TemporalContext,
+    codec,
+    effective_config,
+    privacy,
+    temporal,
+)
 from planning_memory.errors import NotFoundError
 from planning_memory.sessions import applied, briefing, failures, lifecycle, log, rolling
 from planning_memory.sessions.files import (
@@ -124,7 +131,12 @@ class Sessions(SessionFiles):
         return super().window(session_id, self.settings.window if n is None else n)
 
     # -- recording (``session_id=None``: our channel's current session, started if needed) ------
-    def _id(self, session_id: str | None, *, start: bool) -> str:
+    def _id(self, session_id: str | None, *, start: bool, given: Any = None) -> str:
+        """``session_id``, or our channel's current session (started when ``start``).
+        ``given``: what the caller is about to write; text UTF-8 cannot hold (an argument
+        that was not UTF-8) is refused first, so no session is started for it."""
+        if given is not None:
+            codec.check_encodable(given)
         return session_id or self.current_id(start=start)
 
     def append(
@@ -136,10 +148,11 @@ class Sessions(SessionFiles):
         tool_results: Iterable[Mapping[str, Any]] = (),
     ) -> Appended:
         """Record a message; queues a summary once the window is passed, never summarises."""
+        tool_results = tuple(tool_results)
         return log.append_message(
             self,
             self.settings,
-            self._id(session_id, start=True),
+            self._id(session_id, start=True, given=[role, content, list(tool_results)]),
             role,
             content,
             now=self.now(),
@@ -155,10 +168,12 @@ class Sessions(SessionFiles):
         reasoning: str = "",
         alternatives: Iterable[str] = (),
     ) -> dict[str, Any]:
+        alternatives = tuple(alternatives)
+        given = [question, decision, reasoning, list(alternatives)]
         return log.record_decision(
             self,
             self.settings,
-            self._id(session_id, start=True),
+            self._id(session_id, start=True, given=given),
             question,
             decision,
             now=self.now(),
@@ -169,17 +184,17 @@ class Sessions(SessionFiles):
     def record_file_access(
         self, session_id: str | None, path: str, action: str = "read"
     ) -> dict[str, Any]:
-        sid = self._id(session_id, start=True)
+        sid = self._id(session_id, start=True, given=[path, action])
         return log.record_file_access(self, sid, path, action, now=self.now())
 
     def add_step(self, session_id: str | None, action: str, result: str = "") -> dict[str, Any]:
-        sid = self._id(session_id, start=True)
+        sid = self._id(session_id, start=True, given=[action, result])
         return log.add_step(self, sid, action, result, now=self.now())
 
     def set_context(
         self, session_id: str | None, changes: Mapping[str, str | None]
     ) -> dict[str, Any]:
-        sid = self._id(session_id, start=True)
+        sid = self._id(session_id, start=True, given=dict(changes))
         return log.set_context(self, sid, changes, now=self.now())
 
     def record_error(
@@ -193,7 +208,7 @@ class Sessions(SessionFiles):
     ) -> dict[str, Any]:
         """Keep an error met in the session (resolved already when ``resolution`` is given);
         the same error still open is returned, not added twice."""
-        sid = self._id(session_id, start=True)
+        sid = self._id(session_id, start=True, given=[error, resolution, file, tool])
         now = self.now()
         item = failures.new_error(self, error, now=now, resolution=resolution, file=file, tool=tool)
         return failures.record_error(self, self.settings, sid, item, now=now)

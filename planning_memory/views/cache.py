@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from planning_memory.core import LONG_TERM_DIRS, Layout, Record, privacy
-from planning_memory.errors import PlanningMemoryError
-from planning_memory.longterm import load_record, record_stats
+from planning_memory.errors import InputError, PlanningMemoryError
+from planning_memory.longterm import load_record, read_preferences, record_stats
 from planning_memory.store import Store
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
 from planning_memory.views.fileformat import digests_hash, record_digest
@@ -132,6 +132,7 @@ class RenderCache:
         self._touched: set[str] = set()  # record files whose row changed in this run
         self.files = CacheFiles(cache_dir(layout), store, code_stamp())
         self._prefs_value: dict[str, Any] | None = None
+        self._prefs_error: InputError | None = None  # preferences.json is broken
         self._dirty: set[str] = set()
         self._load_index()
         self.rescan(written)
@@ -270,24 +271,31 @@ class RenderCache:
         return Row(ctime, size, digest, record_id, record["type"], live, shown)
 
     def _scan_preferences(self, now: int) -> bool:
-        """Stat ``preferences.json``; True when its content changed."""
+        """Stat ``preferences.json``; True when its content changed. A broken one is kept
+        for ``preference_values`` to raise (only CLAUDE.md, which shows the preferences, is
+        held up by it) and read again by the next scan."""
         ctime, size = _stat(self.layout.preferences, now)
         old = self.preferences
         if ctime and old.ctime == ctime and old.size == size:
             return False
-        self._prefs_value = None
-        value = self.preference_values() if size >= 0 else {}
-        self.preferences = Row(ctime, size, record_digest(value), "", "preferences", True, True)
+        self._prefs_value, self._prefs_error = None, None
+        try:
+            digest = record_digest(self.preference_values())
+        except InputError as exc:
+            self._prefs_error = exc
+            ctime, digest = 0, "broken: " + exc.one_line()
+        self.preferences = Row(ctime, size, digest, "", "preferences", True, True)
         if old.digest == self.preferences.digest:
             return False
         self._dirty.add("index")
         return True
 
     def preference_values(self) -> dict[str, Any]:
-        """``preferences.json`` (empty when there is none)."""
+        """``preferences.json`` (empty when there is none); ``InputError`` when it is broken."""
+        if self._prefs_error is not None:
+            raise self._prefs_error
         if self._prefs_value is None:
-            path = self.layout.preferences
-            self._prefs_value = self.store.read_json(path) if path.is_file() else {}
+            self._prefs_value = read_preferences(self.layout, self.store)
         return self._prefs_value
 
     def _group(self, memo: str) -> list[int]:

@@ -9,6 +9,7 @@ a full render, to the byte.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.core import Layout, Record, privacy
-from planning_memory.errors import InputError
+from planning_memory.errors import InputError, StorageError
 from planning_memory.longterm import load_all
 from planning_memory.store import Store
 from planning_memory.views import claude, render
@@ -128,9 +129,11 @@ class Views:
             self.cache.rescan()
 
     def save_cache(self) -> None:
-        """Keep what this run learnt for the next one (the derived render cache)."""
+        """Keep what this run learnt for the next one (the derived render cache; on a full
+        disk it is not kept, and the next run works it out again)."""
         if "cache" in self.__dict__:
-            self.cache.save()
+            with contextlib.suppress(StorageError):
+                self.cache.save()
 
     # -- texts -------------------------------------------------------------------------------
     def source_hash(self, name: str) -> str:
@@ -187,6 +190,10 @@ class Views:
         """patterns.md, mistakes.md and CLAUDE.md. ``legacy``: tell a file edited by hand before
         the source hash changed its definition from a conflict (this reads every record)."""
         return [self._current_or_state(name, legacy) for name in NAMES]
+
+    def state_of(self, name: str) -> ViewState:
+        """One of ``states``: patterns.md, mistakes.md or CLAUDE.md."""
+        return self._current_or_state(name, False)
 
     def _current_or_state(self, name: str, legacy: bool) -> ViewState:
         path = self.path(name)

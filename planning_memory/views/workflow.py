@@ -12,6 +12,7 @@ touched, and only when the config asks for it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -20,11 +21,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planning_memory.core import Layout, Record, timestamp
-from planning_memory.errors import ConflictError, SchemaError
+from planning_memory.errors import (
+    ConflictError,
+    InputError,
+    LimitError,
+    PlanningMemoryError,
+    SchemaError,
+    StorageError,
+)
 from planning_memory.longterm import check_record, new_record, save_record
 from planning_memory.views.fileformat import conflict_marker_line, header_hashes
-from planning_memory.views.state import VIEWS, Views, ViewState
+from planning_memory.views.state import NAMES, VIEWS, Views, ViewState
 from planning_memory.views.templates import load_template
+
+VIEW_MAX_BYTES = 1 << 20  # a bigger hand-edited view (and over twice its render) is not parsed
+BLOCKS = "the managed block of the repository's CLAUDE.md / AGENTS.md"  # ``refresh``'s name
 
 if TYPE_CHECKING:  # the import side (markdown-it) loads only when a view is parsed
     from planning_memory.views.diff import Changes
@@ -90,8 +101,9 @@ def _apply_changes(views: Views, kind: str, changes: Changes, now: datetime) -> 
                 json_path=f"{record.get('id', 'new item')} {exc.json_path}",
                 hint="nothing was imported; fix the item and run `pmem sync`",
             ) from None
-    for record in to_write:
-        save_record(lay, store, record)
+    with store.batch():  # one sync for them all: an edit may add thousands of items
+        for record in to_write:
+            save_record(lay, store, record)
     return {
         "updated": len(changes.updates),
         "created": len(changes.creations),
@@ -139,7 +151,7 @@ def _import(views: Views, state: ViewState, now: datetime, report: SyncReport) -
 
     kind = state.name.removesuffix(".md")
     template = load_template(state.name)
-    parsed = parse_view(state.on_disk or "", kind, template=template)  # type: ignore[arg-type]
+    parsed = parse_view(_parseable(views, state), kind, template=template)  # type: ignore[arg-type]
     changes = diff_view(parsed, views.records(kind), timestamp(now))
     changes.raise_for_errors(path=views.store.rel(state.path))
     changes = _against_base(views, state, changes, parsed)
@@ -156,7 +168,8 @@ def _keep_base(views: Views, state: ViewState) -> None:
     if state.path.parent == views.layout.planning and state.name != "CLAUDE.md":
         path = base_path(views.layout, state.name)
         if not path.is_file():
-            views.store.write_text(path, state.fresh)
+            with contextlib.suppress(StorageError):  # derived: without it, a two-way import
+                views.store.write_text(path, state.fresh)
 
 
 def _write(views: Views, state: ViewState, report: SyncReport) -> None:
@@ -167,7 +180,8 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
         data = views.redacted(state).encode("utf-8")  # what Store.write_text writes
         changed = views.store.write_bytes(state.path, data)
         if state.name != "CLAUDE.md":  # derived, and checked by its header before use: no fsync
-            views.store.write_bytes(base_path(views.layout, state.name), data, durable=False)
+            with contextlib.suppress(StorageError):
+                views.store.write_bytes(base_path(views.layout, state.name), data, durable=False)
         views.remember(state, data)
     else:
         changed = views.store.write_repo_file(state.path, state.fresh)
@@ -227,9 +241,28 @@ def _noise_only(views: Views, state: ViewState, now: datetime) -> bool:
     from planning_memory.views.parse import parse_view
 
     kind = state.name.removesuffix(".md")
-    parsed = parse_view(state.on_disk, kind, template=load_template(state.name))  # type: ignore[arg-type]
+    text = _parseable(views, state)
+    parsed = parse_view(text, kind, template=load_template(state.name))  # type: ignore[arg-type]
     changes = diff_view(parsed, views.records(kind), timestamp(now))
     return changes.ok and changes.empty and not changes.warnings
+
+
+def _parseable(views: Views, state: ViewState) -> str:
+    """The hand-edited text of ``state``, if it is small enough to parse: at most
+    ``VIEW_MAX_BYTES``, or twice its render from the records when that is more (a paste of
+    megabytes would take minutes and gigabytes to parse and import). ``LimitError``
+    otherwise, before any parsing."""
+    text = state.on_disk or ""
+    limit = max(VIEW_MAX_BYTES, 2 * len(state.fresh.encode("utf-8")))
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        raise LimitError(
+            f"is {size:,} bytes; a hand-edited view is imported up to {limit:,} bytes "
+            "(twice its render from the records, at least 1 MiB); nothing was imported",
+            path=views.store.rel(state.path),
+            hint="move the long text out of the view, or save it with `pmem save`",
+        )
+    return text
 
 
 def render_all(views: Views) -> SyncReport:
@@ -253,15 +286,40 @@ def refresh(views: Views, written: Collection[str] | None = None) -> SyncReport:
     stat-ed: only the folders whose stamp moved (a file in them was created, removed, or
     replaced by a rename, as this package, git and most editors write) and those records.
     A record rewritten in place in another folder since the last full look is seen by the
-    next ``render``, ``render --check`` or ``sync``, which stat every file."""
+    next ``render``, ``render --check`` or ``sync``, which stat every file.
+
+    A view that cannot be refreshed is left as it is, and ``warnings`` says why and how to
+    fix it (``_not_refreshed``): a FIFO, a folder or a link loop in its place, a file that
+    is not UTF-8, a broken ``preferences.json`` (CLAUDE.md), a full disk. The write that asked
+    for the refresh stands: the records are the source of truth, the views are rendered from
+    them, and ``pmem render`` brings a view back once its file is repaired."""
     if written is not None:
         views = dataclasses.replace(views, written=frozenset(written))
     report = SyncReport()
+    problems: dict[str, tuple[PlanningMemoryError, list[str]]] = {}
     with views.store.lock():
-        for state in [*views.states(), *views.target_states()]:
-            if state.state in ("missing", "stale", "current"):
-                _write(views, state, report)
-            else:
-                report.conflicts.append(state)
+        for name in (*NAMES, None):
+            try:
+                for state in [views.state_of(name)] if name else views.target_states():
+                    if state.state in ("missing", "stale", "current"):
+                        _write(views, state, report)
+                    else:
+                        report.conflicts.append(state)
+            except (InputError, StorageError) as exc:
+                problems.setdefault(exc.one_line(), (exc, []))[1].append(name or BLOCKS)
         views.save_cache()
+    report.warnings += [_not_refreshed(exc, names) for exc, names in problems.values()]
     return report
+
+
+def _not_refreshed(exc: PlanningMemoryError, names: list[str]) -> str:
+    """The warning line for the views ``names`` that ``exc`` kept from being refreshed."""
+    full = isinstance(exc, StorageError)
+    problem = f"{exc.path}: {exc.message}" if full else exc.one_line()
+    own = exc.path is not None and exc.path.endswith("/" + names[0])
+    what = "the view was" if own else f"{', '.join(names)} {'was' if len(names) == 1 else 'were'}"
+    fix = "free some disk space" if full else "repair or remove that file"
+    return (
+        f"{problem}; {what} not refreshed, the change itself was saved "
+        f"({fix}, then run `pmem render`)"
+    )

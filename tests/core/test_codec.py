@@ -223,6 +223,17 @@ def test_an_unpaired_surrogate_escape_is_refused() -> None:
         codec.loads(b'{"\\udfff": 1}')
 
 
+def test_text_utf8_cannot_hold_is_refused_with_its_json_path_not_a_crash() -> None:
+    """What Python makes of an argument that was not UTF-8 (``\\udcff``) never reaches a
+    write as a UnicodeEncodeError: the error names where it is."""
+    value = {"body": {"what": "ok"}, "tags": ["fine", "bad \udcff"]}
+    with pytest.raises(DecodeError, match=r"unpaired surrogate \\udcff") as caught:
+        codec.dump_bytes(value)
+    assert caught.value.json_path == "$.tags[1]"
+    assert caught.value.hint is not None and "UTF-8" in caught.value.hint
+    codec.check_encodable({"title": "\U0001f600 é"})  # paired and plain text are fine
+
+
 def test_a_paired_surrogate_escape_is_a_normal_character() -> None:
     value = codec.loads(b'{"title": "\\ud83d\\ude00", "path": "C:\\\\ud800"}')
     assert value == {"title": "\U0001f600", "path": "C:\\ud800"}

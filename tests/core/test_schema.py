@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
+from planning_memory.core import codec, schema
 from planning_memory.core.model import DEFAULT_CONFIG
 
 REPO = Path(__file__).resolve().parents[2]
@@ -549,3 +550,19 @@ def test_invalid_common_value_fails(definition: str, value: Any, where: str) -> 
 )
 def test_valid_common_value_passes(definition: str, value: Any) -> None:
     assert best_path(common_def(definition), value) is None
+
+
+def test_too_many_tags_is_one_clear_error_and_a_long_array_is_still_checked_item_by_item() -> None:
+    """10,000 tags: the error says how many and the most allowed (without validating each);
+    an array over ``schema.WALKED`` items whose only error lies past them is still refused."""
+    record = codec.loads(next((LONG_TERM / "patterns").glob("*.json")).read_bytes())
+    record["tags"] = [f"t{i:05}" for i in range(10_000)]
+    assert [(p.json_path, p.message) for p in schema.problems("pattern", record)] == [
+        ("$.tags", "10,000 items; at most 100 are allowed")
+    ]
+    session = codec.loads(next(SHORT_TERM.glob("session-*.json")).read_bytes())
+    message = session["messages"][0]
+    session["messages"] = [{**message, "id": f"msg_{i:026}"} for i in range(1500)]
+    assert schema.problems("session", session) == []
+    session["messages"][1200]["role"] = 5
+    assert [p.json_path for p in schema.problems("session", session)] == ["$.messages[1200].role"]
