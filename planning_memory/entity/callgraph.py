@@ -18,11 +18,12 @@ gets its callers searched in all files that can see its file.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Set
+from collections.abc import Callable, Set
 from typing import Any, Protocol
 
 from planning_memory.entity.entities import name_of
 from planning_memory.entity.languages import FAMILY
+from planning_memory.entity.languages.go import package_name
 from planning_memory.entity.linking import Linker
 from planning_memory.entity.shards import file_of
 
@@ -53,8 +54,11 @@ class Functions(Protocol):
 class Graph:
     """Who sees whom, from the file entities' resolved imports."""
 
-    def __init__(self, files: dict[str, Entity]) -> None:
+    def __init__(
+        self, files: dict[str, Entity], import_path: Callable[[str], str | None] | None = None
+    ) -> None:
         self.files = files
+        self.import_path = import_path  # a Go package folder -> its import path (go.mod)
         self._package: dict[tuple[str, str], list[str]] | None = None
         self._visible: dict[str, frozenset[str]] = {}
         self._importers: dict[str, set[str]] | None = None
@@ -68,6 +72,14 @@ class Graph:
             known = FAMILY.get(str(self.files.get(path, {}).get("language")), "")
             self._family[path] = known
         return known
+
+    def go_package(self, module: str, target: str) -> str:
+        """The name a Go import of ``module`` (resolved to the folder ``target``) gives its
+        package. An entry reduced to its links (``{target: target}``) has lost the import
+        as written: its import path then comes from the nearest ``go.mod``."""
+        if module == target and self.import_path is not None:
+            module = self.import_path(target) or module
+        return package_name(module)
 
     def package(self, folder: str, family: str) -> list[str]:
         if self._package is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.entity import areas, callgraph, coverage, parsefile, pool, proptypes, resolve
+from planning_memory.entity.resolve import go as resolve_go
 from planning_memory.entity.scanstate import Clock, Run, apply
 from planning_memory.entity.shards import RELATIONSHIPS
 
@@ -49,7 +50,9 @@ def update(run: Run, clock: Clock) -> dict[str, Any] | None:
     _apply_coverage(run)
     clock.lap("resolve")
     before, after = run.table.graph_views()
-    old_graph, new_graph = callgraph.Graph(before), callgraph.Graph(after)
+    import_path = _go_import_paths(run)
+    old_graph = callgraph.Graph(before, import_path)
+    new_graph = callgraph.Graph(after, import_path)
 
     def link() -> None:
         callgraph.update(old_graph, new_graph, run.symbols, run.changed, run.fresh, run.reshaped)
@@ -57,6 +60,22 @@ def update(run: Run, clock: Clock) -> dict[str, Any] | None:
     relationships = _areas_beside(run, link)
     clock.lap("called_by")
     return relationships
+
+
+def _go_import_paths(run: Run) -> Callable[[str], str | None]:
+    """A Go package folder -> its import path, from the nearest go.mod (read when asked)."""
+    root = str(run.layout.repo_root)
+    context: list[resolve.Context] = []
+
+    def read(rel: str) -> bytes | None:
+        return parsefile.read_config(root, rel)
+
+    def import_path(folder: str) -> str | None:
+        if not context:
+            context.append(resolve.build_context(run.table.sources(), read))
+        return resolve_go.import_path(folder, context[0])
+
+    return import_path
 
 
 PARALLEL_AREAS = 5000  # files from which areas are derived in a forked child

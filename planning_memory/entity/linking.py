@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING
 from planning_memory.entity import results
 from planning_memory.entity.callshape import GUESSING, HEAD, NAME, OWN, Call, read
 from planning_memory.entity.entities import qualified_of
-from planning_memory.entity.languages.go import package_name
 
 if TYPE_CHECKING:
     from planning_memory.entity.callgraph import Functions, Graph
@@ -352,7 +351,7 @@ class _Site:
         return [
             p
             for module, target in imports.items()
-            if target and package_name(module) == receiver
+            if target and graph.go_package(module, target) == receiver
             for p in graph.package(target, "go")
         ]
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from planning_memory.entity import calltypes
 from planning_memory.entity.callshape import OWN, Call, read
 from planning_memory.entity.entities import qualified_of
-from planning_memory.entity.languages.go import package_name
 
 if TYPE_CHECKING:
     from planning_memory.entity.linking import Linker, _Site
@@ -63,7 +62,9 @@ class Types:
             if family == "go":
                 if dot:
                     imports = graph.files.get(home, {}).get("imports", {})
-                    folders = [t for m, t in imports.items() if t and package_name(m) == package]
+                    folders = [
+                        t for m, t in imports.items() if t and graph.go_package(m, t) == package
+                    ]
                 else:
                     folders = [posixpath.dirname(home) or "."]
                 files = {p for folder in folders for p in graph.package(folder, "go")}

@@ -338,3 +338,36 @@ def test_links_through_a_changed_signature_equal_a_fresh_scan(tmp_path: Path) ->
     assert called_by(fresh, files) == incremental
     assert incremental["m/command.go::Other.Name"] == ["app/app.go::Made"]
     assert incremental["src/org/example/Jsoup.java::Jsoup.parse#3"] == []
+
+
+def test_calls_into_the_module_root_package_survive_an_incremental_scan(tmp_path: Path) -> None:
+    """An incremental scan reads the stored imports as folders only: the name a Go import
+    gives the module's root package (``kit`` for ``example.com/kit``, folder ``.``) comes
+    from go.mod, so a rescan of the importer links what a fresh scan links."""
+    repo, fresh = tmp_path / "repo", tmp_path / "fresh"
+    files = {
+        "go.mod": "module example.com/kit\n\ngo 1.22\n",
+        "kit.go": """package kit
+
+type Command struct{}
+
+func (c *Command) Name() string { return "" }
+
+func Helper() {}
+""",
+        "doc/doc.go": """package doc
+
+import "example.com/kit"
+
+func Gen(c *kit.Command) {
+	kit.Helper()
+	c.Name()
+}
+""",
+    }
+    called_by(repo, files)
+    files["doc/doc.go"] += "\n// Other is new.\nfunc Other() {}\n"
+    incremental = called_by(repo, files)
+    assert incremental == called_by(fresh, files)
+    assert incremental["kit.go::Helper"] == ["doc/doc.go::Gen"]
+    assert incremental["kit.go::Command.Name"] == ["doc/doc.go::Gen"]

@@ -1,7 +1,8 @@
 """Go import resolution: module paths under the nearest go.mod -> package folders.
 
 An import path under the module path of the nearest ``go.mod`` gives the package folder
-(``.`` for the repository root); anything else is a package.
+(``.`` for the repository root); anything else is a package. ``import_path`` goes the other
+way: a package folder's import path.
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ def resolve(module: str, importer: str, ctx: Context) -> tuple[str | None, str |
             if target in ctx.dirs:
                 return target or ".", None  # the repository root folder is "."
     return None, module
+
+
+def import_path(folder: str, ctx: Context) -> str | None:
+    """The import path of the package in ``folder`` (``.`` for the repository root) under
+    the nearest ``go.mod``, or None outside any module."""
+    folder = "" if folder == "." else folder
+    found = _gomod_for(folder, ctx)
+    if found is None:
+        return None
+    name, root = found
+    rest = folder[len(root) :].strip("/") if folder.startswith(root) else folder
+    return f"{name}/{rest}" if rest else name
 
 
 def _gomod_for(folder: str, ctx: Context) -> tuple[str, str] | None:
