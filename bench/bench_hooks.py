@@ -4,7 +4,9 @@ process per call, with the hook server (the default) and without it (``PMEM_SERV
 A memory of ``--records`` long-term records (and its search index), a session with a
 transcript; each event gets the payload Claude Code sends. The server's first hook (which
 answers in its own process and starts the server) is left out of its figures, as is the
-first call of each event without it (the file cache's warm-up).
+first call of each event without it (the file cache's warm-up). Last, ten UserPromptSubmit
+hooks fired at once while the memory's lock is held (a long scan), with the server running:
+the slowest of them against Claude Code's 15 s timeout.
 
     .venv/bin/python bench/bench_hooks.py [--records 1000] [--runs 30]
 """
@@ -103,6 +105,38 @@ def measure(root: Path, transcript: Path, runs: int, server: bool) -> list[dict[
     return rows
 
 
+def parallel_locked(root: Path, transcript: Path, hooks: int = 10) -> dict[str, Any]:
+    """``hooks`` UserPromptSubmit hooks at once, the memory's lock held meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = {"session_id": CLAUDE_ID, "cwd": str(root), "transcript_path": str(transcript)}
+    data = json.dumps(base | EVENTS["UserPromptSubmit"])
+    env = {**os.environ, hook_client.ENV_SWITCH: "1"}
+
+    def one(_: int) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [PMEM, "hook", "claude-code", "UserPromptSubmit"],
+            input=data,
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env=env,
+            timeout=60,
+        )
+        return time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    with Memory(root).store.lock(), ThreadPoolExecutor(hooks) as pool:
+        times = list(pool.map(one, range(hooks)))
+    return {
+        "parallel hooks, lock held": hooks,
+        "slowest_ms": round(1000 * max(times), 1),
+        "median_ms": round(1000 * statistics.median(times), 1),
+        "all_done_ms": round(1000 * (time.perf_counter() - t0), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1000)
@@ -122,6 +156,7 @@ def main() -> None:
             floor[n] = time.perf_counter() - t0
         rows = measure(root, transcript, args.runs, server=False)
         rows += measure(root, transcript, args.runs, server=True)
+        rows.append(parallel_locked(root, transcript))
         hook_client.stop()
     shutil.rmtree(runtime, ignore_errors=True)
     for row in rows:

@@ -17,6 +17,7 @@ import pytest
 from planning_memory.core import codec
 from planning_memory.core.layout import Layout
 from planning_memory.errors import (
+    BrokenFileWarning,
     ConflictError,
     DecodeError,
     InputError,
@@ -24,8 +25,16 @@ from planning_memory.errors import (
     LockError,
     NotFoundError,
     UnsafePathError,
+    printable,
 )
-from planning_memory.store import ABSENT, TEMP_SUFFIX, Store, digest, read_regular
+from planning_memory.store import (
+    ABSENT,
+    TEMP_SUFFIX,
+    Store,
+    digest,
+    read_regular,
+    valid_name,
+)
 
 RECORD: dict[str, Any] = {
     "id": "pat_001",
@@ -551,3 +560,203 @@ def test_a_batch_ended_by_an_error_still_syncs_what_it_wrote(
     assert syncs == [1]
     assert store.read_json(target(layout)) == RECORD
     assert not store.batching and store._fd is None  # the lock was released
+
+
+# -- a hostile tree: links out of it, file names that are not UTF-8 --------------------------------
+@pytest.fixture
+def canary(tmp_path: Path) -> Path:
+    """A file outside the tree standing for ``~/.bashrc``."""
+    path = tmp_path / "bashrc"
+    path.write_text("export PATH=$HOME/bin:$PATH\n")
+    return path
+
+
+def test_a_lock_file_linked_out_of_the_tree_is_never_opened(
+    store: Store, layout: Layout, canary: Path
+) -> None:
+    layout.planning.mkdir()
+    layout.lock_file.symlink_to(canary)
+    with pytest.raises(UnsafePathError) as info:
+        store.write_json(target(layout), RECORD)
+    assert canary.read_text() == "export PATH=$HOME/bin:$PATH\n"  # was emptied by the lock
+    assert info.value.path == ".planning/.lock" and info.value.exit_code == 4
+    line = info.value.one_line()
+    assert "leads outside the memory tree" in line and "`rm .planning/.lock`" in line
+    assert not target(layout).exists()
+
+
+@pytest.mark.parametrize("kind", ["link inside", "fifo", "folder"])
+def test_a_lock_file_that_is_no_regular_file_is_refused_without_blocking(
+    store: Store, layout: Layout, alarm: Any, kind: str
+) -> None:
+    layout.planning.mkdir()
+    if kind == "link inside":
+        layout.config.write_text("{}\n")
+        layout.lock_file.symlink_to(layout.config)
+    elif kind == "fifo":
+        os.mkfifo(layout.lock_file)
+    else:
+        layout.lock_file.mkdir()
+    with pytest.raises(InputError) as info:
+        store.write_json(target(layout), RECORD)
+    assert info.value.path == ".planning/.lock"
+    assert "then run the command again" in info.value.one_line()
+    assert layout.config.read_text() == "{}\n" if kind == "link inside" else True
+
+
+def test_a_takeover_never_opens_a_temp_name_planted_beside_the_lock(
+    layout: Layout, canary: Path
+) -> None:
+    """The lock of a dead holder kept by a leftover child is replaced by a new file: made
+    under an unguessable name with O_EXCL, never through a link planted where it goes."""
+    store = Store(layout, lock_timeout=10)
+    store.write_json(target(layout), RECORD)  # the tree was looked over: the links come later
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    keeper = subprocess.Popen(  # a leftover child still holding the dead holder's flock
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+            str(layout.lock_file),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert keeper.stdout is not None and keeper.stdout.readline() == "held\n"
+        layout.lock_file.write_text(f"{dead} 0 {os.uname().nodename}\n")
+        for pid in range(os.getpid() - 5, os.getpid() + 50):  # where a guess would put it
+            (layout.planning / f".lock.{pid}{TEMP_SUFFIX}").symlink_to(canary)
+        assert store.write_json(target(layout), {**RECORD, "n": 2})
+    finally:
+        keeper.kill()
+        keeper.wait()
+    assert canary.read_text() == "export PATH=$HOME/bin:$PATH\n"
+    assert not layout.lock_file.is_symlink()
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "patterns.md",
+        "memory/contextual/views/cache/index.json",
+        "memory/contextual/recent-queries.jsonl",
+        "memory/long-term/patterns/pat_001.json",
+    ],
+)
+def test_every_write_refuses_a_file_linked_out_of_the_tree(
+    store: Store, layout: Layout, canary: Path, rel: str
+) -> None:
+    path = layout.planning / rel
+    path.parent.mkdir(parents=True)
+    path.symlink_to(canary)
+    writes = [
+        lambda: store.write_bytes(path, b"x"),
+        lambda: store.write_bytes(path, b"x", durable=False),
+        lambda: store.append_line(path, "x", rotate_at=1000),
+        lambda: store.write_unlocked(path, b"x"),
+        lambda: store.open_file(path, os.O_WRONLY | os.O_CREAT),
+        lambda: store.check_database(path),
+    ]
+    for write in writes:
+        with pytest.raises(UnsafePathError, match="leads outside the memory tree"):
+            write()
+    with pytest.raises(UnsafePathError):
+        store.read_bytes(path)
+    assert canary.read_text() == "export PATH=$HOME/bin:$PATH\n"
+
+
+@pytest.mark.parametrize(
+    "rel", ["memory", "memory/contextual", "memory/contextual/views", "memory/long-term/patterns"]
+)
+def test_a_folder_linked_out_of_the_tree_is_refused_before_anything_is_read_or_written(
+    store: Store, layout: Layout, tmp_path: Path, rel: str
+) -> None:
+    """The first touch of a tree looks its own folders over, so a command that would write
+    several files refuses before the first one, not half way."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.json").write_text("{}\n")
+    layout.config.parent.mkdir()
+    layout.config.write_text("{}\n")
+    link = layout.planning / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafePathError) as info:
+        store.read_json(layout.config)  # elsewhere in the tree: the look-over refuses it
+    assert info.value.path == f".planning/{rel}"
+    for folder in (link, link / "sub"):
+        with pytest.raises(UnsafePathError):
+            store.make_dirs(folder)
+        with pytest.raises(UnsafePathError):
+            store.write_bytes(folder / "x.json", b"{}")
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.json"]
+
+
+def test_a_link_that_stays_inside_the_tree_is_followed(store: Store, layout: Layout) -> None:
+    real = layout.long_term / "patterns-real"
+    real.mkdir(parents=True)
+    (layout.long_term / "patterns").symlink_to(real, target_is_directory=True)
+    assert store.write_json(target(layout), RECORD) is True
+    assert (real / "pat_001.json").is_file()
+    assert store.read_json(target(layout)) == RECORD
+
+
+def test_a_planning_folder_linked_out_of_its_repository_is_refused(tmp_path: Path) -> None:
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    repo.mkdir()
+    elsewhere.mkdir()
+    (repo / ".planning").symlink_to(elsewhere, target_is_directory=True)
+    layout = Layout.for_repo(repo)
+    with pytest.raises(UnsafePathError, match="leads outside the repository") as info:
+        Store(layout).write_json(layout.record_path("pattern", "pat_001"), RECORD)
+    assert info.value.path == ".planning"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_database_and_its_journals_are_checked_before_sqlite_opens_them(
+    store: Store, layout: Layout, canary: Path, alarm: Any
+) -> None:
+    path = layout.contextual / "index.sqlite3"
+    path.parent.mkdir(parents=True)
+    assert store.check_database(path) == path  # absent: SQLite makes it
+    for suffix in ("-wal", "-shm", "-journal"):
+        journal = Path(f"{path}{suffix}")
+        journal.symlink_to(canary)
+        with pytest.raises(UnsafePathError, match="a symbolic link") as info:
+            store.check_database(path)
+        assert info.value.path == f".planning/memory/contextual/index.sqlite3{suffix}"
+        journal.unlink()
+    os.mkfifo(path)
+    with pytest.raises(InputError, match="a FIFO"):
+        store.check_database(path)
+
+
+def test_a_file_name_that_is_not_utf8_is_warned_about_once_and_left_out(
+    store: Store, layout: Layout
+) -> None:
+    folder = layout.record_dir("pattern")
+    store.write_json(folder / "pat_001.json", RECORD)
+    with open(os.path.join(os.fsencode(folder), b"pat_caf\xe9.json"), "wb") as fh:
+        fh.write(codec.dump_bytes(RECORD))
+    with pytest.warns(BrokenFileWarning) as seen:
+        assert [p.name for p in store.list_json(folder)] == ["pat_001.json"]
+        assert [p.name for p in store.list_json(folder)] == ["pat_001.json"]
+    assert [str(w.message) for w in seen] == [
+        ".planning/memory/long-term/patterns/pat_caf\\xe9.json: file name is not valid UTF-8;"
+        " no memory file has one (rename or remove it)"
+    ]
+
+
+def test_valid_name_and_printable() -> None:
+    assert valid_name("pat_01.json") and valid_name("café.py") and valid_name("日本.py")
+    assert not valid_name(os.fsdecode(b"caf\xe9.py"))
+    assert printable(os.fsdecode(b"caf\xe9.py")) == "caf\\xe9.py"
+    assert printable("café.py") == "café.py"
+    assert printable("a\ud800b") == "a\\ud800b"  # a surrogate no file name gives

@@ -109,6 +109,23 @@ class Layout:
     def claude_md(self) -> Path:
         return self.planning / "CLAUDE.md"
 
+    def own_folders(self) -> list[Path]:
+        """The folders whose entries are the tree's own files (the lock, the config, the
+        views, the caches, the databases) and its memory folders, top first: what
+        ``Store.audit`` looks over for symlinks that lead out. Record, session and shard files
+        are checked one by one as they are opened."""
+        contextual = self.contextual
+        return [
+            self.planning,
+            self.memory,
+            self.long_term,
+            self.short_term,
+            self.entity,
+            contextual,
+            contextual / "views",
+            contextual / "views" / "cache",
+        ]
+
     def record_dir(self, record_type: str) -> Path:
         return self.long_term / LONG_TERM_DIRS[record_type]
 

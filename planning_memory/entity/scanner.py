@@ -34,7 +34,7 @@ from planning_memory.entity.scanstate import SYNTAX_ERRORS, Clock, Run, apply, p
 from planning_memory.entity.settings import Settings
 from planning_memory.entity.shards import RELATIONSHIPS, Shards, folder_of
 from planning_memory.entity.symbols import Symbols
-from planning_memory.errors import UnsafePathError
+from planning_memory.errors import InputError, UnmappedFileWarning, UnsafePathError
 from planning_memory.store import Store
 
 Progress = Callable[[int, int], None]
@@ -153,6 +153,15 @@ def _attempt(
     rules = walk.Rules.from_patterns(settings.include, settings.exclude)
     clock = Clock()
     listing = walk.discover(layout.repo_root, rules, paths=scope, use_git=settings.use_git)
+    for name in listing.unnamed:
+        store.skip_broken(
+            InputError(
+                "file name is not valid UTF-8, so the code map leaves the file out",
+                path=name,
+                hint="rename it to have it mapped",
+            ),
+            UnmappedFileWarning,
+        )
     clock.lap("list")
     with store.lock():
         shards = Shards(layout, store)

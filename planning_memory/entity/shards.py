@@ -41,7 +41,7 @@ import orjson
 from planning_memory.core import Layout, codec
 from planning_memory.entity import hashindex, jsontext
 from planning_memory.entity.hashindex import HashIndex
-from planning_memory.errors import InputError
+from planning_memory.errors import InputError, NotFoundError, PlanningMemoryError, UnsafePathError
 from planning_memory.store import Store
 
 RELATIONSHIPS = "relationships.json"  # the feature areas, beside ``files/``
@@ -211,11 +211,12 @@ _ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND
 _SHORT_EXPONENT = re.compile(rb"e-\d(?!\d)")
 
 
-def _load_cache(cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+def _load_cache(store: Store, cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     try:
-        with open(cache, "rb") as fh:
-            value = _loads(fh.read())
-    except (OSError, ValueError):
+        value = _loads(store.read_bytes(cache))
+    except UnsafePathError:
+        raise  # a derived file, but a symlink out of the tree is refused all the same
+    except (PlanningMemoryError, ValueError):
         return {}, {}
     return hashindex.parse(value)
 
@@ -241,28 +242,56 @@ class Shards:
     # -- reading -----------------------------------------------------------------------------
     def read(self, path: Path) -> dict[str, Any] | None:
         """A JSON object file, or None when absent or unreadable (then noted in ``broken``)."""
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        data = self._bytes(path)
+        if data is None:
             return None
         try:
             value = _loads(data)
         except ValueError:
             value = None
         if not isinstance(value, dict):
-            name = self.layout.relative(path)
-            if name not in self.broken:
-                self.broken.append(name)
+            self._note(self.layout.relative(path))
             return None
         return value
 
+    def _bytes(self, path: Path) -> bytes | None:
+        """The bytes of a shard file, through the store (never through a symlink out of the
+        tree, never from a FIFO); None when absent or refused (then noted in ``broken``)."""
+        try:
+            return self.store.read_bytes(path)
+        except NotFoundError:
+            return None
+        except PlanningMemoryError as exc:
+            self._note(exc.one_line())
+            return None
+
+    def _note(self, problem: str) -> None:
+        if problem not in self.broken:
+            self.broken.append(problem)
+
     def _shard_files(self, folder: Path) -> list[Path]:
         try:
-            names = os.listdir(folder)
+            names = os.listdir(self.store.check_inside(folder))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return [folder / n for n in sorted(names) if n.startswith(SHARD) and n.endswith(".json")]
+        return [folder / n for n in self._shard_names(folder, names)]
+
+    def _shard_names(self, folder: Path | str, names: list[str]) -> list[str]:
+        """The shard files among ``names`` (in ``folder``), sorted; one whose name is not
+        valid UTF-8 is warned about and left out (``Store.usable_name``)."""
+        return sorted(
+            n
+            for n in names
+            if n.startswith(SHARD) and n.endswith(".json") and self.store.usable_name(folder, n)
+        )
+
+    def _walk(self) -> Iterator[tuple[str, list[str]]]:
+        """Each folder of the shard tree with its shard files (``_shard_names``). A folder
+        whose name is not valid UTF-8 is left out the same way, and ``os.walk`` never enters
+        a symlinked folder."""
+        for folder, dirs, names in os.walk(self.store.check_inside(self.base)):
+            dirs[:] = [d for d in dirs if self.store.usable_name(folder, d)]
+            yield folder, self._shard_names(folder, names)
 
     def load_dir(self, directory: str) -> Shard:
         """The entities of the files directly in source folder ``directory``."""
@@ -276,22 +305,21 @@ class Shards:
     def directories(self) -> list[str]:
         """The source folders that have a shard (``""``: the repository root), sorted."""
         found = []
-        for folder, _dirs, names in os.walk(self.base):
-            if any(n.startswith(SHARD) and n.endswith(".json") for n in names):
+        for folder, names in self._walk():
+            if names:
                 rel = os.path.relpath(folder, self.base)
                 found.append("" if rel == "." else "/".join(map(_unescape, rel.split(os.sep))))
         return sorted(found)
 
     def iter_shards(self) -> Iterator[Shard]:
         """Every folder's shard (buckets separately), in no particular order."""
-        for folder, _dirs, names in os.walk(self.base):
+        for folder, names in self._walk():
             for name in names:
-                if name.startswith(SHARD) and name.endswith(".json"):
-                    value = self.read(Path(folder) / name)
-                    if value is not None:
-                        shard = Shard()
-                        shard.update(value)
-                        yield shard
+                value = self.read(Path(folder) / name)
+                if value is not None:
+                    shard = Shard()
+                    shard.update(value)
+                    yield shard
 
     def iter_kind(self, kind: str) -> Iterator[tuple[str, Entity]]:
         for shard in self.iter_shards():
@@ -315,19 +343,16 @@ class Shards:
         is decoded when the shard is canonical (keys sorted: ``components``, ``directory``,
         ``files`` come first), which makes a warm rescan read a third of the JSON."""
         files: dict[str, Entity] = {}
-        for folder, _dirs, names in os.walk(self.base):
+        for folder, names in self._walk():
             for name in names:
-                if name.startswith(SHARD) and name.endswith(".json"):
-                    value = self._read_head(Path(folder) / name)
-                    if value is not None and isinstance(value.get(ROOT), dict):
-                        files.update(value[ROOT])
+                value = self._read_head(Path(folder) / name)
+                if value is not None and isinstance(value.get(ROOT), dict):
+                    files.update(value[ROOT])
         return files
 
     def _read_head(self, path: Path) -> dict[str, Any] | None:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        data = self._bytes(path)
+        if data is None:
             return None
         cut = data.find(_FUNCTIONS_KEY)
         if cut > 0 and data[cut - 1 : cut] == b",":
@@ -343,11 +368,10 @@ class Shards:
     def index(self, cache: Path) -> HashIndex:
         """Each stored file's hash, from ``cache`` for folders whose shard files have the size,
         mtime and inode recorded there, from the shards themselves for the others."""
-        recorded, notes = _load_cache(cache)
+        recorded, notes = _load_cache(self.store, cache)
         folders: dict[str, list[Any]] = {}
         stale = False
-        for folder, _dirs, names in os.walk(self.base):
-            shard_names = sorted(n for n in names if n.startswith(SHARD) and n.endswith(".json"))
+        for folder, shard_names in self._walk():
             if not shard_names:
                 continue
             rel = os.path.relpath(folder, self.base)
@@ -374,10 +398,10 @@ class Shards:
             rel = os.sep.join(_escape(p) for p in directory.split("/")) if directory else "."
             folder = os.path.join(base, rel)
             try:
-                listed = os.listdir(folder)
+                listed = os.listdir(self.store.check_inside(Path(folder)))
             except (FileNotFoundError, NotADirectoryError):
                 listed = []
-            names = sorted(n for n in listed if n.startswith(SHARD) and n.endswith(".json"))
+            names = self._shard_names(folder, listed)
             if names:
                 index.folders[rel] = hashindex.entry(hashindex.signature(folder, names), files)
             else:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planning_memory.core import Exclusion, Patterns, ignored_by_layers
-from planning_memory.errors import ConfigError, PlanningMemoryError
-from planning_memory.store import read_regular
+from planning_memory.errors import ConfigError, PlanningMemoryError, printable
+from planning_memory.store import read_regular, valid_name
 
 ALWAYS_EXCLUDED = (
     ".git/",
@@ -55,6 +55,7 @@ class Listed:
 class Listing:
     files: list[Listed]
     ignored: int = 0
+    unnamed: list[str] = field(default_factory=list)  # names that are not valid UTF-8: left out
     git: bool = False
     git_dir: str | None = None  # the repository's git dir, when listed by git
     git_stamp: GitStamp | None = None  # git's state just before the listing
@@ -104,8 +105,14 @@ def discover(
         listing.git_dir, listing.git_stamp = git_dir, stamp
     else:
         listing = _walk_listing(root, paths, rules)
-    kept = [item for item in listing.files if rules.keep(item.path)]
-    listing.ignored += len(listing.files) - len(kept)
+    files = listing.files
+    if not all(valid_name(item.path) for item in files):
+        unnamed = [item.path for item in files if not valid_name(item.path)]
+        listing.unnamed = [p for p in unnamed if rules.keep(printable(p))]  # ignored: mute
+        listing.ignored += len(unnamed) - len(listing.unnamed)
+        files = [item for item in files if valid_name(item.path)]
+    kept = [item for item in files if rules.keep(item.path)]
+    listing.ignored += len(files) - len(kept)
     listing.files = kept
     return listing
 

@@ -79,19 +79,22 @@ class Stats(NamedTuple):
     sizes: list[int]
 
 
-def record_stats(layout: Layout, folders: Iterable[str] | None = None) -> Stats:
+def record_stats(layout: Layout, store: Store, folders: Iterable[str] | None = None) -> Stats:
     """A stat of every long-term record file (in ``folders`` if given) and nothing read: how
     a cache of what the records render to tells the files that changed."""
     found = Stats([], [], [])
     wanted = set(LONG_TERM_DIRS.values()) if folders is None else set(folders)
     for folder in sorted(wanted):
+        where = store.check_inside(layout.long_term / folder)
         try:
-            fd = os.open(layout.long_term / folder, os.O_RDONLY | os.O_DIRECTORY)
+            fd = os.open(where, os.O_RDONLY | os.O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
             continue
         try:
             for name in sorted(os.listdir(fd)):
                 if not name.endswith(".json") or name[0] == ".":
+                    continue
+                if not store.usable_name(where, name):
                     continue
                 try:
                     st = os.stat(name, dir_fd=fd)

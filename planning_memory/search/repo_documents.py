@@ -18,6 +18,7 @@ from pathlib import Path
 from planning_memory.core import Exclusion, Patterns, privacy
 from planning_memory.search.chunks import chunk_file
 from planning_memory.search.documents import MAX_INDEXED_CHARS, Doc, mtime_stamp
+from planning_memory.store import valid_name
 
 LANGUAGES = {
     ".py": "python",
@@ -102,7 +103,7 @@ def repo_files(
     """Indexable text files of the repository (relative, ``/``-separated; ``selection``),
     honouring ``.gitignore`` through ``git ls-files`` when in a git work tree, else a plain
     walk that skips hidden and vendor folders (and excluded ones). ``.planning/`` is never
-    included."""
+    included, nor a file whose name is not valid UTF-8 (the code map warns of it)."""
     rules = exclusion(exclude)
     takes = selection(rules, include)
     names = _git_files(root)
@@ -111,7 +112,8 @@ def repo_files(
     return sorted(
         n
         for n in names
-        if not n.startswith(".planning/")
+        if valid_name(n)
+        and not n.startswith(".planning/")
         and not any(part.startswith(".") for part in n.split("/")[:-1])
         and takes(n)
     )
@@ -132,7 +134,7 @@ def _git_files(root: Path) -> list[str] | None:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return [n for n in out.decode("utf-8", "replace").split("\0") if n]
+    return [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
 
 
 def _walk_files(root: Path, rules: Exclusion) -> list[str]:
@@ -143,7 +145,10 @@ def _walk_files(root: Path, rules: Exclusion) -> list[str]:
         dirs[:] = sorted(
             d
             for d in dirs
-            if not d.startswith(".") and d not in SKIP_DIRS and not rules.dir_excluded(prefix + d)
+            if not d.startswith(".")
+            and d not in SKIP_DIRS
+            and valid_name(d)
+            and not rules.dir_excluded(prefix + d)
         )
         found.extend(prefix + n for n in files)
     return found

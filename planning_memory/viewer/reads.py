@@ -58,11 +58,16 @@ class Reads:
     def _watched(self) -> dict[str, list[Path]]:
         lay = self.mem.layout
         short = [lay.short_term]
+        store = self.mem.store  # never a link out of the tree
         if lay.short_term.is_dir():
-            short += [Path(e.path) for e in os.scandir(lay.short_term) if e.is_dir()]
+            short += [
+                Path(e.path) for e in os.scandir(store.check_inside(lay.short_term)) if e.is_dir()
+            ]
         entity = [lay.entity]
         if lay.entity.is_dir():
-            entity += [Path(e.path) for e in os.scandir(lay.entity) if e.is_file()]
+            entity += [
+                Path(e.path) for e in os.scandir(store.check_inside(lay.entity)) if e.is_file()
+            ]
         return {
             "config": [lay.config],
             "long-term": [
@@ -142,9 +147,11 @@ class Reads:
         if known_time == folder_time:
             return False
         fresh: dict[str, tuple[int, Record]] = {}
-        for entry in os.scandir(folder):
+        for entry in os.scandir(mem.store.check_inside(folder)):  # never a link out of the tree
             name = entry.name
             if not name.endswith(".json") or name.startswith("."):
+                continue
+            if not mem.store.usable_name(folder, name):
                 continue
             mtime = entry.stat().st_mtime_ns
             had = known.get(name)

@@ -360,8 +360,8 @@ class Daemon:
         if not force and now - self._status_at < STATUS_EVERY_S:
             return
         try:
-            process.write_atomic(self.rt.status, json.dumps(snap, indent=2, sort_keys=True) + "\n")
-        except OSError:
+            process.write_status(self.rt, json.dumps(snap, indent=2, sort_keys=True) + "\n")
+        except (OSError, PlanningMemoryError):
             return
         self._status_written = snap
         self._status_at = now

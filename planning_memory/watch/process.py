@@ -2,9 +2,10 @@
 
 One daemon per repository, held by ``flock`` on ``contextual/watch.lock`` for its whole life
 (not the memory root's lock, which writers take briefly). Its pid, log and status files live
-next to it in ``memory/contextual/`` (derived and gitignored). They are written here directly
-rather than through the memory's store: they must never wait for the memory lock, which a
-long reconcile holds. Imports nothing heavy: ``pmem watch status`` stays quick.
+next to it in ``memory/contextual/`` (derived and gitignored). They are opened through the
+memory's store (never through a symlink, never out of the tree) but without its lock: they must
+never wait for the memory lock, which a long reconcile holds. Imports nothing heavy: ``pmem
+watch status`` stays quick.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,31 +64,30 @@ class Runtime:
         return self.memory.layout.relative(path)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pm-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def write_status(rt: Runtime, text: str) -> None:
+    rt.memory.store.write_unlocked(rt.status, text.encode("utf-8"))
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read(rt: Runtime, path: Path) -> str:
+    """The text of one of the daemon's files ("" when absent or unreadable)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return rt.memory.store.read_bytes(path, max_bytes=LOG_MAX_BYTES).decode("utf-8")
+    except (PlanningMemoryError, UnicodeDecodeError):
+        return ""
+
+
+def _read_json(rt: Runtime, path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(_read(rt, path))
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
 
 def _read_pid(rt: Runtime) -> int | None:
     for path in (rt.pid, rt.lock):
-        with contextlib.suppress(OSError, ValueError):
-            text = path.read_text(encoding="utf-8").strip()
+        with contextlib.suppress(ValueError):
+            text = _read(rt, path).strip()
             if text:
                 return int(text)
     return None
@@ -97,7 +96,7 @@ def _read_pid(rt: Runtime) -> int | None:
 def is_running(rt: Runtime) -> bool:
     """True while some process holds the daemon lock of this repository."""
     try:
-        fd = os.open(rt.lock, os.O_RDONLY | os.O_CLOEXEC)
+        fd = rt.memory.store.open_file(rt.lock, os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
@@ -122,8 +121,7 @@ def _running_error(rt: Runtime) -> LockError:
 def acquire(rt: Runtime, wait: float = 1.0) -> int:
     """Take the daemon lock (a status probe may hold it for a moment) and write our pid in it;
     returns the descriptor that holds it."""
-    rt.folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(rt.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = rt.memory.store.open_file(rt.lock, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -136,7 +134,7 @@ def acquire(rt: Runtime, wait: float = 1.0) -> int:
             time.sleep(0.02)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    write_atomic(rt.pid, f"{os.getpid()}\n")
+    rt.memory.store.write_unlocked(rt.pid, f"{os.getpid()}\n".encode())
     return fd
 
 
@@ -147,10 +145,10 @@ def release(rt: Runtime, fd: int) -> None:
     os.close(fd)
 
 
-def _rotate(path: Path) -> None:
+def _rotate(rt: Runtime) -> None:
     with contextlib.suppress(FileNotFoundError):
-        if path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_suffix(".log.1"))
+        if os.lstat(rt.memory.store.check_inside(rt.log)).st_size > LOG_MAX_BYTES:
+            os.replace(rt.log, rt.log.with_suffix(".log.1"))
 
 
 def start(memory: Memory, *, wait: float = START_WAIT_S, polling: bool = False) -> dict[str, Any]:
@@ -159,11 +157,11 @@ def start(memory: Memory, *, wait: float = START_WAIT_S, polling: bool = False) 
     rt = Runtime(memory)
     if is_running(rt):
         raise _running_error(rt)
-    rt.folder.mkdir(parents=True, exist_ok=True)
-    _rotate(rt.log)
+    _rotate(rt)
     root = memory.layout.repo_root
     argv = [sys.executable, "-m", ENTRY, str(root), *(["--polling"] if polling else [])]
-    with open(rt.log, "ab") as out:
+    log = memory.store.open_file(rt.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with os.fdopen(log, "ab") as out:
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=root,
             start_new_session=True,
@@ -173,7 +171,7 @@ def start(memory: Memory, *, wait: float = START_WAIT_S, polling: bool = False) 
         code = proc.poll()
         if code is not None:
             raise _start_failed(rt, code)
-        info = _read_json(rt.status)
+        info = _read_json(rt, rt.status)
         if info.get("pid") == proc.pid and info.get("state") not in (None, "starting"):
             return status(memory)
         time.sleep(0.05)
@@ -181,7 +179,7 @@ def start(memory: Memory, *, wait: float = START_WAIT_S, polling: bool = False) 
 
 
 def _start_failed(rt: Runtime, code: int) -> PlanningMemoryError:
-    lines = [ln for ln in _tail(rt.log).splitlines() if ln.strip()]
+    lines = [ln for ln in _tail(rt).splitlines() if ln.strip()]
     last = lines[-1] if lines else f"exit code {code}"
     if is_running(rt):
         return _running_error(rt)
@@ -190,12 +188,12 @@ def _start_failed(rt: Runtime, code: int) -> PlanningMemoryError:
     )
 
 
-def _tail(path: Path, size: int = 4096) -> str:
+def _tail(rt: Runtime, size: int = 4096) -> str:
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(rt.memory.store.open_file(rt.log, os.O_RDONLY), "rb") as fh:
             fh.seek(max(0, fh.seek(0, os.SEEK_END) - size))
             return fh.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, PlanningMemoryError):
         return ""
 
 
@@ -227,7 +225,7 @@ def status(memory: Memory) -> dict[str, Any]:
     ``busy_s``: how long it has run (a batch stuck on a file shows as a growing number)."""
     rt = Runtime(memory)
     running = is_running(rt)
-    info = _read_json(rt.status)
+    info = _read_json(rt, rt.status)
     result: dict[str, Any] = {
         "running": running,
         "pid": _read_pid(rt) if running else None,

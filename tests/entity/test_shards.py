@@ -310,7 +310,7 @@ def test_the_saved_hash_index_equals_one_rebuilt_from_the_shards(tmp_path: Path)
     assert run(tmp_path).errors == 0
     layout = Layout.for_repo(tmp_path)
     saved = json.loads((layout.contextual / "entity-hashes.json").read_bytes())
-    rebuilt = Shards(layout, Store(layout)).index(tmp_path / "absent.json")
+    rebuilt = Shards(layout, Store(layout)).index(layout.contextual / "absent.json")
     assert saved["folders"] == rebuilt.folders
     assert saved["folders"]["pkg"][2]["pkg/__init__.py"] == [["pkg/a.py", "pkg/b.py"], []]
 

@@ -16,7 +16,7 @@ from planning_memory.core.layout import Layout
 from planning_memory.entity import get_file, scan, walk
 from planning_memory.entity.languages import EXTENSIONS, language_for
 from planning_memory.entity.parsefile import blob_id
-from planning_memory.errors import UnsafePathError
+from planning_memory.errors import UnmappedFileWarning, UnsafePathError
 from planning_memory.store import Store
 
 
@@ -183,3 +183,37 @@ def test_language_for_reads_the_extension_as_splitext_does(path: str) -> None:
 )
 def test_language_for_examples(path: str, language: str | None) -> None:
     assert language_for(path) == language
+
+
+@pytest.mark.parametrize("use_git", [True, False])
+def test_a_file_name_that_is_not_utf8_is_left_out_and_named_once(
+    tmp_path: Path, use_git: bool
+) -> None:
+    write(
+        tmp_path, {"ok.py": "def fine():\n    pass\n", "build/x.py": "", ".gitignore": "build/\n"}
+    )
+    for name in (b"caf\xe9.py", b"d\xe9j\xe0/inner.py", b"build/caf\xe9.py"):  # the last: ignored
+        path = os.path.join(os.fsencode(tmp_path), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write("def badly_named():\n    pass\n")
+    if use_git:
+        git(tmp_path, "init", "-q")
+    rules = walk.Rules.from_patterns([], [])
+    listing = walk.discover(tmp_path, rules, use_git=use_git)
+    assert [item.path for item in listing.files] == [".gitignore", "ok.py"]
+    assert sorted(listing.unnamed) == [
+        os.fsdecode(b"caf\xe9.py"),
+        os.fsdecode(b"d\xe9j\xe0/inner.py"),
+    ]
+    layout = Layout.for_repo(tmp_path)
+    with pytest.warns(UnmappedFileWarning) as seen:
+        report = scan(layout, Store(layout), {"memory": {"entity": {"useGit": use_git}}})
+    assert sorted(str(w.message) for w in seen) == [
+        "caf\\xe9.py: file name is not valid UTF-8, so the code map leaves the file out"
+        " (rename it to have it mapped)",
+        "d\\xe9j\\xe0/inner.py: file name is not valid UTF-8, so the code map leaves the file out"
+        " (rename it to have it mapped)",
+    ]
+    assert (report.parsed, report.errors) == (1, 0)
+    assert get_file(layout, Store(layout), "ok.py") is not None

@@ -17,6 +17,7 @@ import pytest
 from clocks import Clock
 
 from planning_memory.core import ID_PREFIX, LONG_TERM_DIRS, Record, parse_timestamp
+from planning_memory.errors import UnsafePathError
 from planning_memory.longterm import catalog, records, rules, similarity
 from planning_memory.longterm.live import Live
 from planning_memory.memory import Memory
@@ -316,3 +317,17 @@ def test_the_in_memory_copy_sees_a_save_made_by_another_process(
     clock.now += timedelta(hours=1)
     again = mem.longterm.learn_pattern("pnpm", "Install packages with pnpm in CI")  # 78%
     assert again.merged is not None and again.record["id"] == theirs
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm"])
+def test_a_catalog_file_linked_out_of_the_tree_is_never_opened(tmp_path: Path, suffix: str) -> None:
+    mem = Memory.init(tmp_path / "repo")
+    canary = tmp_path / "bashrc"
+    canary.write_text("export PATH=$HOME/bin:$PATH\n")
+    link = Path(f"{catalog.path_of(mem.layout)}{suffix}")
+    link.unlink(missing_ok=True)
+    link.symlink_to(canary)
+    with pytest.raises(UnsafePathError) as info:
+        Memory(mem.layout.repo_root).save("Prefer small functions", "pattern")
+    assert info.value.path == f".planning/memory/contextual/longterm.sqlite3{suffix}"
+    assert canary.read_text() == "export PATH=$HOME/bin:$PATH\n"

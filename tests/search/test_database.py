@@ -15,6 +15,7 @@ import pytest
 
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
+from planning_memory.errors import UnsafePathError
 from planning_memory.search import documents as sources
 from planning_memory.search import upkeep as indexer
 from planning_memory.search.database import (
@@ -480,3 +481,29 @@ def test_each_list_is_read_through_its_partial_index_and_equals_a_full_scan(
             plan = " ".join(str(row[3]) for row in index.conn.execute(sql))
             assert f"docs_{name}" in plan, plan
     assert sizes == {"pinned": 5, "severe": 14, "taught": 10}
+
+
+# -- a hostile tree: SQLite follows symlinks, so the index never opens one ------------------------
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal", ".build"])
+def test_an_index_file_linked_out_of_the_tree_is_never_opened(tmp_path: Path, suffix: str) -> None:
+    layout = Layout.for_repo(tmp_path / "repo")
+    canary = tmp_path / "bashrc"
+    canary.write_text("export PATH=$HOME/bin:$PATH\n")
+    link = Path(f"{index_path(layout)}{suffix}")
+    link.parent.mkdir(parents=True)
+    link.symlink_to(canary)
+    with pytest.raises(UnsafePathError) as info, Index.open(layout) as index, index.build_guard():
+        pass
+    assert info.value.path == f".planning/memory/contextual/index.sqlite3{suffix}"
+    assert canary.read_text() == "export PATH=$HOME/bin:$PATH\n"
+
+
+def test_an_index_folder_linked_out_of_the_tree_is_never_entered(tmp_path: Path) -> None:
+    layout = Layout.for_repo(tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    layout.memory.mkdir(parents=True)
+    layout.contextual.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafePathError, match="leads outside the memory tree"):
+        Index.open(layout)
+    assert list(outside.iterdir()) == []

@@ -334,7 +334,7 @@ def test_a_save_looks_only_at_the_folder_it_wrote(mem: Memory) -> None:
         mock.patch.object(cache, "load_record", wraps=cache.load_record) as reads,
     ):
         out = mem.save("Feature folders", "pattern", description="Group UI code by feature")
-    assert [c.args[1:] for c in stats.call_args_list] == [(["patterns"],)]  # not all
+    assert [c.args[2:] for c in stats.call_args_list] == [(["patterns"],)]  # not all
     assert [c.args[2] for c in reads.call_args_list] == [f"patterns/{out.record['id']}.json"]
     assert on_disk(mem) == full_render(mem)
 

@@ -857,3 +857,89 @@ def test_json_written_elsewhere_is_rendered_and_a_hand_edit_of_patterns_md_is_im
     record.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")  # as a `git pull` does
     wait_until(lambda: "as pulled" in view.read_text(), repo)
     assert status(repo)["last_error"] is None, report(repo)
+
+
+# -- a hostile tree, and file names that are not UTF-8 ---------------------------------------------
+def daemons_of(root: Path) -> list[int]:
+    """The pids of daemon processes started for ``root`` (from their command lines)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (
+            entry.name.isdigit()
+            and b"planning_memory.watch.daemon" in argv
+            and os.fsencode(root) in argv
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("name", ["watch.lock", "watch.pid", "watch.log", "watch-status.json"])
+def test_a_runtime_file_linked_out_of_the_tree_is_refused_and_nothing_starts(
+    repo: Path, tmp_path: Path, name: str
+) -> None:
+    canary = tmp_path / "canary"
+    canary.write_text("precious\n")
+    link = repo / ".planning" / "memory" / "contextual" / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(canary)
+    for argv in (["watch", "start"], ["watch"], ["watch", "status"], ["watch", "stop"]):
+        done = pmem(repo, *argv)
+        assert done.returncode == 4, (argv, done.stderr)
+        assert done.stderr.count("\n") == 1 and f"contextual/{name}" in done.stderr
+        assert "leads outside the memory tree" in done.stderr and "rm " in done.stderr
+    assert canary.read_text() == "precious\n"
+    assert daemons_of(repo) == []
+    link.unlink()  # the fixture's teardown stops the daemon it would have started
+
+
+def test_a_folder_linked_out_of_the_tree_while_the_daemon_runs_is_never_written(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A `git pull` may bring a link in after the daemon looked the tree over at its start:
+    each write is checked again, so the reaction fails out loud and the daemon carries on."""
+    pid = start(repo)
+    files = repo / ".planning" / "memory" / "entity" / "files"
+    outside = tmp_path / "outside"
+    shutil.copytree(files, outside)
+    before = {p.name: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+    shutil.rmtree(files)
+    files.symlink_to(outside, target_is_directory=True)
+    raw = runtime(repo).status  # read as it is: a command refuses the tree while the link is there
+    batches = json.loads(raw.read_text())["batches"]
+
+    def failed() -> bool:
+        info = json.loads(raw.read_text())
+        return bool(info["batches"] > batches and info["state"] == "idle" and info["errors"])
+
+    write_module(repo / "src" / "pkg" / "m0.py", "changed_after_the_link")
+    wait_until(failed, repo)
+    assert {p.name: p.read_bytes() for p in outside.rglob("*") if p.is_file()} == before
+    last_error = json.loads(raw.read_text())["last_error"]
+    assert "leads outside the memory tree" in str(last_error), last_error
+    assert alive(pid)
+    files.unlink()
+    shutil.copytree(outside, files)
+    write_module(repo / "src" / "pkg" / "m0.py", "changed_once_it_is_gone")
+    wait_until(lambda: "changed_once_it_is_gone" in entity_text(repo), repo)
+
+
+def test_a_file_name_that_is_not_utf8_is_left_out_and_the_daemon_carries_on(repo: Path) -> None:
+    pid = start(repo)
+    batches = status(repo)["batches"]
+    bad = os.path.join(os.fsencode(repo / "src" / "pkg"), b"caf\xe9.py")
+    with open(bad, "w") as fh:
+        fh.write("def in_a_file_named_badly(x):\n    return x\n")
+    write_module(repo / "src" / "pkg" / "after.py", "written_after_the_bad_name")
+    wait_until(lambda: "written_after_the_bad_name" in entity_text(repo), repo)
+    wait_until(settled(repo, batches), repo)
+    info = status(repo)
+    assert info["last_error"] is None and info["errors"] == 0, report(repo)
+    assert "in_a_file_named_badly" not in entity_text(repo)
+    assert "caf\\xe9.py" in runtime(repo).log.read_text()
+    full = pmem(repo, "scan", "--full")  # a full reconcile of the same tree
+    assert full.returncode == 0 and full.stderr.count("caf\\xe9.py") == 1, full.stderr
+    assert alive(pid) and status(repo)["last_error"] is None
