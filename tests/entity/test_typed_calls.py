@@ -32,7 +32,20 @@ GO = {
     "go.mod": "module example.com/kit\n\ngo 1.22\n",
     "m/command.go": """package m
 
-type Command struct{ parent *Command }
+type Command struct {
+	parent   *Command
+	commands []*Command
+}
+
+func (c *Command) Prefix() string {
+	if c.parent != nil {
+		return c.parent.Prefix()
+	}
+	for _, sub := range c.commands {
+		sub.Name()
+	}
+	return ""
+}
 
 func NewCommand() *Command { return &Command{} }
 
@@ -110,9 +123,12 @@ def test_go_calls_through_typed_parameters_locals_and_results_link(tmp_path: Pat
         "app/app.go::Made",
         "app/app.go::Param",
         "app/app.go::Ranged",
+        "m/command.go::Command.Prefix",  # a field of the receiver: c.commands
         "m/command.go::Command.Run",
         "m/use.go::Local",
     ]  # not Unknown: a map's values are not followed, strings.Builder is not ours
+    # another Command's Prefix (c.parent): its own type, so its own method
+    assert links["m/command.go::Command.Prefix"] == ["m/command.go::Command.Prefix"]
     assert links["m/command.go::Command.Root"] == [
         "app/app.go::Literal",
         "m/use.go::Command.Walk",  # the range over a call, in another file of the package

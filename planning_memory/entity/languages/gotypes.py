@@ -13,7 +13,9 @@ name is recorded as a call on its type:
   the function it links ``NewCommand`` to;
 - a ``range`` variable over a name of slice type (``cmds []*Command``, ``cmds
   ...*Command``) or over a call (``for _, c := range cmd.Commands()``:
-  ``Command.Commands()[].Name``, read through the slice type ``Commands`` returns).
+  ``Command.Commands()[].Name``, read through the slice type ``Commands`` returns);
+- in a method, a field of the receiver whose struct the file declares (``c.parent.Name()``,
+  ``for _, sub := range c.commands``).
 
 Names are per function (a function literal's names count as its enclosing function's), then
 the file's package-level ``var`` declarations. A name given two different types in one
@@ -38,6 +40,7 @@ QUERY = """
 (type_switch_statement alias: (_) @unknown)
 (receive_statement left: (_) @unknown)
 (variadic_parameter_declaration) @param
+(type_spec type: (struct_type)) @struct
 """
 _TYPE = re.compile(r"(\[\])?\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\[.*\])?")
 _CHAIN = re.compile(r"[A-Za-z_]\w*(?:\(\))?(?:\.[A-Za-z_]\w*(?:\(\))?)*")  # ``a.B().c``
@@ -53,6 +56,8 @@ class Names:
         self.aliases = aliases  # import alias -> the package name the call graph knows
         self.local: dict[int, dict[str, str]] = {}
         self.package: dict[str, str] = {}
+        self.fields: dict[str, dict[str, str]] = {}  # struct type -> field -> its type
+        self.receivers: dict[int, tuple[str, str]] = {}  # method -> (receiver, its type)
 
     def note(self, owner: Scope | None, name: Node, kind: str | None) -> None:
         label = text(name)
@@ -80,6 +85,15 @@ class Names:
         """The type ``name`` has in ``owner``'s function, else at package level."""
         local = self.local.get(id(owner), {}) if owner is not None else {}
         return (local[name] if name in local else self.package.get(name)) or None
+
+    def field_of(self, owner: Scope | None, name: str, field: str) -> str | None:
+        """The type of ``name.field`` in ``owner``, when ``name`` is the method's receiver
+        or a name of known type, and this file declares that struct type."""
+        found = self.receivers.get(id(owner)) if owner is not None else None
+        kind = found[1] if found is not None and found[0] == name else None
+        if kind is None and name in self.heads:
+            kind = self.kind_of(owner, name)
+        return self.fields.get(kind, {}).get(field) if kind else None
 
     def value_of(self, node: Node | None) -> str | None:
         """The type a value has when the source says it: a composite literal (or its
@@ -116,12 +130,26 @@ def collect(caps: dict[str, list[Node]], owners_of: dict[int, Scope | None], nam
         right = node.child_by_field_name("right")
         if right is not None and right.type == "identifier":
             names.heads.add(text(right))
+    for node in caps.get("struct", []):
+        struct = node.child_by_field_name("type")
+        fields = names.fields.setdefault(text(node.child_by_field_name("name")), {})
+        for spec in _field_declarations(struct):
+            kind = names.type_of(spec.child_by_field_name("type"))
+            for name in spec.children_by_field_name("name"):
+                fields[text(name)] = kind or _CONFLICT
     for node in caps.get("param", []):
         owner = owners_of.get(node.start_byte)
         if owner is None:
             continue
-        # the receiver's calls are the method's own (``self.``): it shadows, untyped
-        kind = None if _is_receiver(node) else names.type_of(node.child_by_field_name("type"))
+        # the receiver's calls are the method's own (``self.``): it shadows, untyped; its
+        # fields have the types its struct declares
+        receiver = _is_receiver(node)
+        if receiver:
+            made = names.type_of(node.child_by_field_name("type"))
+            for name in _names(node):
+                if made is not None and not made.startswith("[]"):
+                    names.receivers[id(owner)] = (text(name), made)
+        kind = None if receiver else names.type_of(node.child_by_field_name("type"))
         if kind is not None and node.type == "variadic_parameter_declaration":
             kind = "[]" + kind  # ``cmds ...*Command`` is a slice
         for name in _names(node):
@@ -176,8 +204,18 @@ def _element(names: Names, owner: Scope | None, node: Node | None) -> str | None
         if kind.startswith("[]"):
             return kind[2:]
         return kind + "[]" if kind.endswith("()") else None
+    if node.type == "selector_expression":  # ``range c.commands`` in a method of c
+        operand = node.child_by_field_name("operand")
+        kind = names.field_of(owner, text(operand), text(node.child_by_field_name("field")))
+        return kind[2:] if kind and kind.startswith("[]") else None
     made = names.value_of(node) if node.type == "call_expression" else None
     return made + "[]" if made is not None and made.endswith("()") else None
+
+
+def _field_declarations(struct: Node | None) -> list[Node]:
+    lists = struct.named_children if struct is not None else []
+    body = next((c for c in lists if c.type == "field_declaration_list"), None)
+    return [c for c in body.named_children if c.type == "field_declaration"] if body else []
 
 
 def _positional(names: Names, values: list[Node], i: int, count: int) -> str | None:
@@ -230,6 +268,11 @@ def typed(calls: list[tuple[int, str]], owners: list[Scope | None], names: Names
         if owner is None:
             continue
         text_now = call
+        head, dot, rest = call.partition(".")
+        field, dot2, method = rest.partition(".")
+        kind = names.field_of(owner, head, field) if dot2 else None
+        if kind and not kind.startswith("[]"):  # ``c.parent.Name()``: the field's type
+            text_now = f"{kind}.{method}"
         for _depth in range(_DEPTH):  # ``c := d.Root()``: ``d.Root().Name``, then d's type
             head, dot, rest = text_now.partition(".")
             kind = names.kind_of(owner, head) if dot and head in names.heads else None
