@@ -19,6 +19,7 @@ and the exit code given by ``exit_code``. Anything else is a bug.
     └── StorageError(OSError)           a write the disk refused: full, quota    (exit 74)
 
     BrokenFileWarning(UserWarning)      a broken file a reading command skipped (a warning)
+    └── UnmappedFileWarning             a source file the code map leaves out
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class PlanningMemoryError(Exception):
         """``file:line:col: json-path: message (hint)`` with the parts that are known."""
         where = ""
         if self.path is not None:
-            where = self.path
+            where = printable(self.path)
             if self.line is not None:
                 where += f":{self.line}"
                 if self.column is not None:
@@ -68,6 +69,17 @@ class PlanningMemoryError(Exception):
         if self.hint:
             text += f" ({self.hint})"
         return text
+
+
+def printable(path: str) -> str:
+    """``path`` as it can be printed: the bytes of a file name that is not valid UTF-8 (which
+    ``os.listdir`` gives as lone surrogates) shown as ``\\xe9`` escapes."""
+    if path.isascii():
+        return path
+    try:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name gives (from JSON text, say)
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class ConfigError(PlanningMemoryError):
@@ -161,3 +173,8 @@ class StorageError(PlanningMemoryError, OSError):
 class BrokenFileWarning(UserWarning):
     """A broken memory file (unreadable JSON, a schema violation, a FIFO) that a reading
     command skipped and went on; the message is the file's one-line problem."""
+
+
+class UnmappedFileWarning(BrokenFileWarning):
+    """A source file the code map leaves out: its name is not valid UTF-8, so it could be
+    stored neither in the entity JSON nor in the index (the message names it, escaped)."""

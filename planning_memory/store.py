@@ -14,6 +14,12 @@ digest of what the caller read; if the file changed since (an editor, ``git pull
 Only regular files are read (a FIFO, a device or a socket is refused with one line, and never
 opened in a way that blocks), and never more than a size limit. A reader that skips a broken
 file warns once per file (``BrokenFileWarning``).
+
+Nothing follows a symbolic link out of the tree (a cloned repository may carry one that points
+at ``~/.bashrc``): every path is checked by ``inside_tree`` before it is opened, read, written
+or handed to SQLite, and files opened in place (locks, logs) are opened with ``O_NOFOLLOW``.
+The first time a store touches its tree it looks over the tree's own folders (``audit``), so a
+command refuses a tree holding such a link before it changes anything, not half way.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory import core
-from planning_memory.core import Layout, codec
+from planning_memory.core import PLANNING_DIR, Layout, codec
 from planning_memory.errors import (
     BrokenFileWarning,
     ConflictError,
@@ -44,6 +50,7 @@ from planning_memory.errors import (
     PlanningMemoryError,
     StorageError,
     UnsafePathError,
+    printable,
 )
 
 TEMP_SUFFIX = ".pm-tmp"
@@ -84,7 +91,7 @@ class Store:
         self._depth = 0
         self._fd: int | None = None
         self._took_over = False  # the lock was taken from a dead holder while waiting
-        self._root_real: str | None = None
+        self._audited = False
         self._safe_folders: set[str] = set()
         self._batch = 0  # depth of ``batch()``: writes inside skip their fsyncs
         self._batch_end: list[Callable[[], None]] = []  # run when the outermost batch ends
@@ -95,17 +102,55 @@ class Store:
         return self.layout.relative(path)
 
     def check_inside(self, path: Path) -> Path:
-        """``path`` if it resolves inside the memory root (no ``..``, no symlink out)."""
-        if self._root_real is None:
-            self._root_real = os.path.realpath(self.layout.planning)
-        real = os.path.realpath(path)
-        if real != self._root_real and not real.startswith(self._root_real + os.sep):
-            raise UnsafePathError(
-                "path resolves outside the memory tree",
-                path=str(path),
-                hint="ids and paths may not contain '..', absolute parts or symlinks out",
-            )
-        return Path(path)
+        """``path`` if nothing on the way to it leads out of the memory tree (``inside_tree``:
+        no ``..`` out, no symlink out); the first call also looks the tree over (``audit``)."""
+        if not self._audited:
+            self.audit()
+            self._audited = True
+        return inside_tree(self.layout.planning, path)
+
+    def audit(self) -> None:
+        """Refuse the tree when one of its own folders (the tree's top, ``memory/`` and its
+        levels, the derived folders: where the lock, the views, the config, the caches and
+        the databases live) holds a symbolic link that leads out of it, or the tree itself is
+        a link out of its repository: ``UnsafePathError`` naming the link."""
+        root = os.fspath(self.layout.planning)
+        _check_root(root)
+        for folder in self.layout.own_folders():
+            try:
+                with os.scandir(folder) as entries:
+                    links = [entry.path for entry in entries if entry.is_symlink()]
+            except OSError:  # absent, not a folder: nothing in it to follow
+                continue
+            for link in links:
+                _link_inside(root, link)
+
+    def open_file(self, path: Path, flags: int, mode: int | None = None) -> int:
+        """A descriptor of the regular file ``path`` in the tree, for a file used in place
+        rather than replaced whole (a lock, a log): opened with ``flags`` plus ``O_NOFOLLOW``
+        and without blocking, its folder made first when ``flags`` has ``O_CREAT``. A
+        symlink, a FIFO or a folder there is refused (``InputError`` naming it);
+        ``FileNotFoundError`` when it is absent and not created."""
+        path = self.check_inside(Path(path))
+        if flags & os.O_CREAT:
+            self._mkdirs(path.parent)
+        if mode is None:
+            mode = 0o600 if self.private else 0o666 & ~_umask()
+        return open_inside(path, flags, mode, name=self.rel(path))
+
+    def check_database(self, path: Path) -> Path:
+        """``path`` for ``sqlite3.connect``, checked like every other path, with its journal
+        files (``check_database``)."""
+        return check_database(self.check_inside(Path(path)), name=self.rel(path))
+
+    def write_unlocked(self, path: Path, data: bytes) -> None:
+        """Replace ``path`` with ``data`` atomically without taking the memory lock and
+        without fsync: for a derived file that one process alone writes and that must never
+        wait for the lock (the watch daemon's pid and status files)."""
+        path = self.check_inside(Path(path))
+        self._mkdirs(path.parent)
+        mode = 0o600 if self.private else 0o666 & ~_umask()
+        atomic_write(path, data, new_mode=mode, durable=False)
 
     # -- lock --------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -123,6 +168,7 @@ class Store:
                     self._release()
 
     def _acquire(self) -> None:
+        self.check_inside(self.layout.lock_file)
         self._mkdirs(self.layout.planning)
         while True:
             fd = self._wait_for(self.layout.lock_file)
@@ -144,14 +190,14 @@ class Store:
         deadline = time.monotonic() + self.lock_timeout
         look_at = time.monotonic() + STALE_CHECK_S
         delay = 0.0005
-        fd = _open_lock(lock_file)
+        fd = self._open_lock()
         try:
             while True:
                 if _try_flock(fd):
                     if _is_current(fd, lock_file):
                         return fd
                     os.close(fd)  # the lock file was replaced while we waited: take the new one
-                    fd = _open_lock(lock_file)
+                    fd = self._open_lock()
                     continue
                 now = time.monotonic()
                 if now >= look_at:
@@ -159,7 +205,7 @@ class Store:
                     if not _is_current(fd, lock_file) or _take_over(fd, lock_file):
                         self._took_over = True
                         os.close(fd)
-                        fd = _open_lock(lock_file)
+                        fd = self._open_lock()
                         continue
                 if now > deadline:
                     holder = _holder_of(fd)
@@ -175,6 +221,9 @@ class Store:
             with contextlib.suppress(OSError):
                 os.close(fd)
             raise
+
+    def _open_lock(self) -> int:
+        return self.open_file(self.layout.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
 
     def _release(self) -> None:
         if self._fd is not None:
@@ -238,7 +287,7 @@ class Store:
         self._check_folder(os.path.dirname(path))
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
-                self.check_inside(path)
+                _link_inside(os.fspath(self.layout.planning), os.fspath(path))
         except FileNotFoundError:
             raise NotFoundError("no such file", path=self.rel(path)) from None
         try:
@@ -250,13 +299,30 @@ class Store:
             raise NotFoundError("no such file", path=self.rel(path))
         return data
 
-    def skip_broken(self, exc: PlanningMemoryError) -> None:
+    def skip_broken(
+        self, exc: PlanningMemoryError, category: type[BrokenFileWarning] = BrokenFileWarning
+    ) -> None:
         """Note a broken file a reader skips (``exc`` names it): kept in ``broken`` and told
         once per file as a ``BrokenFileWarning`` (the CLI prints it as one line)."""
         where = exc.path or "?"
         if where not in self.broken:
             self.broken[where] = exc.one_line()
-            warnings.warn(self.broken[where], BrokenFileWarning, stacklevel=2)
+            warnings.warn(self.broken[where], category, stacklevel=2)
+
+    def usable_name(self, folder: Path | str, name: str) -> bool:
+        """False, after one warning (``skip_broken``), for a file name in the tree that is
+        not valid UTF-8 (``valid_name``): no memory file has one, and it could be stored
+        neither in JSON nor in SQLite. Listings of the tree's folders skip such a file."""
+        if valid_name(name):
+            return True
+        self.skip_broken(
+            InputError(
+                "file name is not valid UTF-8; no memory file has one",
+                path=self.rel(Path(folder, name)),
+                hint="rename or remove it",
+            )
+        )
+        return False
 
     def _check_folder(self, folder: str) -> None:
         """``check_inside`` once per folder (a realpath per file read costs too much)."""
@@ -291,10 +357,14 @@ class Store:
     def list_json(self, folder: Path) -> list[Path]:
         """The ``*.json`` files directly in ``folder``, sorted; none if it does not exist."""
         try:
-            names = os.listdir(folder)
+            names = os.listdir(self.check_inside(folder))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return [folder / n for n in sorted(names) if n.endswith(".json") and n[0] != "."]
+        return [
+            folder / n
+            for n in sorted(names)
+            if n.endswith(".json") and n[0] != "." and self.usable_name(folder, n)
+        ]
 
     # -- writing -----------------------------------------------------------------------------
     def make_dirs(self, *folders: Path) -> None:
@@ -334,20 +404,12 @@ class Store:
         and without fsync, so a caller on a fast path never waits: one ``O_APPEND`` write, so
         concurrent appenders never interleave. Past ``rotate_at`` bytes the log is renamed to
         ``<name>.1`` (replacing the one before): the two hold at most about twice that."""
-        path = self.check_inside(Path(path))
         data = (core.privacy.redact(line).replace("\n", " ") + "\n").encode("utf-8")
-        self._mkdirs(path.parent)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = self.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
-            fd = os.open(path, flags, 0o600 if self.private else 0o666 & ~_umask())
-        except OSError as exc:  # a symlink (ELOOP), a folder, no permission...
-            raise InputError(f"cannot append: {exc.strerror}", path=self.rel(path)) from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise InputError(f"is {_file_kind(st.st_mode)}", path=self.rel(path))
+            size = os.fstat(fd).st_size
             os.write(fd, data)
-            if st.st_size + len(data) > rotate_at and _try_flock(fd) and _is_current(fd, path):
+            if size + len(data) > rotate_at and _try_flock(fd) and _is_current(fd, path):
                 os.replace(path, path.with_name(path.name + ".1"))  # one appender rotates
         finally:
             os.close(fd)
@@ -355,7 +417,15 @@ class Store:
 
     def _check_repo_file(self, path: Path) -> None:
         root = os.path.realpath(self.layout.repo_root)
-        if os.path.dirname(os.path.realpath(path)) != root or Path(path).name not in REPO_FILES:
+        real = os.path.realpath(path)
+        if os.path.dirname(real) != root and os.path.islink(path):
+            raise _link_out(
+                os.fspath(path),
+                real,
+                os.fspath(self.layout.repo_root),
+                "the repository's top folder",
+            )
+        if os.path.dirname(real) != root or Path(path).name not in REPO_FILES:
             raise UnsafePathError(
                 "only CLAUDE.md / AGENTS.md at the repository root are touched outside .planning/",
                 path=str(path),
@@ -482,6 +552,149 @@ def read_regular(path: Path | str, max_bytes: int = codec.MAX_BYTES) -> bytes | 
     return b"".join(chunks)
 
 
+# -- staying inside the tree: the one check for every path opened under it ---------------------
+def inside_tree(tree: Path | str, path: Path | str) -> Path:
+    """``path`` if it lies in the memory tree ``tree`` and nothing on the way leads out.
+
+    Each part of ``path`` below ``tree`` that exists is looked at with ``lstat``: a symbolic
+    link must resolve inside the tree (a link out is refused with ``UnsafePathError`` naming
+    it, so a cloned repository's ``.planning/.lock -> ~/.bashrc`` is never opened), and a
+    repository's ``.planning`` may not be a link out of the repository. The walk ends at the
+    first part that does not exist: what is made there (a folder, a temp file renamed into
+    place, a file opened with ``O_CREAT | O_NOFOLLOW``) is real. A path with ``..`` or not
+    under ``tree`` is resolved whole with ``realpath``."""
+    root = os.fspath(tree)
+    text = os.fspath(path)
+    _check_root(root)
+    if text == root:
+        return Path(path)
+    parts = text[len(root) + 1 :].split(os.sep) if text.startswith(root + os.sep) else [".."]
+    if ".." in parts:
+        real_root = os.path.realpath(root)
+        if not _is_within(os.path.realpath(text), real_root):
+            raise UnsafePathError(
+                "path resolves outside the memory tree",
+                path=text,
+                hint="ids and paths may not contain '..', absolute parts or symlinks out",
+            )
+        return Path(path)
+    here = root
+    for part in parts:
+        here += os.sep + part
+        try:
+            mode = os.lstat(here).st_mode
+        except OSError:  # absent (or under a file): nothing further to follow
+            break
+        if stat.S_ISLNK(mode):
+            _link_inside(root, here)
+    return Path(path)
+
+
+def _check_root(root: str) -> None:
+    """A repository's ``.planning`` that is a symlink must stay inside the repository."""
+    if os.path.basename(root) != PLANNING_DIR:
+        return  # the personal store, or a copy of a tree named on the command line
+    try:
+        if not stat.S_ISLNK(os.lstat(root).st_mode):
+            return
+    except OSError:
+        return
+    real = os.path.realpath(root)
+    if not _is_within(real, os.path.realpath(os.path.dirname(root))):
+        raise _link_out(root, real, os.path.dirname(root), "the repository")
+
+
+def _link_inside(root: str, link: str) -> None:
+    """Refuse the symlink ``link`` unless it resolves inside the tree ``root``."""
+    real = os.path.realpath(link)
+    if not _is_within(real, os.path.realpath(root)):
+        raise _link_out(link, real, os.path.dirname(root), "the memory tree")
+
+
+def _is_within(real: str, folder: str) -> bool:
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _link_out(link: str, real: str, repo: str, what: str) -> UnsafePathError:
+    name = Layout(Path(repo) / PLANNING_DIR).relative(Path(link))
+    return UnsafePathError(
+        f"is a symbolic link that leads outside {what} (to {printable(real)}); pmem never "
+        "reads or writes through one",
+        path=name,
+        hint=f"a cloned repository may carry one: remove it with `rm {printable(name)}`, "
+        "then run the command again",
+    )
+
+
+def open_inside(path: Path, flags: int, mode: int, *, name: str) -> int:
+    """``os.open`` of a path ``inside_tree`` vouched for, never through a symlink and never
+    blocking (a FIFO), for a regular file only; errors name the file as ``name``."""
+    flags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags, mode)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a symlink (ELOOP), a folder, no permission...
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(
+                "is a symbolic link; pmem never opens this file through one",
+                path=name,
+                hint=f"remove it with `rm {printable(name)}`, then run the command again",
+            ) from None
+        if exc.errno == errno.EISDIR:
+            raise InputError(
+                "is a directory, expected a regular file",
+                path=name,
+                hint="pmem keeps a file there: move the folder away, then run the command again",
+            ) from None
+        raise InputError(f"cannot open: {exc.strerror}", path=name) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise InputError(
+            f"is {_file_kind(st.st_mode)}, expected a regular file",
+            path=name,
+            hint=f"remove it with `rm {printable(name)}`, then run the command again",
+        )
+    return fd
+
+
+DATABASE_FILES = ("", "-wal", "-shm", "-journal")  # SQLite's file and the journals beside it
+
+
+def check_database(path: Path, *, name: str) -> Path:
+    """``path`` (checked by ``inside_tree``) for ``sqlite3.connect``: SQLite opens the file
+    and its journals by name and follows symlinks, so each of them must be a regular file or
+    absent (``UnsafePathError`` / ``InputError`` naming it); a FIFO would block it."""
+    for suffix in DATABASE_FILES:
+        try:
+            mode = os.lstat(f"{path}{suffix}").st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(mode):
+            continue
+        what = "a symbolic link" if stat.S_ISLNK(mode) else _file_kind(mode)
+        raise (UnsafePathError if stat.S_ISLNK(mode) else InputError)(
+            f"is {what}; pmem keeps a database there and opens it only as a regular file",
+            path=name + suffix,
+            hint=f"remove it with `rm {printable(name + suffix)}`: it is derived and rebuilt",
+        )
+    return path
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` (a file name or path as ``os.listdir`` or git gives it) is valid
+    UTF-8: the bytes of one that is not come as lone surrogates, which JSON, SQLite and a
+    terminal refuse (``errors.printable`` shows them as ``\\xe9``)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _file_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
@@ -495,10 +708,6 @@ def _file_kind(mode: int) -> str:
 
 
 # -- the lock file: who holds it, and taking over one whose holder is dead ----------------------
-def _open_lock(lock_file: Path) -> int:
-    return os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-
-
 def _try_flock(fd: int) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -583,8 +792,8 @@ def _take_over(fd: int, lock_file: Path) -> bool:
             return False
         if not _is_current(fd, lock_file) or _holder_of(fd) != holder:
             return False
-        fresh = str(lock_file) + f".{os.getpid()}{TEMP_SUFFIX}"
-        os.close(os.open(fresh, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600))
+        fd, fresh = create_temp(lock_file.parent, f".{lock_file.name}.", TEMP_SUFFIX)
+        os.close(fd)
         try:
             os.replace(fresh, lock_file)
         except FileNotFoundError:  # swept by a holder of a newer lock file: nothing to do

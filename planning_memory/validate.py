@@ -17,8 +17,14 @@ from typing import Any
 
 from planning_memory import core, gitops
 from planning_memory.core import CONFIG_NAME, LONG_TERM_DIRS, SCHEMA_FOR_TYPE, Layout, codec
-from planning_memory.errors import ConfigError, PlanningMemoryError
-from planning_memory.store import Loaded, Store, digest
+from planning_memory.errors import (
+    ConfigError,
+    NotFoundError,
+    PlanningMemoryError,
+    UnsafePathError,
+    printable,
+)
+from planning_memory.store import Loaded, Store, digest, valid_name
 
 CONFIG_MAX_BYTES = 1 << 20  # memory-config.json is edited by hand: a bigger one is refused unread
 
@@ -51,28 +57,29 @@ class Report:
         return not self.findings
 
 
-def _targets(layout: Layout) -> Iterator[tuple[Path, str | None]]:
-    """(file, schema name or None when the file has no place in the tree)."""
+def _targets(layout: Layout, store: Store) -> Iterator[tuple[Path, str | None]]:
+    """(file, schema name or None when the file has no place in the tree); no folder is
+    listed through a symlink out of the tree (``Store.check_inside``)."""
     yield layout.config, "config"
     lt = layout.long_term
     if layout.preferences.exists():
         yield layout.preferences, "preferences"
     for folder in sorted(set(LONG_TERM_DIRS.values())):
-        for path in _json_files(lt / folder, recursive=False):
+        for path in _json_files(store, lt / folder, recursive=False):
             yield path, "long-term"
-    for path in _json_files(layout.short_term, recursive=False):
+    for path in _json_files(store, layout.short_term, recursive=False):
         yield path, "session" if path.name.startswith("session-") else None
     if layout.entity.is_dir():
         rel_json = layout.entity / "relationships.json"
         if rel_json.exists():
             yield rel_json, "relationships"
         for sub, name in ENTITY_SCHEMAS.items():
-            for path in _json_files(layout.entity / sub, recursive=True):
+            for path in _json_files(store, layout.entity / sub, recursive=True):
                 yield path, name
 
 
-def _json_files(folder: Path, *, recursive: bool) -> list[Path]:
-    if not folder.is_dir():
+def _json_files(store: Store, folder: Path, *, recursive: bool) -> list[Path]:
+    if not store.check_inside(folder).is_dir():
         return []
     if recursive:
         return sorted(p for p in folder.rglob("*.json") if not p.name.startswith("."))
@@ -82,6 +89,9 @@ def _json_files(folder: Path, *, recursive: bool) -> list[Path]:
 
 def check_file(path: Path, kind: str | None, store: Store, rel: str | None = None) -> list[Finding]:
     rel = rel or store.rel(path)
+    if not valid_name(rel):
+        message = "file name is not valid UTF-8; no memory file has one (rename or remove it)"
+        return [Finding(printable(rel), None, message)]
     if kind is None:
         return [Finding(rel, None, "unexpected file in the memory tree")]
     try:
@@ -166,7 +176,7 @@ def validate_tree(layout: Layout) -> Report:
         findings.append(Finding(store.rel(layout.config), None, f"missing {CONFIG_NAME}"))
     prefix = str(layout.repo_root) + os.sep  # str slicing: Path.relative_to costs 30 us
     config = layout.config
-    for path, kind in _targets(layout):
+    for path, kind in _targets(layout, store):
         if path == config and not path.exists():
             continue
         count += 1
@@ -281,12 +291,14 @@ def load_config(layout: Layout, store: Store) -> dict[str, Any]:
         value = codec.loads(data, path=store.rel(layout.config))
         loaded = Loaded(layout.config, value, digest(data))
         stamp = layout.contextual / ".config-valid"
-        with contextlib.suppress(OSError):
-            if stamp.read_text("ascii") == loaded.digest:
+        with contextlib.suppress(NotFoundError, ValueError):  # unreadable: checked again
+            if store.read_bytes(stamp, max_bytes=100).decode("ascii") == loaded.digest:
                 return dict(loaded.value)
         core.schema.check("config", loaded.value, path=store.rel(layout.config))
         for where, message in config_problems(loaded.value)[:1]:
             raise ConfigError(message, path=store.rel(layout.config), json_path=where)
+    except UnsafePathError:
+        raise  # a symlink out of the tree is refused as such, config or not
     except PlanningMemoryError as exc:
         raise ConfigError(
             exc.message,

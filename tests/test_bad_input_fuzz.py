@@ -20,11 +20,13 @@ text that is not UTF-8 and a full disk, and checks what each of those must give.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -764,3 +766,505 @@ def test_a_full_disk_is_one_line_and_nothing_half_written(template: Path, tmp_pa
     print(f"\nfull disk: {len(runs)} runs ({shape}):", counts)
     assert problems == [], "\n".join(problems)
     assert counts["refused"] > 0, "the disk was never full: nothing was tested"
+
+
+# -- a hostile clone: symlinks at every path pmem writes; file names that are not UTF-8 ----------
+# A cloned repository may carry ``.planning/.lock -> ~/.bashrc`` or a record folder that is a
+# link to a folder elsewhere. Each case below plants one such link (pointing at a canary file or
+# folder outside the repository, whose files hold MARK in their text) and runs one command.
+# Besides no traceback and no hang, every case must give: no write outside the repository (the
+# canaries unchanged, nothing added beside them), no read out of it (the kernel saw no open of
+# anything there, and MARK is nowhere in the output or in the tree, the index included), and a
+# command that refuses exits 4 (a hook 0) with one line naming the link, having changed nothing.
+MARK = "canaryoutside7f3a"  # one FTS token: found in the index too if a read let it in
+CTX = ".planning/memory/contextual"
+ST = ".planning/memory/short-term"
+LINKED_FILES = [  # every file pmem writes under .planning/ ("*": the folder's first file)
+    ".planning/.lock",
+    ".planning/.gitignore",
+    ".planning/memory-config.json",
+    ".planning/patterns.md",
+    ".planning/mistakes.md",
+    ".planning/CLAUDE.md",
+    f"{LT}/preferences.json",
+    f"{LT}/patterns/*",
+    f"{LT}/mistakes/*",
+    f"{LT}/learnings/*",
+    f"{LT}/patterns/pat_01NEWRECORD0000000000000000.json",
+    ".planning/memory/entity/relationships.json",
+    ".planning/memory/entity/files/_shard.json",
+    f"{ST}/session-*",
+    f"{ST}/claude-code/*",
+    f"{CTX}/index.sqlite3",
+    f"{CTX}/index.sqlite3-wal",
+    f"{CTX}/index.sqlite3-shm",
+    f"{CTX}/index.sqlite3-journal",
+    f"{CTX}/index.sqlite3.build",
+    f"{CTX}/longterm.sqlite3",
+    f"{CTX}/longterm.sqlite3-wal",
+    f"{CTX}/longterm.sqlite3-shm",
+    f"{CTX}/.config-valid",
+    f"{CTX}/entity-hashes.json",
+    f"{CTX}/annotated-at.json",
+    f"{CTX}/recent-queries.jsonl",
+    f"{CTX}/recent-queries.jsonl.1",
+    f"{CTX}/watch.lock",
+    f"{CTX}/watch.pid",
+    f"{CTX}/watch.log",
+    f"{CTX}/watch-status.json",
+    f"{CTX}/views/patterns.md",
+    f"{CTX}/views/mistakes.md",
+    f"{CTX}/views/cache/index.json",
+    f"{CTX}/views/cache/index.json.delta",
+    f"{CTX}/views/cache/patterns.items",
+    f"{CTX}/views/cache/claude.items.delta",
+]
+LINKED_FOLDERS = [
+    ".planning/memory",
+    LT,
+    f"{LT}/patterns",
+    f"{LT}/mistakes",
+    f"{LT}/learnings",
+    ST,
+    f"{ST}/claude-code",
+    ".planning/memory/entity",
+    ".planning/memory/entity/files",
+    CTX,
+    f"{CTX}/views",
+    f"{CTX}/views/cache",
+]
+PERSONAL_LINKS = [".lock", "memory/long-term/patterns", "memory/long-term/patterns/*"]
+HOOK_CWD = "{{CWD}}"
+HOSTILE_COMMANDS: list[list[str]] = [
+    ["save", "Prefer small functions", "-t", "pattern"],
+    ["learn", "always use pnpm, never npm"],
+    ["prefs", "set", "testing.coverage", "80"],
+    ["render"],
+    ["sync"],
+    ["reindex"],
+    ["context", "zod validation"],
+    ["search", "zod"],
+    ["scan"],
+    ["entity", "annotate", "app.py", "--note", "the handler"],
+    ["session", "start", "--goal", "Add login"],
+    ["show"],
+    ["validate"],
+    ["watch", "status"],
+    ["hook", "claude-code", "SessionStart"],
+    ["hook", "claude-code", "UserPromptSubmit"],
+]
+PERSONAL_COMMANDS: list[list[str]] = [
+    ["save", "Prefer tabs", "-t", "pattern", "--scope", "personal"],
+    ["show"],
+    ["context", "tabs"],
+]
+HOOK_PAYLOADS = {
+    "SessionStart": {"hook_event_name": "SessionStart", "source": "startup"},
+    "UserPromptSubmit": {"prompt": "Always use pnpm instead of npm in this repo"},
+}
+CLAUDE_ID = "9f1c2a4e-5b6d-4c3e-8a1f-0d2e3c4b5a61"
+
+
+@pytest.fixture(scope="module")
+def full_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tree in which pmem has written every kind of file it writes."""
+    root = tmp_path_factory.mktemp("full") / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "app.py").write_text("def handler(x):\n    return x\n")
+    for argv in (
+        ["init"],
+        ["save", "Use zod for request validation", "-t", "pattern", "--tag", "ts"],
+        ["save", "Do not use any", "-t", "mistake", "--correction", "use unknown"],
+        ["save", "JWT sessions", "-t", "decision", "--why", "edge runtime"],
+        ["prefs", "set", "code_style.quotes", "single"],
+        ["session", "start", "--goal", "Add login"],
+        ["session", "log", "Use NextAuth", "--role", "user"],
+        ["session", "end"],
+        ["scan"],
+        ["entity", "annotate", "app.py", "--note", "entry point"],
+        ["reindex"],
+        ["search", "zod"],
+        ["render"],
+    ):
+        subprocess.run([PMEM, "-C", str(root), *argv], check=True, capture_output=True)
+    payload = json.dumps({"session_id": CLAUDE_ID, "cwd": str(root), "source": "startup"})
+    subprocess.run(
+        [PMEM, "hook", "claude-code", "SessionStart"], input=payload, text=True, cwd=root,
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return root
+
+
+def _marked(data: bytes) -> bytes:
+    """``data`` with MARK in its first title (a record read through a link would show it)."""
+    if b'"title": "' in data:
+        return data.replace(b'"title": "', f'"title": "{MARK} '.encode(), 1)
+    return data if data else f"{MARK}\n".encode()
+
+
+def _resolve(base: Path, rel: str) -> Path:
+    if "*" not in rel:
+        return base / rel
+    found = sorted(p for p in base.glob(rel) if not p.name.startswith("."))
+    assert found, f"the template has no {rel}"
+    return found[0]
+
+
+def _link_file(base: Path, rel: str, outside: Path) -> Path:
+    """Replace the file at ``rel`` (made if absent) with a link to a canary outside."""
+    path = _resolve(base, rel)
+    canary = outside / path.name
+    data = path.read_bytes() if path.is_file() else b""
+    canary.write_bytes(_marked(data))
+    if path.is_file():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(canary)
+    return path
+
+
+def _link_folder(base: Path, rel: str, outside: Path) -> Path:
+    """Move the folder ``rel`` outside (its files marked) and leave a link to it."""
+    path = base / rel
+    canary = outside / path.name
+    shutil.copytree(path, canary, symlinks=True)
+    for file in canary.rglob("*"):
+        if file.is_file() and not file.is_symlink():
+            file.write_bytes(_marked(file.read_bytes()))
+    shutil.rmtree(path)
+    path.symlink_to(canary, target_is_directory=True)
+    return path
+
+
+def _files_of(folder: Path) -> dict[str, bytes | str]:
+    found: dict[str, bytes | str] = {}
+    for here, dirs, files in os.walk(folder):
+        for name in files + dirs:
+            path = Path(here) / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                found[rel] = "link:" + os.readlink(path)
+            elif path.is_file():
+                found[rel] = path.read_bytes()
+            elif not path.is_dir():
+                found[rel] = "special"
+    return found
+
+
+class Touches:
+    """Every open, read or write of a file or folder under ``folder``, from the kernel
+    (inotify): how a case tells that a command went through a link out of the tree, even one
+    that changed nothing there and printed nothing it read."""
+
+    def __init__(self, folder: Path) -> None:
+        self.fd = _LIBC.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        assert self.fd >= 0, os.strerror(ctypes.get_errno())
+        self.names: dict[int, str] = {}
+        for here in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+            wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(here), 0xFFF)  # IN_ALL_EVENTS
+            assert wd >= 0, os.strerror(ctypes.get_errno())
+            self.names[wd] = here.name
+
+    def seen(self) -> list[str]:
+        """The names touched since the last call."""
+        found = []
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return found
+            at = 0
+            while at < len(data):
+                wd, _mask, _cookie, size = struct.unpack_from("iIII", data, at)
+                name = data[at + 16 : at + 16 + size].rstrip(b"\0").decode("utf-8", "replace")
+                found.append(name or self.names.get(wd, "?"))
+                at += 16 + size
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _marked_files(root: Path) -> list[str]:
+    return [
+        p.relative_to(root).as_posix()
+        for p in (root / ".planning").rglob("*")
+        if p.is_file() and not p.is_symlink() and MARK.encode() in p.read_bytes()
+    ]
+
+
+def run_hostile(argv: list[str], root: Path) -> tuple[Outcome, str]:
+    """``run``, keeping stdout too, on streams with a ``buffer`` (a hook writes bytes), and
+    a hook's payload on stdin."""
+    payload = {"session_id": CLAUDE_ID, "cwd": str(root), **HOOK_PAYLOADS.get(argv[-1], {})}
+    streams = [io.TextIOWrapper(io.BytesIO(), "utf-8", "backslashreplace") for _ in range(2)]
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))
+    sys.stdout, sys.stderr = streams
+    code, hang, cwd, began = 0, False, os.getcwd(), time.monotonic()
+    os.chdir(root)
+    try:
+        with guard(HANG_S):
+            try:
+                main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    except Hang:
+        hang = True
+    finally:
+        os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = saved
+    out, err = (_text(stream) for stream in streams)
+    return Outcome(" ".join(argv)[:60], code, err, time.monotonic() - began, hang), out
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8", "replace")
+
+
+def reset(root: Path, template: Path, pristine: dict[str, bytes | str]) -> None:
+    """``restore``, and the derived files too (a case may have moved a derived folder)."""
+    restore(root, pristine)
+    for rel in (CTX, ".planning/.lock"):
+        _remove(root / rel)
+        if (template / rel).is_dir():
+            shutil.copytree(template / rel, root / rel, symlinks=True)
+        else:
+            shutil.copy2(template / rel, root / rel)
+
+
+@dataclass
+class Figures:
+    cases: int = 0
+    tracebacks: int = 0
+    hangs: int = 0
+    writes_outside: int = 0
+    reads_outside: int = 0
+    wrote_then_failed: int = 0
+    unclear: int = 0
+
+    def line(self, *names: str) -> str:
+        shown = names or tuple(vars(self))
+        return ", ".join(f"{getattr(self, k)} {k.replace('_', ' ')}" for k in shown)
+
+
+def _judge(
+    figures: Figures,
+    problems: list[str],
+    where: str,
+    result: Outcome,
+    printed: str,
+    touched: list[str],
+    outside: tuple[Path, dict[str, bytes | str]],
+    tree: tuple[Path, dict[str, bytes | str], dict[str, bytes | str]],
+    link: str,
+) -> None:
+    figures.cases += 1
+    if result.hang:
+        figures.hangs += 1
+        problems.append(f"hang: {where}")
+    if result.code == 70 or "Traceback" in result.err:
+        figures.tracebacks += 1
+        problems.append(f"traceback: {where}: {result.err[-300:]}")
+    folder, canaries = outside
+    if _files_of(folder) != canaries:
+        figures.writes_outside += 1
+        problems.append(f"wrote outside the repository: {where}")
+    root, before, after = tree
+    if touched or MARK in result.err + printed or _marked_files(root):
+        figures.reads_outside += 1
+        problems.append(f"went through the link: {where}: {touched[:3]} {_marked_files(root)[:2]}")
+    if result.code not in (0, 1, 4):
+        figures.unclear += 1
+        problems.append(f"exit {result.code}: {where}: {result.err[-200:]}")
+    elif result.code == 4 or (result.name.startswith("hook ") and link in result.err):
+        if after != before:  # a hook refuses as a command does, but exits 0 (never blocks)
+            figures.wrote_then_failed += 1
+            changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+            problems.append(f"wrote then failed: {where}: {changed[:3]}")
+        if len([ln for ln in result.err.splitlines() if link in ln]) != 1:
+            figures.unclear += 1
+            problems.append(f"refused without one line naming {link}: {where}: {result.err}")
+
+
+@pytest.mark.slow
+def test_hostile_clone_fuzz(full_template: Path, tmp_path: Path) -> None:
+    """A symlink at every path pmem writes under .planning/ (files, folders, the personal
+    store's), each leading out of the repository, through the commands that write."""
+    problems: list[str] = []
+    figures = Figures()
+    began = time.monotonic()
+    root = tmp_path / "repo"
+    shutil.copytree(full_template, root, symlinks=True)
+    pristine = snapshot(root)
+    outside = tmp_path / "outside"
+    personal = Path(os.environ["XDG_STATE_HOME"]) / "planning-memory" / "personal"
+    plants: list[tuple[str, Callable[[], Path], list[list[str]]]] = []
+    for rel in LINKED_FILES:
+        plants.append((rel, lambda rel=rel: _link_file(root, rel, outside), HOSTILE_COMMANDS))
+    for rel in LINKED_FOLDERS:
+        plants.append((rel, lambda rel=rel: _link_folder(root, rel, outside), HOSTILE_COMMANDS))
+    for rel in PERSONAL_LINKS:
+        plant = _link_folder if rel.endswith("patterns") else _link_file
+        plants.append(
+            (f"personal/{rel}", lambda p=plant, r=rel: p(personal, r, outside), PERSONAL_COMMANDS)
+        )
+    for name, plant, commands in plants:
+        for argv in commands:
+            outside.mkdir()
+            if name.startswith("personal/"):
+                run(PERSONAL_COMMANDS[0], root)  # the personal store exists, holding a record
+            link = plant()
+            canaries = _files_of(outside)
+            before = snapshot(root)
+            touches = Touches(outside)
+            result, printed = run_hostile(argv, root)
+            touched = touches.seen()
+            touches.close()
+            where = f"{name} | {result.name}"
+            shown = link.relative_to(root).as_posix() if link.is_relative_to(root) else link.name
+            tree = (root, before, snapshot(root))
+            outcome = (result, printed, touched)
+            _judge(figures, problems, where, *outcome, (outside, canaries), tree, shown)
+            _remove(link)
+            reset(root, full_template, pristine)
+            shutil.rmtree(personal, ignore_errors=True)
+            shutil.rmtree(outside)
+    print(
+        f"\n{figures.cases} hostile-clone cases ({len(LINKED_FILES)} linked files and "
+        f"{len(LINKED_FOLDERS)} linked folders x {len(HOSTILE_COMMANDS)} commands, "
+        f"{len(PERSONAL_LINKS)} personal-store links x {len(PERSONAL_COMMANDS)}) in "
+        f"{time.monotonic() - began:.1f} s: {figures.line()}"
+    )
+    assert figures.cases >= 800
+    assert problems == [], "\n".join(problems[:40])
+
+
+# -- file names that are not UTF-8, in the code and in the memory tree ---------------------------
+# The bytes b"caf\xe9" are no UTF-8: os.listdir and git give the name with a lone surrogate, which
+# JSON, SQLite and a terminal refuse. The code map leaves such a source file out with one
+# warning; a memory folder's stray file by such a name is warned about once and skipped.
+UNNAMED = "caf\udce9"
+UNNAMED_SHOWN = "caf\\xe9"  # how pmem prints it
+UNNAMED_PLANTS = {  # plant -> (path it makes, the file it copies or the text it holds)
+    "source-file": (f"{UNNAMED}.py", "def handler(x):\n    return x\n"),
+    "source-folder": (f"{UNNAMED}/handler.py", "def handler(x):\n    return x\n"),
+    "patterns-record": (f"{LT}/patterns/pat_{UNNAMED}.json", f"{LT}/patterns/*"),
+    "mistakes-record": (f"{LT}/mistakes/mis_{UNNAMED}.json", f"{LT}/mistakes/*"),
+    "learnings-record": (f"{LT}/learnings/lrn_{UNNAMED}.json", f"{LT}/learnings/*"),
+    "session": (f"{ST}/session-{UNNAMED}.json", f"{ST}/session-*"),
+    "entity-shard": (f".planning/memory/entity/files/_shard{UNNAMED}.json", "*/_shard.json"),
+    "entity-folder": (f".planning/memory/entity/files/{UNNAMED}/_shard.json", "*/_shard.json"),
+}
+UNNAMED_COMMANDS = [*COMMANDS, ["scan"], ["session", "list"], ["entity", "file", "app.py"]]
+
+
+def plant_unnamed(root: Path, rel: str, source: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if source.endswith("_shard.json"):
+        source = ".planning/memory/entity/files/_shard.json"
+    copied = "*" in source or source.startswith(".planning/")
+    path.write_bytes(_resolve(root, source).read_bytes() if copied else source.encode())
+    return path
+
+
+@pytest.mark.slow
+def test_unnamed_files_fuzz(full_template: Path, tmp_path: Path) -> None:
+    """A file whose name is not UTF-8 in the code and in each memory folder, through every
+    command: no traceback, one warning naming it (escaped), and the rest served."""
+    problems: list[str] = []
+    figures = Figures()
+    began = time.monotonic()
+    root = tmp_path / "repo"
+    shutil.copytree(full_template, root, symlinks=True)
+    pristine = snapshot(root)
+    for plant, (rel, source) in UNNAMED_PLANTS.items():
+        for argv in UNNAMED_COMMANDS:
+            path = plant_unnamed(root, rel, source)
+            result, printed = run_hostile(argv, root)
+            figures.cases += 1
+            where = f"{plant} | {result.name}"
+            if result.hang:
+                figures.hangs += 1
+                problems.append(f"hang: {where}")
+            if result.code == 70 or "Traceback" in result.err:
+                figures.tracebacks += 1
+                problems.append(f"traceback: {where}: {result.err[-300:]}")
+            elif result.code not in (0, 1, 4):  # 4: a bad argument, `export` of a broken tree
+                figures.unclear += 1
+                problems.append(f"exit {result.code}: {where}: {result.err[-300:]}")
+            naming = [ln for ln in result.err.splitlines() if UNNAMED_SHOWN in ln]
+            folder = plant.split("-", 1)[0]
+            must = (argv[0] == "scan" and folder == "source") or (
+                folder in READS.get(argv[0], ()) and argv[0] not in ("context", "search")
+            )
+            if len(naming) > 1 or (must and not naming):
+                figures.unclear += 1
+                problems.append(f"{len(naming)} warnings name it: {where}: {result.err[-300:]}")
+            if UNNAMED in result.err + printed:
+                figures.unclear += 1
+                problems.append(f"printed a lone surrogate: {where}")
+            _remove(root / rel.split("/", 1)[0] if folder == "source" else path)
+            reset(root, full_template, pristine)
+    print(
+        f"\n{figures.cases} names that are not UTF-8 ({len(UNNAMED_PLANTS)} places x "
+        f"{len(UNNAMED_COMMANDS)} commands) in {time.monotonic() - began:.1f} s: "
+        + figures.line("cases", "tracebacks", "hangs", "unclear")
+    )
+    assert figures.cases >= 150
+    assert problems == [], "\n".join(problems[:40])
+
+
+@pytest.mark.parametrize(
+    "rel", [".planning/.lock", f"{CTX}/index.sqlite3", f"{CTX}/longterm.sqlite3", f"{LT}/patterns"]
+)
+def test_a_hostile_clone_opened_in_claude_code_leaves_home_alone(tmp_path: Path, rel: str) -> None:
+    """The whole story, in processes: a repository whose commit holds a link from .planning/
+    to ~/.bashrc (or to a folder of the home), cloned with git, opened by Claude Code (its
+    SessionStart and UserPromptSubmit hooks run pmem), then used with `pmem save`."""
+    home = Path(os.environ["HOME"])
+    bashrc = home / ".bashrc"
+    bashrc.write_text("export PATH=$HOME/bin:$PATH\n")
+    notes = home / "notes"
+    notes.mkdir()
+    (notes / "todo.json").write_text('{"title": "mine"}\n')
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    subprocess.run(["git", "init", "-q", str(origin)], check=True)
+    subprocess.run([PMEM, "-C", str(origin), "init"], check=True, capture_output=True)
+    link = origin / rel
+    if link.is_dir():
+        shutil.rmtree(link)
+    link.unlink(missing_ok=True)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(notes if link.name == "patterns" else bashrc)
+    subprocess.run(["git", "-C", str(origin), "add", "-f", "-A"], check=True)
+    subprocess.run(["git", "-C", str(origin), "commit", "-qm", "hostile"], check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
+    assert (clone / rel).is_symlink()
+    for event, extra in HOOK_PAYLOADS.items():
+        payload = json.dumps({"session_id": CLAUDE_ID, "cwd": str(clone), **extra})
+        done = subprocess.run(
+            [PMEM, "hook", "claude-code", event], input=payload, text=True, cwd=clone,
+            capture_output=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr  # a hook never blocks the agent
+        assert "Traceback" not in done.stderr
+    saved = subprocess.run(
+        [PMEM, "save", "Prefer small functions", "-t", "pattern"], text=True, cwd=clone,
+        capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert saved.returncode == 4, saved.stderr
+    assert saved.stderr.count("\n") == 1 and rel in saved.stderr, saved.stderr
+    assert "leads outside the memory tree" in saved.stderr
+    assert bashrc.read_text() == "export PATH=$HOME/bin:$PATH\n"
+    assert sorted(p.name for p in notes.iterdir()) == ["todo.json"]
+    assert (notes / "todo.json").read_text() == '{"title": "mine"}\n'

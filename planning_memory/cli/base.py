@@ -24,6 +24,7 @@ from planning_memory.errors import (
     InputError,
     PlanningMemoryError,
     StorageError,
+    UnmappedFileWarning,
 )
 from planning_memory.memory import Memory
 
@@ -159,7 +160,9 @@ class _BrokenFiles:
             self.other(message, category, *args, **kw)
         elif str(message) not in self.seen:
             self.seen.add(str(message))
-            click.echo(f"pmem: warning: {message}; skipped (`pmem validate` lists all)", err=True)
+            unmapped = issubclass(category, UnmappedFileWarning)
+            listed = "" if unmapped else " (`pmem validate` lists all)"
+            click.echo(f"pmem: warning: {message}; skipped{listed}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -194,7 +194,8 @@ class Catalog:
             return found
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        path = self.store.check_database(self.path)  # SQLite follows symlinks: never one
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -325,9 +326,15 @@ class Catalog:
     def _listing(self, folder: str) -> dict[str, tuple[int, int]]:
         found: dict[str, tuple[int, int]] = {}
         try:
-            with os.scandir(self.layout.long_term / folder) as entries:
+            where = self.store.check_inside(self.layout.long_term / folder)
+            with os.scandir(where) as entries:
                 for item in entries:
-                    if item.name.endswith(".json") and item.name[0] != ".":
+                    name = item.name
+                    if (
+                        name.endswith(".json")
+                        and name[0] != "."
+                        and self.store.usable_name(where, name)
+                    ):
                         with contextlib.suppress(FileNotFoundError):
                             st = item.stat()
                             found[f"{folder}/{item.name}"] = (st.st_mtime_ns, st.st_size)

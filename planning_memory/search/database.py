@@ -30,6 +30,7 @@ from typing import Any
 from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES, Layout
 from planning_memory.errors import StorageError
 from planning_memory.search.documents import Doc
+from planning_memory.store import check_database, inside_tree, open_inside
 
 INDEX_NAME = "index.sqlite3"
 SCHEMA_VERSION = 4  # 3: code and Markdown chunks stored redacted; 4: the lists' partial indexes
@@ -168,13 +169,18 @@ def index_path(layout: Layout) -> Path:
 class Index:
     """One open index file. Use as a context manager or call ``close``."""
 
-    def __init__(self, path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> None:
+    def __init__(
+        self, path: Path, *, tree: Path | None = None, timeout: float = BUSY_TIMEOUT_S
+    ) -> None:
+        """The index in ``path``, in the memory tree ``tree`` (default: the file's folder):
+        nothing on the way to it may lead out of the tree (``store.inside_tree``)."""
         self.path = Path(path)
+        self.tree = Path(tree) if tree is not None else self.path.parent
         self.timeout = timeout
         # the records of these projects only ("": of none), e.g. the personal store's index as
         # one project sees it; None: every project's
         self.projects: tuple[str, ...] | None = None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        inside_tree(self.tree, self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -185,16 +191,20 @@ class Index:
     def _refuse(self, exc: sqlite3.Error) -> None:
         """Raise the ``StorageError`` that ``exc`` stands for, if it says the disk refused
         a write (full, over quota, read-only)."""
-        refused = StorageError.of(exc, str(self.path))
+        refused = StorageError.of(exc, self._name(self.path))
         if refused is not None:
             raise refused from None
 
     @classmethod
     def open(cls, layout: Layout, *, timeout: float = BUSY_TIMEOUT_S) -> Index:
-        return cls(index_path(layout), timeout=timeout)
+        return cls(index_path(layout), tree=layout.planning, timeout=timeout)
+
+    def _name(self, path: Path) -> str:
+        return Layout(self.tree).relative(path)
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        path = check_database(inside_tree(self.tree, self.path), name=self._name(self.path))
+        conn = sqlite3.connect(path, timeout=self.timeout, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -256,7 +266,9 @@ class Index:
         (a lock on ``<index>.build`` beside the database), False while another holds it."""
         import fcntl
 
-        with open(f"{self.path}.build", "a") as guard:
+        build = inside_tree(self.tree, Path(f"{self.path}.build"))
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        with os.fdopen(open_inside(build, flags, 0o666, name=self._name(build)), "a") as guard:
             try:
                 fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

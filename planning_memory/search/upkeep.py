@@ -157,16 +157,16 @@ def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> IndexRepo
 Entry = tuple[str, Path, int, int]  # group, file, mtime_ns (0: do not trust), size
 
 
-def _scan(folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entry]:
+def _scan(store: Store, folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entry]:
     """The entries directly in ``folder`` whose name ``accept``s: regular files, and anything
     else too (a FIFO, a symlink, a folder named ``x.json``) so that its reader refuses it out
-    loud."""
+    loud; a name that is not valid UTF-8 is warned about and left out (``usable_name``)."""
     now = time.time_ns()
     found: list[Entry] = []
     try:
-        with os.scandir(folder) as entries:
+        with os.scandir(store.check_inside(folder)) as entries:
             for entry in entries:
-                if not accept(entry.name):
+                if not accept(entry.name) or not store.usable_name(folder, entry.name):
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -214,6 +214,7 @@ def _folder_stamp(folder: Path) -> str:
 def _sync_folder(
     index: Index,
     layout: Layout,
+    store: Store,
     folder: Path,
     accept: Callable[[str], bool],
     reader: Reader,
@@ -226,7 +227,7 @@ def _sync_folder(
     stamp = _folder_stamp(folder)
     if not force and stamp and index.get_meta(key) == stamp:
         return IndexReport()
-    report = _sync_entries(index, prefix, _scan(folder, prefix, accept), reader)
+    report = _sync_entries(index, prefix, _scan(store, folder, prefix, accept), reader)
     index.set_meta(key, stamp)
     return report
 
@@ -268,12 +269,14 @@ def _sync_entities(
         return IndexReport()
     dirs = {_rel(layout, layout.entity): _dir_mtime(layout.entity)}
     entries: list[Entry] = []
-    for folder, subdirs, _files in os.walk(layout.entity):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+    for folder, subdirs, _files in os.walk(store.check_inside(layout.entity)):
+        subdirs[:] = sorted(
+            d for d in subdirs if not d.startswith(".") and store.usable_name(folder, d)
+        )
         base = Path(folder)
         prefix = _rel(layout, base) + "/"
         dirs[prefix[:-1]] = _dir_mtime(base)
-        entries += _scan(base, prefix, _is_json)
+        entries += _scan(store, base, prefix, _is_json)
     report = _sync_entries(
         index,
         ENTITY_PREFIX,
@@ -294,6 +297,7 @@ def sync(
     report += _sync_folder(
         index,
         layout,
+        store,
         layout.short_term,
         _is_session,
         lambda p: _read_session_file(store, p),
@@ -302,6 +306,7 @@ def sync(
     report += _sync_folder(
         index,
         layout,
+        store,
         layout.short_term / "archive",
         _is_json,
         lambda p: sources.read_archive(store, p),
@@ -327,7 +332,7 @@ def _sync_records(index: Index, layout: Layout, store: Store, *, force: bool) ->
     report = IndexReport()
     folders = [layout.long_term / name for name in ("patterns", "mistakes", "learnings")]
     for folder in folders:
-        report += _sync_folder(index, layout, folder, _is_json, reader, force=force)
+        report += _sync_folder(index, layout, store, folder, _is_json, reader, force=force)
     known = index.get_meta(BROKEN)
     if known is None:  # an index from before the list was kept: every record file is read
         before = [g for f in folders for g in index.group_state(_rel(layout, f) + "/")]

@@ -200,7 +200,7 @@ class RenderCache:
         now = time.time_ns()
         stamps = {folder: _folder_stamp(self.layout.long_term / folder, now) for folder in FOLDERS}
         if written is None:
-            stats: Stats = record_stats(self.layout)
+            stats: Stats = record_stats(self.layout, self.store)
             looked = FOLDERS
         else:
             looked = [f for f in FOLDERS if not stamps[f][0] or self.folders.get(f) != stamps[f]]
@@ -233,7 +233,7 @@ class RenderCache:
         the rest, where the files whose stat was too recent to trust and the ``written``
         records are stat-ed again."""
         table = self.table
-        fresh = record_stats(self.layout, folders)
+        fresh = record_stats(self.layout, self.store, folders)
         files: list[str] = []
         ctimes: list[int] = []
         sizes: list[int] = []

@@ -28,6 +28,7 @@ from planning_memory.errors import (
     PlanningMemoryError,
     SchemaError,
     StorageError,
+    UnsafePathError,
 )
 from planning_memory.longterm import check_record, new_record, save_record
 from planning_memory.views.fileformat import conflict_marker_line, header_hashes
@@ -125,7 +126,12 @@ def _against_base(views: Views, state: ViewState, changes: Changes, edited: Pars
     on_disk = state.on_disk or ""
     if not path.is_file() or header_hashes(on_disk) is None:
         return changes
-    base_text = path.read_bytes().decode("utf-8", "replace")
+    try:
+        base_text = views.store.read_bytes(path).decode("utf-8", "replace")
+    except UnsafePathError:
+        raise
+    except PlanningMemoryError:  # a FIFO, too large...: derived, so as if there were none
+        return changes
     if header_hashes(base_text) != header_hashes(on_disk):
         return changes
     from planning_memory.views.parse import parse_view
