@@ -3,15 +3,18 @@
 Every file is read and checked before any is written, so a malformed file gives one clear
 error and nothing is written. Merging keeps everything else in each file; running it twice
 changes nothing the second time; ``dry_run`` gives the unified diff and writes nothing;
-uninstalling takes back exactly what installing added (a file that held nothing else goes).
-Files are written through ``Memory.write_file`` (atomically, the mode kept) and removed through
-``Memory.remove_file``; the AGENTS.md block is switched through the memory's config
-(``render.targets``) so the views keep it current.
+uninstalling takes back exactly what installing added, byte for byte: the ledger
+(``installers.ledger``) keeps which files, keys and folders an install made, so only those go
+(a file that held nothing else, an object or folder left empty). Files are written through
+``Memory.write_file`` (atomically, the mode kept) and removed through ``Memory.remove_file``;
+the AGENTS.md block is switched through the memory's config (``render.targets``) so the views
+keep it current.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import Any
 from planning_memory.agents.installers import AGENTS, installer
 from planning_memory.agents.installers.claude_code import HOOK_EVENTS as HOOK_EVENTS
 from planning_memory.agents.installers.claude_code import merge_settings as merge_settings
+from planning_memory.agents.installers.ledger import Ledger, Made
 from planning_memory.agents.installers.parts import Edit, Plan, Where, command_words
 from planning_memory.errors import InputError
 from planning_memory.memory import Memory
@@ -52,8 +56,11 @@ class Report:
         }
 
 
-def where(root: Path | None, *, command: str = "pmem", user: bool = False) -> Where:
-    return Where(root, Path.home(), command_words(command), user)
+def where(
+    root: Path | None, *, command: str = "pmem", user: bool = False, ledger: Ledger | None = None
+) -> Where:
+    made = ledger.made() if ledger is not None else {}
+    return Where(root, Path.home(), command_words(command), user, made)
 
 
 def known(name: str) -> str:
@@ -93,31 +100,64 @@ def _change(e: Edit) -> str:
     return "created" if e.before is None else "removed" if e.after is None else "updated"
 
 
-def _apply(plan: Plan, root: Path | None, report: Report, *, remove: bool) -> None:
+def _apply(plan: Plan, root: Path | None, report: Report, ledger: Ledger, *, remove: bool) -> None:
     memory = Memory(root) if root is not None and (root / ".planning").is_dir() else None
     targets = dict(plan.targets)
     if remove:
-        _switch(memory, targets, report)
+        _switch(memory, targets, report, ledger)
     for e in plan.edits:
-        if e.after is None:
-            Memory.remove_file(e.path, _base(e.path, root))
-        else:
+        if e.after is not None:
+            folders = _missing(e.path.parent)
             Memory.write_file(e.path, e.after)
+            if not remove:
+                ledger.note(e.path, _made(e, folders))
+    for e in sorted((e for e in plan.edits if e.after is None), key=lambda e: _last(ledger, e)):
+        Memory.remove_file(e.path, _base(e.path, root, ledger.get(e.path)))
+    for e in plan.edits if remove else []:
+        ledger.forget(e.path)
     if not remove:
-        _switch(memory, targets, report)
+        _switch(memory, targets, report, ledger)
+    ledger.save()
 
 
-def _base(path: Path, root: Path | None) -> Path | None:
-    """The folder below which an emptied folder of ``path`` may go: the repository's or the
-    home folder (an agent's own folder such as ``.cursor/`` goes when it is left empty)."""
+def _last(ledger: Ledger, e: Edit) -> float:
+    """Removal order: a file that made a folder after the files inside it (the deepest
+    folder first), so that the folder is empty when its own file goes."""
+    made = ledger.get(e.path)
+    return -len(Path(made.folders[0]).parts) if made and made.folders else -math.inf
+
+
+def _made(e: Edit, folders: list[Path]) -> Made:
+    blank = e.before if e.before is not None and not e.before.strip() else None
+    return Made(e.before is None, e.keys, tuple(map(str, folders)), blank)
+
+
+def _missing(folder: Path) -> list[Path]:
+    """The folders that writing into ``folder`` makes, the outermost first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def _base(path: Path, root: Path | None, made: Made | None) -> Path | None:
+    """The folder below which the folders that removing ``path`` empties go: those the
+    install made for it (the ledger), else, with no entry, the repository's or the home
+    folder (an agent's own folder such as ``.cursor/`` goes when it is left empty)."""
+    if made is not None:
+        return Path(made.folders[0]).parent if made.folders else path.parent
     for base in (root, Path.home()):
         if base is not None and path.is_relative_to(base):
             return base
     return None
 
 
-def _switch(memory: Memory | None, targets: dict[str, bool], report: Report) -> None:
-    """Turn each render target on or off; report the file the views rewrote."""
+def _switch(
+    memory: Memory | None, targets: dict[str, bool], report: Report, ledger: Ledger
+) -> None:
+    """Turn each render target on or off; report the file the views rewrote (and note in the
+    ledger whether they created it)."""
     for name, on in targets.items():
         if memory is None:
             if on:
@@ -133,6 +173,8 @@ def _switch(memory: Memory | None, targets: dict[str, bool], report: Report) -> 
         report.notes.append(f"render.targets for {name} turned {'on' if on else 'off'}")
         if path.is_file() and path.read_text("utf-8") != before:
             report.files.append({"path": str(path), "change": "updated" if before else "created"})
+            blank = before if before is not None and not before.strip() else None
+            ledger.note(path, Made(before is None, blank=blank))
 
 
 def run(
@@ -145,7 +187,8 @@ def run(
     remove: bool = False,
 ) -> Report:
     """Install (or with ``remove`` uninstall) agent ``name``'s files for ``root``."""
-    spot = where(root, command=command, user=user)
+    ledger = Ledger.load()
+    spot = where(root, command=command, user=user, ledger=ledger)
     plan = installer(known(name)).plan(spot, remove=remove)
     report = Report(name, "uninstall" if remove else "install", dry_run=dry_run)
     report.files = [{"path": str(e.path), "change": _change(e)} for e in plan.edits]
@@ -155,7 +198,7 @@ def run(
         for target, on in plan.targets.items():
             report.notes.append(f"would turn render.targets for {target} {'on' if on else 'off'}")
     else:
-        _apply(plan, root, report, remove=remove)
+        _apply(plan, root, report, ledger, remove=remove)
     if not remove:
         report.notes += _warnings(spot, root)
     return report

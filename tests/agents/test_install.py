@@ -1,5 +1,6 @@
-"""``pmem install claude-code``: hooks in .claude/settings.json and the server in .mcp.json,
-merged with what is there, idempotent, never clobbering, nothing written on a bad file."""
+"""``pmem install claude-code``: hooks in .claude/settings.json, the server in .mcp.json and
+the import of .planning/CLAUDE.md in the repository's CLAUDE.md, merged with what is there,
+idempotent, never clobbering, nothing written on a bad file."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from planning_memory.agents.install import HOOK_EVENTS, install_claude_code, merge_settings
+from planning_memory.agents.doctor import diagnose
+from planning_memory.agents.install import HOOK_EVENTS, install_claude_code, merge_settings, run
 from planning_memory.cli import cli
 from planning_memory.errors import InputError
+from planning_memory.memory import Memory
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test:*)"]},
@@ -146,6 +149,7 @@ def test_the_cli_command(empty_repo: Path) -> None:
     assert {Path(f["path"]) for f in report["files"]} == {
         empty_repo / ".claude" / "settings.json",
         empty_repo / ".mcp.json",
+        empty_repo / "CLAUDE.md",
     }
     text = runner.invoke(cli, ["-C", str(empty_repo), "install", "claude-code"]).output
     assert "nothing to change" in text
@@ -186,3 +190,32 @@ def test_recording_hooks_run_in_the_background() -> None:
         "PreCompact": True,
         "SessionEnd": True,
     }
+
+
+def test_claude_md_imports_the_rendered_memory(empty_repo: Path) -> None:
+    """Claude Code reads the repository's CLAUDE.md: the install puts the import of
+    .planning/CLAUDE.md there (Claude Code's ``@path``), in the managed block, and takes it
+    back out (a CLAUDE.md it created goes)."""
+    run("claude-code", empty_repo)
+    text = (empty_repo / "CLAUDE.md").read_text("utf-8")
+    assert text.startswith("<!-- planning-memory:start -->\n")
+    assert text.endswith("\n\n@.planning/CLAUDE.md\n<!-- planning-memory:end -->\n")
+    assert (empty_repo / ".planning" / "CLAUDE.md").is_file()  # what it imports
+    [rules] = [c for c in diagnose(empty_repo, ["claude-code"]) if c.name == "rules"]
+    assert rules.ok and rules.detail.endswith("CLAUDE.md")
+    run("claude-code", empty_repo, remove=True)
+    assert not (empty_repo / "CLAUDE.md").exists()
+
+
+def test_a_claude_md_block_the_views_render_is_left_to_them(empty_repo: Path) -> None:
+    root = empty_repo / "CLAUDE.md"
+    root.write_text("# App\n", "utf-8")
+    Memory.open(empty_repo).set_render_target("CLAUDE.md", True)  # the memory itself, rendered
+    rendered = root.read_bytes()
+    report = run("claude-code", empty_repo)
+    assert root.read_bytes() == rendered
+    assert any("rendered memory" in note for note in report.notes)
+    [rules] = [c for c in diagnose(empty_repo, ["claude-code"]) if c.name == "rules"]
+    assert rules.ok
+    run("claude-code", empty_repo, remove=True)
+    assert root.read_bytes() == rendered

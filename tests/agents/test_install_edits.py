@@ -1,7 +1,7 @@
 """The pure edits behind the installers, on the shapes users' files come in: Aider's ``read:``
 (one value, a flow list, a block list with comments), Codex's TOML (our table first, between
-others, with comments), managed Markdown blocks. Each result is parsed with the format's own
-parser; each removal gives the original text back."""
+others, with comments), managed Markdown blocks, JSON in any layout (with comments). Each
+result is parsed with the format's own parser; each removal gives the original text back."""
 
 from __future__ import annotations
 
@@ -14,46 +14,44 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planning_memory.agents.installers import edits
+from planning_memory.agents.installers import edits, jsontext, reads
 
 HERE = Path("file")
 OURS = ["CONVENTIONS.md", ".planning/CLAUDE.md"]
 
 
 @pytest.mark.parametrize(
-    ("text", "reads"),
+    ("text", "listed"),
     [
         ("", []),
         ("model: gpt-4o\n", []),
-        ("model: gpt-4o", []),
         ("read: NOTES.md\n", ["NOTES.md"]),
+        ("read: CONVENTIONS.md\n", ["CONVENTIONS.md"]),
         ("read: 'NOTES.md'  # mine\nauto-commits: false\n", ["NOTES.md"]),
         ("read: [a.md, b.md]\nmodel: x\n", ["a.md", "b.md"]),
+        ("read: [CONVENTIONS.md]  # mine\r\nmodel: x\r\n", ["CONVENTIONS.md"]),
         ("# top\nread:\n  - a.md  # first\n  - b.md\nmodel: x\n", ["a.md", "b.md"]),
-        ("read:\n    - a.md\n", ["a.md"]),
+        ("read:\n    - a.md\n    - CONVENTIONS.md\n", ["a.md", "CONVENTIONS.md"]),
+        ("read:\r\n- a.md\r\nmodel: x\r\n", ["a.md"]),
+        ("read:\nmodel: x\n", []),
     ],
 )
-def test_aider_reads_are_added_and_taken_back(text: str, reads: list[str]) -> None:
-    added = edits.set_reads(text, OURS, HERE)
+def test_aider_reads_are_added_and_taken_back(text: str, listed: list[str]) -> None:
+    added = reads.set_reads(text, OURS, HERE)
     parsed = yaml.safe_load(added)
-    listed = parsed["read"] if isinstance(parsed["read"], list) else [parsed["read"]]
-    assert listed == [*reads, *OURS]
+    assert parsed["read"] == [*listed, *(f for f in OURS if f not in listed)]
     for key, value in (yaml.safe_load(text) or {}).items():
         if key != "read":
             assert parsed[key] == value
-    assert edits.set_reads(added, OURS, HERE) == added
-    back = edits.drop_reads(added, OURS, HERE)
-    assert as_lists(yaml.safe_load(back)) == as_lists(yaml.safe_load(text))
-    if not reads or text.startswith("# top"):  # nothing else listed, or a block list
-        assert back.rstrip("\n") == text.rstrip("\n")
+    assert ("\r\n" in text) == ("\r\n" in added) and "\r\n" not in added.replace("\r\n", "")
+    assert reads.set_reads(added, OURS, HERE) == added
+    assert reads.drop_reads(added, OURS, HERE) == text  # what the user listed stays, as it was
 
 
-def as_lists(config: dict[str, object] | None) -> dict[str, object]:
-    """The config with a single ``read:`` value as the list of one it means to Aider."""
-    config = dict(config or {})
-    if isinstance(config.get("read"), str):
-        config["read"] = [config["read"]]
-    return config
+def test_aider_reads_the_user_listed_are_never_taken() -> None:
+    text = "read:\n  - CONVENTIONS.md\n  - .planning/CLAUDE.md\n"
+    assert reads.set_reads(text, OURS, HERE) == text
+    assert reads.drop_reads(text, OURS, HERE) == text
 
 
 ENTRY = {"command": "/opt/my tools/pmem", "args": ["mcp"]}
@@ -104,9 +102,43 @@ def test_a_managed_block_is_set_replaced_and_removed(text: str) -> None:
     assert edits.drop_block(twice, HERE).rstrip("\n") == text.rstrip("\n")
 
 
-def test_json_keeps_the_files_layout() -> None:
-    for like in ('{\n    "a": 1\n}\n', '{"a": 1}', '{\n\t"a": 1\n}'):
-        assert edits.json_text({"a": 1}, like) == like
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "{}",
+        "{}\n",
+        '{"mcpServers":{}}',
+        '{"mcpServers": {"github": {"command": "gh"}}}\n',
+        '{\n  "permissions": {"allow": ["Bash(x)"]},\n  "mcpServers": {}\n}\n',
+        '{\r\n    "a": 1\r\n}\r\n',
+        '{\n\t// mine\n\t"servers": {\n\t\t"gh": {"type": "http"} /* x */\n\t},'
+        '\n\t"inputs": []\n}\n',
+    ],
+)
+def test_json_members_are_added_in_the_files_layout_and_taken_back(text: str) -> None:
+    before = jsontext.parse(text, HERE)
+    after = {**before, "mcpServers": {**before.get("mcpServers", {}), "planning-memory": ENTRY}}
+    added = jsontext.patch(text, after)
+    assert jsontext.parse(added, HERE) == after
+    assert ("\r\n" in text) == ("\r\n" in added) and "\r\n" not in added.replace("\r\n", "")
+    if text.strip() not in ("", "{}") and "\n" not in text.strip():
+        assert "\n" not in added.strip()  # a one-line file stays one line
+    back = jsontext.patch(added, before)
+    assert back == (text if text.strip() else "{}\n")
+
+
+def test_json_comments_stay_and_line_numbers_hold() -> None:
+    text = '{\n  // a comment, "with": quotes\n  "a": 1 /* b */,\n  "c": [1, 2]\n}\n'
+    assert jsontext.parse(text, HERE) == {"a": 1, "c": [1, 2]}
+    changed = jsontext.patch(text, {"a": 2, "c": [1, 2, 3]})
+    assert changed == '{\n  // a comment, "with": quotes\n  "a": 2 /* b */,\n  "c": [1, 2, 3]\n}\n'
+    try:
+        jsontext.parse('{\n  // x\n  "a": ,\n}', HERE)
+    except edits.InputError as exc:
+        assert exc.line == 3
+    else:  # pragma: no cover
+        raise AssertionError("not an error")
 
 
 # -- properties ---------------------------------------------------------------------------------
@@ -138,8 +170,15 @@ json_values = st.recursive(
 
 @given(
     st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    st.dictionaries(st.text(max_size=8), json_values, max_size=3),
     st.sampled_from([None, 2, 4, "\t"]),
 )
-def test_a_json_file_keeps_its_layout(value: dict[str, object], indent: int | str | None) -> None:
-    like = json.dumps(value, indent=indent, ensure_ascii=False) + "\n"
-    assert edits.json_text(value, like) == like
+def test_a_json_file_keeps_its_layout(
+    value: dict[str, object], more: dict[str, object], indent: int | str | None
+) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=False) + "\n"
+    assert jsontext.patch(text, value) == text
+    changed = {**value, **{f"new {k}": v for k, v in more.items()}}
+    added = jsontext.patch(text, changed)
+    assert json.loads(added) == changed
+    assert jsontext.patch(added, value) == text  # added members taken back: the same bytes

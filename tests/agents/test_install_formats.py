@@ -78,6 +78,8 @@ def check_claude_code(repo: Path) -> None:
                 assert isinstance(hook.get("timeout", 60), int)
     ours = [h for gs in hooks.values() for g in gs for h in g["hooks"] if "pmem" in h["command"]]
     assert len(ours) == 7 and all(h["command"].endswith(" || true") for h in ours)
+    inner = block((repo / "CLAUDE.md").read_text("utf-8"))
+    assert "\n@.planning/CLAUDE.md\n" in inner  # Claude Code's import, on its own line
 
 
 def check_cursor(repo: Path) -> None:
@@ -147,17 +149,22 @@ CHECKS: dict[str, Callable[[Path], None]] = {
 
 
 def snapshot(*folders: Path) -> dict[Path, bytes]:
-    """Every file's bytes (but the derived, gitignored caches under memory/contextual/)."""
+    """Every file's bytes (but the derived, gitignored caches under memory/contextual/, and
+    pmem's own state: the install ledger)."""
     return {
         p: p.read_bytes()
         for f in folders
         for p in sorted(f.rglob("*"))
-        if p.is_file() and "contextual" not in p.parts
+        if p.is_file() and not skipped(p)
     }
 
 
 def folders(*roots: Path) -> set[Path]:
-    return {p for f in roots for p in f.rglob("*") if p.is_dir() and "contextual" not in p.parts}
+    return {p for f in roots for p in f.rglob("*") if p.is_dir() and not skipped(p)}
+
+
+def skipped(path: Path) -> bool:
+    return "contextual" in path.parts or path.is_relative_to(home() / "state")
 
 
 def install(name: str, repo: Path, **options: Any) -> Any:

@@ -1,7 +1,9 @@
-"""Claude Code's installer: hooks in ``.claude/settings.json``, the server in ``.mcp.json``.
+"""Claude Code's installer: hooks, the server in ``.mcp.json``, the CLAUDE.md import.
 
 Claude Code: the hooks in ``.claude/settings.json`` and the server in ``.mcp.json`` (with
-``--global``: ``~/.claude/settings.json`` and ``~/.claude.json``).
+``--global``: ``~/.claude/settings.json`` and ``~/.claude.json``), and the managed block in the
+repository's own ``CLAUDE.md``, which imports ``.planning/CLAUDE.md`` (``@path``). A block the
+views render there (``render.targets.claudeMd``) already holds that memory: it is left to them.
 
 A hook of ours is a command containing ``hook claude-code``; one already present stays where
 it is and only its command changes. Each hook command is guarded (``command -v pmem ... ||
@@ -11,21 +13,24 @@ true``) so a teammate without pmem gets no error from a committed hook.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.agents.installers import edits
-from planning_memory.agents.installers.agent import Agent
+from planning_memory.agents.installers import edits, jsontext
+from planning_memory.agents.installers.agent import RULES, Agent
 from planning_memory.agents.installers.parts import (
+    Block,
+    Edit,
     Hook,
     JsonServers,
     Part,
     Plan,
     Where,
-    edit,
     guarded,
     read,
+    undo,
 )
 from planning_memory.errors import InputError
 
@@ -91,25 +96,44 @@ def merge_settings(existing: Any, words: tuple[str, ...], path: Path) -> dict[st
     return settings
 
 
-def drop_hooks(existing: dict[str, Any]) -> dict[str, Any]:
-    """``existing`` without our hooks (and without the groups and events left empty)."""
+def drop_hooks(
+    existing: dict[str, Any], keep: Callable[[str], bool] = lambda key: False
+) -> dict[str, Any]:
+    """``existing`` without our hooks, and without the groups they leave empty and the events
+    and ``hooks`` object left empty (unless ``keep("hooks.Stop")`` / ``keep("hooks")``)."""
     settings = copy.deepcopy(existing)
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return settings
     for event in list(hooks):
         groups = hooks[event]
-        if not isinstance(groups, list):
+        if not isinstance(groups, list) or not any(map(_holds_ours, groups)):
             continue
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                group["hooks"] = [h for h in group["hooks"] if not is_ours(h)]
-        hooks[event] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
-        if not hooks[event]:
+        hooks[event] = [_without_ours(g) for g in groups if not _only_ours(g)]
+        if not hooks[event] and not keep(f"hooks.{event}"):
             del hooks[event]
-    if not hooks:
+    if not hooks and not keep("hooks"):
         del settings["hooks"]
     return settings
+
+
+def _inner(group: Any) -> list[Any]:
+    inner = group.get("hooks") if isinstance(group, dict) else None
+    return inner if isinstance(inner, list) else []
+
+
+def _holds_ours(group: Any) -> bool:
+    return any(map(is_ours, _inner(group)))
+
+
+def _only_ours(group: Any) -> bool:
+    return _holds_ours(group) and all(map(is_ours, _inner(group)))
+
+
+def _without_ours(group: Any) -> Any:
+    if not _holds_ours(group):
+        return group
+    return {**group, "hooks": [h for h in _inner(group) if not is_ours(h)]}
 
 
 def hooks_in(settings: dict[str, Any]) -> list[tuple[str, str, int]]:
@@ -141,20 +165,22 @@ class Hooks(Part):
         path = self.path(where)
         if path is None:
             return Plan(notes=["not inside a repository: no project settings written"])
-        settings = edits.parse_json(read(path), path)
+        text = read(path)
+        settings = edits.parse_json(text, path)
         merged = merge_settings(settings, where.words, path)
-        same = merged == settings and read(path) is not None
-        return Plan([edit(path, read(path) if same else edits.json_text(merged, read(path)))])
+        after = text if merged == settings and text is not None else jsontext.patch(text, merged)
+        return Plan([Edit(path, text, after, tuple(edits.added_keys(settings, merged)))])
 
     def uninstall(self, where: Where) -> Plan:
         path = self.path(where)
-        if path is None or read(path) is None:
+        text = read(path) if path is not None else None
+        if path is None or text is None:
             return Plan()
-        settings = edits.parse_json(read(path), path)
-        dropped = drop_hooks(settings)
+        settings = edits.parse_json(text, path)
+        dropped = drop_hooks(settings, where.kept(path))
         if dropped == settings:
             return Plan()
-        return Plan([edit(path, edits.json_text(dropped, read(path)) if dropped else "")])
+        return Plan([undo(where, path, jsontext.patch(text, dropped), empty=not dropped)])
 
     def hooks(self, where: Where) -> list[Hook]:
         return [
@@ -164,6 +190,31 @@ class Hooks(Part):
         ]
 
 
+# the header line of the block the views render into CLAUDE.md (render.targets.claudeMd)
+RENDERED = "planning-memory view=CLAUDE.md"
+
+
+@dataclass(frozen=True)
+class RootImport(Block):
+    """Our block in the repository's ``CLAUDE.md``, unless the views render theirs there."""
+
+    def rendered(self, where: Where) -> bool:
+        path = where.project(self.rel)
+        block = edits.block_of(read(path), path) if path is not None else None
+        return block is not None and RENDERED in block
+
+    def install(self, where: Where) -> Plan:
+        if self.rendered(where):
+            return Plan(notes=[f"{self.rel}: its block is the rendered memory; left as it is"])
+        return super().install(where)
+
+    def uninstall(self, where: Where) -> Plan:
+        return Plan() if self.rendered(where) else super().uninstall(where)
+
+    def current(self, where: Where) -> bool | None:
+        return True if self.rendered(where) else super().current(where)
+
+
 SETTINGS = ".claude/settings.json"
 SERVERS = JsonServers(
     ".mcp.json", lambda home: home / ".claude.json", extra={"type": "stdio", "env": {}}
@@ -171,5 +222,5 @@ SERVERS = JsonServers(
 AGENT = Agent(
     name="claude-code",
     title="Claude Code",
-    parts=(Hooks(), SERVERS),
+    parts=(Hooks(), SERVERS, RootImport("CLAUDE.md", RULES + "\n\n@.planning/CLAUDE.md")),
 )

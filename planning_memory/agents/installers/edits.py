@@ -1,12 +1,13 @@
-"""Pure edits of agents' config files: JSON, TOML, managed Markdown blocks, YAML lists.
+"""Pure edits of agents' config files: JSON server maps, TOML tables, managed Markdown blocks.
 
-Pure edits of agents' config files: JSON server maps, TOML tables, managed Markdown blocks,
-YAML ``read:`` lists. Each takes a file's text and returns the new text; nothing is written.
+Each takes a file's text and returns the new text; nothing is written. JSON goes through
+``jsontext`` (edited in place), Aider's YAML ``read:`` list through ``reads``.
 
 Every merge keeps everything else in the file (other keys and their order, other servers,
-comments in TOML and YAML), never replaces an entry under our name that is not ours, and
+comments, the line endings), never replaces an entry under our name that is not ours, and
 gives back the same text when there is nothing to change. Each removal takes back exactly
-what the merge added, dropping a container only when it is left empty.
+what the merge added: the text comes back byte for byte. A container (a JSON object or array)
+left empty goes only when ``keep`` does not say the user had it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import copy
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from planning_memory.agents.installers import jsontext
 from planning_memory.errors import InputError
 
 SERVER_NAME = "planning-memory"
@@ -27,20 +30,9 @@ END_MARKER = "<!-- planning-memory:end -->"
 
 # -- JSON ------------------------------------------------------------------------------------------
 def parse_json(text: str | None, path: Path) -> dict[str, Any]:
-    """The JSON object in ``text`` ({} for a missing or empty file), or one clear error."""
-    if text is None or not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg}",
-            path=str(path),
-            line=exc.lineno,
-            column=exc.colno,
-            hint="fix or move the file; nothing was written",
-        ) from None
-    return obj(value, "$", path)
+    """The JSON object in ``text`` ({} for a missing or empty file; comments allowed), or one
+    clear error."""
+    return obj(jsontext.parse(text, path), "$", path)
 
 
 def obj(value: Any, where: str, path: Path) -> dict[str, Any]:
@@ -54,18 +46,18 @@ def obj(value: Any, where: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def json_text(value: dict[str, Any], like: str | None = None) -> str:
-    """``value`` as JSON laid out as the file ``like`` was (its indent, or one line; its final
-    newline), so a merge and its removal give the same bytes back; 2 spaces for a new file."""
-    if not like or not like.strip():
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    lines = like.strip().splitlines()
-    indent: str | None = None
-    if len(lines) > 1:
-        second = lines[1]
-        indent = second[: len(second) - len(second.lstrip())] or None
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
-    return text + ("\n" if like.endswith("\n") else "")
+def added_keys(before: Any, after: Any, prefix: str = "") -> list[str]:
+    """The keys (``a.b``) of objects in ``after`` that ``before`` lacks; not those within."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    found = []
+    for key, value in after.items():
+        name = f"{prefix}{key}"
+        if key not in before:
+            found.append(name)
+        else:
+            found += added_keys(before[key], value, name + ".")
+    return found
 
 
 def is_our_server(entry: Any) -> bool:
@@ -100,13 +92,16 @@ def merge_server(
     return config, []
 
 
-def drop_server(config: dict[str, Any], key: str) -> dict[str, Any]:
-    """``config`` without our server (and without ``key`` when that leaves it empty)."""
+def drop_server(
+    config: dict[str, Any], key: str, keep: Callable[[str], bool] = lambda key: False
+) -> dict[str, Any]:
+    """``config`` without our server (and without ``key`` when that leaves it empty, unless
+    ``keep(key)``)."""
     config = copy.deepcopy(config)
     servers = config.get(key)
     if isinstance(servers, dict) and is_our_server(servers.get(SERVER_NAME)):
         del servers[SERVER_NAME]
-        if not servers:
+        if not servers and not keep(key):
             del config[key]
     return config
 
@@ -133,7 +128,7 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def toml_table(table: str, entry: dict[str, Any]) -> str:
+def toml_table(table: str, entry: dict[str, Any], eol: str = "\n") -> str:
     """``[table]`` with ``entry``'s strings, lists of strings and string maps, in order."""
     lines = [f"[{table}]"]
     for key, value in entry.items():
@@ -144,12 +139,12 @@ def toml_table(table: str, entry: dict[str, Any]) -> str:
         elif isinstance(value, dict):
             pairs = ", ".join(f"{_toml_string(k)} = {_toml_string(v)}" for k, v in value.items())
             lines.append(f"{key} = {{{pairs}}}" if pairs else f"{key} = {{}}")
-    return "\n".join(lines) + "\n"
+    return eol.join(lines) + eol
 
 
 def _table_span(text: str, table: str) -> tuple[int, int] | None:
     """The character span of ``[table]`` up to the next table header (or the end)."""
-    header = re.compile(rf"^\[{re.escape(table)}\][ \t]*(#.*)?$", re.MULTILINE)
+    header = re.compile(rf"^\[{re.escape(table)}\][ \t]*(#.*)?\r?$", re.MULTILINE)
     found = header.search(text)
     if found is None:
         return None
@@ -157,11 +152,17 @@ def _table_span(text: str, table: str) -> tuple[int, int] | None:
     return found.start(), after.start() if after else len(text)
 
 
+def eol_of(text: str | None) -> str:
+    """The line ending a file uses: ``\r\n`` when it has one, else ``\n``."""
+    return "\r\n" if text and "\r\n" in text else "\n"
+
+
 def merge_toml(
     text: str | None, section: str, entry: dict[str, Any], path: Path
 ) -> tuple[str, list[str]]:
-    """``text`` with ``[section.planning-memory]`` set to ``entry``; notes when left alone."""
-    text = text or ""
+    """``text`` with ``[section.planning-memory]`` set to ``entry``, after a blank line at
+    the end when it is new; notes when left alone."""
+    text, eol = text or "", eol_of(text)
     current = parse_toml(text, path).get(section, {}).get(SERVER_NAME)
     table = f"{section}.{SERVER_NAME}"
     if current is not None and not is_our_server(current):
@@ -171,33 +172,37 @@ def merge_toml(
     span = _table_span(text, table)
     if current is not None and span is None:
         return text, [f"{path}: {table} is not a [{table}] table; left as it is"]
-    block = toml_table(table, entry)
+    block = toml_table(table, entry, eol)
     if span is not None:
-        new = text[: span[0]] + block + _gap_after(text[span[1] :]) + text[span[1] :]
+        new = text[: span[0]] + block + _gap_after(text[span[1] :], eol) + text[span[1] :]
     else:
-        new = text + ("\n" if text and not text.endswith("\n") else "")
-        new += ("\n" if new.strip() else "") + block
+        new = text + (eol if text and not text.endswith("\n") else "")
+        new += (eol if new.strip() else "") + block
     merged = parse_toml(new, path).get(section, {}).get(SERVER_NAME, {})
     if {k: merged.get(k) for k in entry} != entry:  # pragma: no cover - a guard, not a path
         raise InputError(f"could not merge [{table}]", path=str(path), hint="add it by hand")
     return new, []
 
 
-def _gap_after(rest: str) -> str:
-    return "\n" if rest.strip() else ""
+def _gap_after(rest: str, eol: str) -> str:
+    return eol if rest.strip() else ""
 
 
 def drop_toml(text: str | None, section: str, path: Path) -> str:
-    """``text`` without our ``[section.planning-memory]`` table."""
-    text = text or ""
+    """``text`` without our ``[section.planning-memory]`` table (and, when it ends the file,
+    the blank line ``merge_toml`` put before it)."""
+    text, eol = text or "", eol_of(text)
     current = parse_toml(text, path).get(section, {}).get(SERVER_NAME)
     span = _table_span(text, f"{section}.{SERVER_NAME}")
     if not is_our_server(current) or span is None:
         return text
-    head, tail = text[: span[0]].rstrip("\n"), text[span[1] :].lstrip("\n")
-    if head and tail:
-        return head + "\n\n" + tail
-    return head + "\n" if head else tail
+    head, tail = text[: span[0]], text[span[1] :]
+    return head + tail if tail.strip() else _without_gap(head, eol)
+
+
+def _without_gap(head: str, eol: str) -> str:
+    """``head`` without the blank line an addition at the end of the file put after it."""
+    return head[: -len(eol)] if head.endswith(eol) and head[: -len(eol)].endswith("\n") else head
 
 
 def toml_server(text: str | None, section: str, path: Path) -> dict[str, Any] | None:
@@ -227,22 +232,24 @@ def _span(lines: list[str], path: Path) -> tuple[int, int] | None:
 
 
 def block_of(text: str | None, path: Path) -> str | None:
-    """The inside of the managed block, or None when the file has none."""
+    """The inside of the managed block (``\n`` line ends), or None when the file has none."""
     lines = _lines(text)
     span = _span(lines, path)
-    return None if span is None else "".join(lines[span[0] + 1 : span[1]])
+    return None if span is None else "".join(lines[span[0] + 1 : span[1]]).replace("\r\n", "\n")
 
 
 def set_block(text: str | None, inner: str, path: Path) -> str:
-    """``text`` with its managed block holding ``inner`` (added at the end when absent)."""
-    text = text or ""
+    """``text`` with its managed block holding ``inner`` (added at the end, after a blank
+    line, when absent), in the file's line endings."""
+    text, eol = text or "", eol_of(text)
     lines = _lines(text)
-    block = f"{START_MARKER}\n{inner.rstrip()}\n{END_MARKER}\n"
+    body = eol.join(inner.rstrip().split("\n"))
+    block = f"{START_MARKER}{eol}{body}{eol}{END_MARKER}{eol}"
     span = _span(lines, path)
     if span is None:
         if not text:
             return block
-        return text + ("\n" if text.endswith("\n") else "\n\n") + block
+        return text + (eol if text.endswith("\n") else eol + eol) + block
     return "".join(lines[: span[0]]) + block + "".join(lines[span[1] + 1 :])
 
 
@@ -256,92 +263,4 @@ def drop_block(text: str | None, path: Path) -> str:
     head, tail = "".join(lines[: span[0]]), "".join(lines[span[1] + 1 :])
     if tail:
         return head + tail
-    return head[:-1] if head.endswith("\n\n") else head
-
-
-# -- YAML read: lists (Aider) ----------------------------------------------------------------------
-_READ = re.compile(r"^read:[ \t]*(?P<value>[^#]*?)[ \t]*(#.*)?$")
-_ITEM = re.compile(r"^(?P<pad>[ \t]+)-[ \t]*(?P<item>[^#]*?)[ \t]*(#.*)?$")
-
-
-def _unquote(value: str) -> str:
-    return value.strip().strip("'\"")
-
-
-def _reads(lines: list[str], path: Path) -> tuple[int, int, list[str], bool] | None:
-    """The top-level ``read:`` key: its first line, the line after it, its items and whether
-    they are a block list (``- item`` lines); None when there is no such key."""
-    for number, line in enumerate(lines):
-        found = _READ.match(line.rstrip("\n"))
-        if found is None:
-            continue
-        value = found.group("value")
-        if value.startswith("[") and value.endswith("]"):
-            return (
-                number,
-                number + 1,
-                [_unquote(v) for v in value[1:-1].split(",") if v.strip()],
-                False,
-            )
-        if value:
-            return number, number + 1, [_unquote(value)], False
-        stop, items = number + 1, []
-        while stop < len(lines) and (item := _ITEM.match(lines[stop].rstrip("\n"))):
-            items.append(_unquote(item.group("item")))
-            stop += 1
-        return number, stop, items, True
-    return None
-
-
-def set_reads(text: str | None, files: list[str], path: Path) -> str:
-    """``text`` whose top-level ``read:`` lists ``files`` too (the key added when absent); a
-    block list gets lines after its last item, its other lines and comments untouched."""
-    lines = _lines(text)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    found = _reads(lines, path)
-    items = found[2] if found else []
-    missing = [f for f in files if f not in items]
-    if not missing:
-        return text or ""
-    if found is None:
-        return "".join(lines) + "read:\n" + "".join(f"  - {f}\n" for f in missing)
-    first, stop, items, block = found
-    if block and stop > first + 1:
-        pad = _ITEM.match(lines[stop - 1].rstrip("\n"))
-        indent = pad.group("pad") if pad else "  "
-        new = "".join(f"{indent}- {f}\n" for f in missing)
-        return "".join(lines[:stop]) + new + "".join(lines[stop:])
-    return "".join(lines[:first]) + _read_lines([*items, *missing], block) + "".join(lines[stop:])
-
-
-def _read_lines(items: list[str], block: bool) -> str:
-    if block:
-        return "read:\n" + "".join(f"  - {i}\n" for i in items)
-    return "read: [" + ", ".join(items) + "]\n"
-
-
-def drop_reads(text: str | None, files: list[str], path: Path) -> str:
-    """``text`` whose ``read:`` no longer lists ``files`` (the key goes when left empty)."""
-    lines = _lines(text)
-    found = _reads(lines, path)
-    if found is None or not set(files) & set(found[2]):
-        return text or ""
-    first, stop, items, block = found
-    kept = [i for i in items if i not in files]
-    if not kept:
-        return "".join(lines[:first] + lines[stop:])
-    if block:
-        own = [n for n in range(first + 1, stop) if _item(lines[n]) in files]
-        return "".join(line for n, line in enumerate(lines) if n not in own)
-    return "".join(lines[:first]) + _read_lines(kept, block) + "".join(lines[stop:])
-
-
-def _item(line: str) -> str | None:
-    found = _ITEM.match(line.rstrip("\n"))
-    return _unquote(found.group("item")) if found else None
-
-
-def reads_of(text: str | None, path: Path) -> list[str]:
-    found = _reads(_lines(text), path)
-    return found[2] if found else []
+    return _without_gap(head, eol_of(text))

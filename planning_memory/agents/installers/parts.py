@@ -3,7 +3,8 @@
 What an installer writes, as parts: an MCP server in a JSON or TOML file, a managed block in
 a shared Markdown file, a whole rules file of ours, Aider's ``read:`` list, the AGENTS.md block
 the views render. Each part plans its file's new text for install and for uninstall, and says
-what of it is in place for ``pmem doctor``; none writes anything itself.
+what of it is in place for ``pmem doctor``; none writes anything itself. Uninstalling reads
+what the install made (``Where.made``, from the ledger) to take back only that.
 """
 
 from __future__ import annotations
@@ -12,36 +13,47 @@ import abc
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.agents.installers import edits
+from planning_memory.agents.installers import edits, jsontext, reads
+from planning_memory.agents.installers.ledger import Made
 from planning_memory.errors import InputError
 
 
 @dataclass(frozen=True)
 class Where:
     """Where an installer works: the repository (None outside one), the user's home, how the
-    agent runs pmem (its words), and whether the user-level files are wanted (``--global``)."""
+    agent runs pmem (its words), whether the user-level files are wanted (``--global``), and
+    what earlier installs made in each file (the ledger's entries)."""
 
     root: Path | None
     home: Path
     words: tuple[str, ...] = ("pmem",)
     user: bool = False
+    made: Mapping[Path, Made] = field(default_factory=dict)
 
     def project(self, rel: str) -> Path | None:
         return self.root / rel if self.root is not None else None
 
+    def kept(self, path: Path) -> Callable[[str], bool]:
+        """Whether a key of ``path`` left empty stays: the user had it before the install
+        (with no ledger entry for the file, nothing is known to be theirs)."""
+        made = self.made.get(path)
+        return lambda key: made is not None and not made.added(key)
+
 
 @dataclass
 class Edit:
-    """One file's text before and after (None: the file is absent / removed)."""
+    """One file's text before and after (None: the file is absent / removed), and the JSON
+    keys the change adds (for the ledger)."""
 
     path: Path
     before: str | None
     after: str | None
+    keys: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -103,8 +115,9 @@ class Part(abc.ABC):
 
 
 def read(path: Path) -> str | None:
+    """The file's text as it is (its line endings kept), None when there is none."""
     try:
-        return path.read_text("utf-8")
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
@@ -116,6 +129,18 @@ def read(path: Path) -> str | None:
 def edit(path: Path, after: str | None) -> Edit:
     before = read(path)
     return Edit(path, before, None if after == "" else after)
+
+
+def undo(where: Where, path: Path, after: str, *, empty: bool) -> Edit:
+    """Uninstall's edit of ``path``: its text ``after``; when nothing else is left in it
+    (``empty``), the file goes if the install created it (or no install is on record), else
+    it gets back the text it had."""
+    made = where.made.get(path)
+    if empty and (made is None or made.file):
+        return Edit(path, read(path), None)
+    if empty and made is not None and made.blank is not None:
+        after = made.blank
+    return Edit(path, read(path), after)
 
 
 def command_words(command: str) -> tuple[str, ...]:
@@ -172,11 +197,11 @@ class JsonServers(Part):
         path = self.path(where)
         if path is None:
             return Plan(notes=[self.no_project_note()])
-        config = edits.parse_json(read(path), path)
-        merged, notes = edits.merge_server(config, self.key, self.entry(where), path)
         text = read(path)
-        after = edits.json_text(merged, text) if merged != config or text is None else text
-        return Plan([edit(path, after)], notes)
+        config = edits.parse_json(text, path)
+        merged, notes = edits.merge_server(config, self.key, self.entry(where), path)
+        after = jsontext.patch(text, merged) if merged != config or text is None else text
+        return Plan([Edit(path, text, after, tuple(edits.added_keys(config, merged)))], notes)
 
     def entry(self, where: Where) -> dict[str, Any]:
         return server_entry(where.words, self.extra)
@@ -187,13 +212,14 @@ class JsonServers(Part):
 
     def uninstall(self, where: Where) -> Plan:
         path = self.path(where)
-        if path is None or read(path) is None:
+        text = read(path) if path is not None else None
+        if path is None or text is None:
             return Plan()
-        config = edits.parse_json(read(path), path)
-        dropped = edits.drop_server(config, self.key)
+        config = edits.parse_json(text, path)
+        dropped = edits.drop_server(config, self.key, where.kept(path))
         if dropped == config:
             return Plan()
-        return Plan([edit(path, edits.json_text(dropped, read(path)) if dropped else "")])
+        return Plan([undo(where, path, jsontext.patch(text, dropped), empty=not dropped)])
 
     def servers(self, where: Where) -> list[Server]:
         found = []
@@ -240,9 +266,11 @@ class TomlServers(Part):
 
     def uninstall(self, where: Where) -> Plan:
         path = self.path(where)
-        if path is None or read(path) is None:
+        text = read(path) if path is not None else None
+        if path is None or text is None:
             return Plan()
-        return Plan([edit(path, edits.drop_toml(read(path), self.section, path))])
+        after = edits.drop_toml(text, self.section, path)
+        return Plan([undo(where, path, after, empty=not after)] if after != text else [])
 
     def servers(self, where: Where) -> list[Server]:
         found = []
@@ -280,9 +308,11 @@ class Block(ProjectFile):
 
     def uninstall(self, where: Where) -> Plan:
         path = where.project(self.rel)
-        if path is None or read(path) is None:
+        text = read(path) if path is not None else None
+        if path is None or text is None:
             return Plan()
-        return Plan([edit(path, edits.drop_block(read(path), path))])
+        after = edits.drop_block(text, path)
+        return Plan([undo(where, path, after, empty=not after)] if after != text else [])
 
     def current(self, where: Where) -> bool | None:
         path = where.project(self.rel)
@@ -330,17 +360,19 @@ class Reads(ProjectFile):
         path = where.project(self.rel)
         if path is None:
             return Plan(notes=[f"not inside a repository: {self.rel} not written"])
-        return Plan([edit(path, edits.set_reads(read(path), list(self.names), path))])
+        return Plan([edit(path, reads.set_reads(read(path), list(self.names), path))])
 
     def uninstall(self, where: Where) -> Plan:
         path = where.project(self.rel)
-        if path is None or read(path) is None:
+        text = read(path) if path is not None else None
+        if path is None or text is None:
             return Plan()
-        return Plan([edit(path, edits.drop_reads(read(path), list(self.names), path))])
+        after = reads.drop_reads(text, list(self.names), path)
+        return Plan([undo(where, path, after, empty=not after)] if after != text else [])
 
     def current(self, where: Where) -> bool | None:
         path = where.project(self.rel)
-        listed = edits.reads_of(read(path), path) if path is not None else []
+        listed = reads.reads_of(read(path), path) if path is not None else []
         return None if not set(self.names) & set(listed) else set(self.names) <= set(listed)
 
 
@@ -364,8 +396,10 @@ class Target(Part):
     def uninstall(self, where: Where) -> Plan:
         path = where.project(self.name)
         plan = Plan(targets={self.name: False})
-        if path is not None and read(path) is not None:
-            plan.edits.append(edit(path, edits.drop_block(read(path), path)))
+        text = read(path) if path is not None else None
+        if path is not None and text is not None:
+            after = edits.drop_block(text, path)
+            plan.edits.append(undo(where, path, after, empty=not after))
         return plan
 
 
