@@ -291,10 +291,15 @@ def import_(
     """Import memory from PATH, merging by id. Everything is validated before anything is
     written.
 
-    A session that is already here is merged with the imported copy: every message, decision,
-    error, step and file access of both is kept, and the summary that covers more messages.
-    Importing an older export loses nothing recorded since; importing the same file again
-    rewrites no file.
+    A record, session or preferences.json already here is merged with the imported copy,
+    never replaced. A record keeps the larger of each counter (usage_count, occurrences,
+    revision_count, duplicate_count, applications), the higher severity and the tags of both,
+    and takes its other fields from the copy changed last; a deletion stands unless the
+    record was changed after it. Preferences keep the keys of both (the newer value where
+    they differ). A session keeps every message, decision, error, step and file access of
+    both, and the summary that covers more messages. Importing an older export loses nothing
+    recorded since; importing the same file again rewrites no file. --json tells each
+    record's and session's outcome: created, updated or unchanged.
 
     A JSON file may be `pmem export` output, the combined {"longTerm": ...} shape, or a
     single-file shape (patterns.json / mistakes.json / learnings.json as arrays,

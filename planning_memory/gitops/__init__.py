@@ -3,7 +3,8 @@
 The record-level merge driver also settles rendered views (``viewmerge`` renders them from
 the merged records); ``resolve`` (``repair``) repairs memory files after a merge without the
 driver, and ``leftovers`` / ``unfinished`` find them (``pmem validate`` and the pre-commit
-hook refuse a merge that left one). See docs/git.md.
+hook refuse a merge that left one). ``merge_copies`` is the same merge without a base, for
+two copies of one file (an import). See docs/git.md.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from planning_memory.gitops.integration import merge_driver as merge_driver
     from planning_memory.gitops.integration import scan_secrets as scan_secrets
     from planning_memory.gitops.integration import stage as stage
+    from planning_memory.gitops.merge import merge_copies as merge_copies
     from planning_memory.gitops.repair import Leftover as Leftover
     from planning_memory.gitops.repair import Resolution as Resolution
     from planning_memory.gitops.repair import leftovers as leftovers
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
         "SecretHit",
         "install",
         "leftovers",
+        "merge_copies",
         "merge_driver",
         "resolve",
         "scan_secrets",
@@ -48,6 +51,7 @@ else:
             "SecretHit": "integration",
             "install": "integration",
             "leftovers": "repair",
+            "merge_copies": "merge",
             "merge_driver": "integration",
             "resolve": "repair",
             "scan_secrets": "integration",

@@ -31,6 +31,16 @@ A conflict leaves ours in ``value`` and theirs in ``other`` at each conflicting 
 ``conflict_text`` turns the pair into the canonical text with git-style markers around the
 lines that differ (``merged_text``: what a merge writes, clean or not). ``split_conflicts``
 reads such markers (also diff3 style) back into sides.
+
+``merge_copies(ours, theirs)`` is the two-way form, for two copies of one file whose common
+ancestor is unknown (an import: the tree's record and an exported copy of it). The same rules
+apply with an empty base, and it never conflicts: counters take the larger (both copies count
+from one record, so the smaller is the count of an earlier state of the larger one; adding
+them would count the shared uses twice and grow on every re-import), sets and the keys of
+objects are the union, a deletion wins unless the live copy was changed after it, and
+whatever else differs is taken from the newer copy (later ``updated_at``, then higher
+``revision_count``; ours on a tie). Two copies that both counted since they parted get the
+larger count, not the sum: only the three-way merge, which knows the base, can add them.
 """
 
 from __future__ import annotations
@@ -107,13 +117,51 @@ def merge_json(base: Any, ours: Any, theirs: Any, *, kind: str = "record") -> Me
     return MergeResult(mine, merger.conflicts, other if merger.conflicts else mine)
 
 
+def merge_copies(ours: Any, theirs: Any, *, kind: str = "record") -> Any:
+    """Two-way merge of two copies of one memory file with no known common ancestor: never
+    a conflict (see the module's docstring). ``ours`` itself when ``theirs`` adds nothing to
+    it (a later ``updated_at`` alone adds nothing), so that a caller can tell that nothing
+    needs writing."""
+    if ours == theirs:
+        return ours
+    merger = _Merger(kind, prefer_theirs=_age(theirs) > _age(ours))
+    merged, _ = merger.merge("$", None, ABSENT, ours, theirs)
+    if _is_record(merged):
+        merged = _finish_record(None, merged)
+    if merged == ours or _only_the_clock(merged, ours):
+        return ours
+    return merged
+
+
+def _only_the_clock(merged: Any, ours: Any) -> bool:
+    """``merged`` is ``ours`` but for a later ``updated_at``."""
+    if not isinstance(merged, dict) or not isinstance(ours, dict) or "updated_at" not in ours:
+        return False
+    return {**merged, "updated_at": ours["updated_at"]} == ours
+
+
+def _age(copy: Any) -> tuple[str, int]:
+    """How far a copy got: when it was last written, then how many revisions it had."""
+    if not isinstance(copy, dict):
+        return "", 0
+    revisions = copy.get("revision_count")
+    return str(copy.get("updated_at") or ""), revisions if isinstance(revisions, int) else 0
+
+
 # -- the merger --------------------------------------------------------------------------------
 class _Merger:
-    def __init__(self, kind: str) -> None:
+    """``prefer_theirs`` None: a three-way merge that records its conflicts; True or False:
+    a two-way merge that settles each one with theirs' or ours' value."""
+
+    def __init__(self, kind: str, *, prefer_theirs: bool | None = None) -> None:
         self.kind = kind
         self.conflicts: list[str] = []
+        self.prefer_theirs = prefer_theirs
 
     def conflict(self, path: str, ours: Any, theirs: Any) -> tuple[Any, Any]:
+        if self.prefer_theirs is not None:
+            picked = theirs if self.prefer_theirs else ours
+            return picked, picked
         self.conflicts.append(path)
         return ours, theirs
 

@@ -28,6 +28,7 @@ from planning_memory.core import (
     timestamp,
 )
 from planning_memory.errors import InputError, PlanningMemoryError, SchemaError
+from planning_memory.gitops import merge_copies
 from planning_memory.store import read_regular
 
 FORMAT_VERSION = 1
@@ -203,6 +204,8 @@ def plan_import(data: Any, now: datetime, *, name_hint: str | None = None) -> Im
             "nothing to import: expected longTerm/patterns/mistakes/learnings/preferences",
             json_path="$",
         )
+    if plan.preferences is not None and set(plan.preferences) <= {"updated_at"}:
+        plan.preferences = None  # no section (an export of a tree without preferences)
     return plan
 
 
@@ -269,12 +272,13 @@ class ImportResult:
     """A checked import plan and what applying it changes (or changed, once ``applied``)."""
 
     plan: ImportPlan
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)  # record ids, by what the import does
+    updated: list[str] = field(default_factory=list)  # to them (once applied: what it did)
     unchanged: list[str] = field(default_factory=list)
     already_present: list[str] = field(default_factory=list)  # left out by ``keep_new``
     files: list[str] = field(default_factory=list)  # the files read, when known
     session_outcomes: dict[str, str] = field(default_factory=dict)  # id -> created/updated/...
+    preferences_outcome: str | None = None  # created/updated/unchanged, once applied
     applied: bool = False
 
     def summary(self) -> dict[str, Any]:
@@ -282,14 +286,21 @@ class ImportResult:
             "created": len(self.created),
             "updated": len(self.updated),
             "unchanged": len(self.unchanged),
+            "record_outcomes": self.record_outcomes(),
             "applied": self.applied,
             "preferences": sorted(k for k in self.plan.preferences or {} if k != "updated_at"),
             "sessions": [s["id"] for s in self.plan.sessions],
             "session_outcomes": self.session_outcomes,
+            "preferences_outcome": self.preferences_outcome,
             "already_present": self.already_present,
             "files": self.files,
             "notes": self.plan.notes,
         }
+
+    def record_outcomes(self) -> dict[str, str]:
+        """Record id -> ``created``, ``updated`` or ``unchanged``."""
+        lists = {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
+        return {i: outcome for outcome, ids in lists.items() for i in ids}
 
 
 def plan(
@@ -301,7 +312,8 @@ def plan(
     name_hint: str | None = None,
 ) -> ImportResult:
     """``data`` converted, redacted and validated (``check`` validates one record), with
-    each record sorted into created, updated or unchanged against ``existing``."""
+    each record sorted into created, updated or unchanged against ``existing``: a record
+    already there is merged with it (``merge_copies``), and is unchanged when the merge is."""
     converted = plan_import(data, now, name_hint=name_hint)
     converted.records = [privacy.redact_value(r) for r in converted.records]
     check_plan(converted, check)
@@ -310,11 +322,27 @@ def plan(
         old = existing.get(record["id"])
         if old is None:
             result.created.append(record["id"])
-        elif old != record:
+        elif _merge_record(old, record, check) is not old:
             result.updated.append(record["id"])
         else:
             result.unchanged.append(record["id"])
     return result
+
+
+def _merge_record(mine: Record, theirs: Record, check: Callable[[Record], object]) -> Record:
+    """The tree's record ``mine`` with what the imported copy ``theirs`` adds (two-way, see
+    ``gitops.merge_copies``), checked; ``mine`` itself when it adds nothing."""
+    merged: Record = merge_copies(mine, theirs)
+    if merged is not mine:
+        try:
+            check(merged)
+        except PlanningMemoryError as exc:
+            raise SchemaError(
+                f"merged with the record already here: {exc.message}",
+                record_id=mine["id"],
+                json_path=exc.json_path,
+            ) from None
+    return merged
 
 
 def keep_new(

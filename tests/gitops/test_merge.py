@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from planning_memory.core.model import new_long_term
 from planning_memory.errors import DecodeError
 from planning_memory.gitops import merge as gitmerge
-from planning_memory.gitops.merge import conflict_text, kind_of, merge_json, split_conflicts
+from planning_memory.gitops.merge import (
+    conflict_text,
+    kind_of,
+    merge_copies,
+    merge_json,
+    split_conflicts,
+)
 
 NOW = datetime(2024, 1, 20, 15, 0, tzinfo=UTC)
 T1, T2, T3 = "2024-01-21T10:00:00Z", "2024-01-22T10:00:00Z", "2024-01-23T10:00:00Z"
@@ -369,3 +375,91 @@ def test_edits_of_different_fields_all_survive(data: st.DataObject) -> None:
     assert result.clean
     for f in fields:
         assert result.value[f] == (f"ours {f}" if f in mine else f"theirs {f}")
+
+
+# -- two copies, no base (an import) -----------------------------------------------------------
+def test_an_older_copy_adds_nothing_and_a_newer_one_is_taken() -> None:
+    old = pattern(usage_count=1, tags=["http"])
+    new = edit(old, usage_count=4, tags=["fetch", "http"], pinned=True, updated_at=T2)
+    new["revision_count"] = 2
+    assert merge_copies(new, old) is new
+    assert merge_copies(old, new) == new
+    assert merge_copies(new, copy.deepcopy(new)) == new
+    assert merge_copies(new, edit(new, updated_at=T3)) is new  # a later clock alone adds nothing
+
+
+def test_diverged_copies_keep_the_larger_counters_every_tag_and_the_newer_fields() -> None:
+    base = mistake(occurrences=1, tags=["ts"])
+    ours = edit(base, occurrences=3, severity="high", tags=["ts", "types"], updated_at=T1)
+    theirs = edit(base, occurrences=2, tags=["lint", "ts"], correction="Use unknown", updated_at=T2)
+    merged = merge_copies(ours, theirs)
+    assert merged["occurrences"] == 3  # the larger, not 3 + 2: both count the shared one
+    assert merged["severity"] == "high"
+    assert merged["tags"] == ["lint", "ts", "types"]
+    assert merged["correction"] == "Use unknown"  # theirs was written last
+    assert merged["updated_at"] == T2
+    assert merge_copies(theirs, ours) == merged
+
+
+def test_on_the_same_updated_at_the_higher_revision_wins_then_ours() -> None:
+    ours = pattern(description="ours")
+    theirs = edit(ours, description="theirs", revision_count=2)
+    assert merge_copies(ours, theirs)["description"] == "theirs"
+    assert merge_copies(theirs, ours)["description"] == "theirs"
+    same_age = edit(ours, description="other")
+    assert merge_copies(ours, same_age) is ours
+
+
+def test_the_newer_decision_on_deletion_wins() -> None:
+    live = pattern(updated_at=T1)
+    deleted = edit(live, deleted_at=T2, updated_at=T2)
+    assert merge_copies(deleted, live) is deleted
+    assert merge_copies(live, deleted) == deleted
+    restored = edit(deleted, deleted_at=None, updated_at=T3)
+    assert merge_copies(restored, deleted) is restored
+    assert merge_copies(deleted, restored) == restored
+
+
+def test_merging_again_changes_nothing() -> None:
+    ours = pattern(usage_count=3, tags=["a"], updated_at=T1)
+    theirs = edit(ours, usage_count=2, tags=["b"], example="x", updated_at=T2)
+    merged = merge_copies(ours, theirs)
+    assert merge_copies(merged, theirs) is merged
+    assert merge_copies(merged, ours) is merged
+
+
+def test_preference_copies_keep_every_key_and_take_the_newer_value() -> None:
+    ours = {
+        "code_style": {"quotes": "double", "semicolons": False},
+        "architecture": {"avoid_patterns": ["singleton-abuse"]},
+        "updated_at": T2,
+    }
+    theirs = {
+        "code_style": {"quotes": "single", "indentation": 2},
+        "architecture": {"avoid_patterns": ["god-objects"]},
+        "testing": {"framework": "vitest"},
+        "updated_at": T1,
+    }
+    merged = merge_copies(ours, theirs, kind="preferences")
+    assert merged == {
+        "code_style": {"quotes": "double", "semicolons": False, "indentation": 2},
+        "architecture": {"avoid_patterns": ["singleton-abuse", "god-objects"]},
+        "testing": {"framework": "vitest"},
+        "updated_at": T2,
+    }
+    older = {"code_style": {"quotes": "single"}, "updated_at": T1}
+    assert merge_copies(ours, older, kind="preferences") is ours
+
+
+@settings(max_examples=200)
+@given(st.data(), st.lists(words, max_size=4, unique=True))
+def test_two_copies_never_lose_a_count_or_a_tag(data: st.DataObject, tags: list[str]) -> None:
+    base = pattern(tags=tags)
+    ours, theirs = data.draw(side(base)), data.draw(side(base))
+    merged = merge_copies(ours, theirs)
+    for name in counter_names:
+        assert merged[name] == max(ours[name], theirs[name])
+    assert set(merged["tags"]) == set(ours["tags"]) | set(theirs["tags"])
+    latest = max(ours["updated_at"], theirs["updated_at"])
+    assert merged is ours or merged["updated_at"] == latest  # ours: theirs only had a later clock
+    assert merge_copies(merged, ours) is merged and merge_copies(merged, theirs) is merged

@@ -1,8 +1,9 @@
-"""Export and import of whole trees: sessions merge by id, an import never shrinks a session.
+"""Export and import of whole trees: sessions, long-term records and preferences merge by
+id, so that an import never shrinks a session nor loses what a record learned since.
 
 Real files throughout: a tree records through the ``Memory`` API, ``pmem export`` writes the
-document, ``pmem import`` (click's runner) reads it back, and the session files are compared
-byte for byte.
+document, ``pmem import`` (click's runner) reads it back, and the files are compared byte for
+byte (and by mtime).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def reopen(root: Path, at: datetime) -> Memory:
     return Memory(root, clock=Clock(at, timedelta(seconds=1)))
 
 
-def export(root: Path, out: Path) -> dict[str, Any]:
-    result = invoke("-C", root, "export", "-o", out)
+def export(root: Path, out: Path, *options: str) -> dict[str, Any]:
+    result = invoke("-C", root, "export", "-o", out, *options)
     assert result.exit_code == 0, result.output
     doc: dict[str, Any] = codec.loads(out.read_bytes())
     return doc
@@ -225,3 +226,179 @@ def test_a_re_import_rewrites_no_file(tmp_path: Path) -> None:
     assert {p: stamp(p) for p in before} == before
     text = invoke("-C", target, "import", out)
     assert "1 session (1 unchanged)" in text.output
+
+
+# -- long-term records and preferences ---------------------------------------------------------
+PATTERN = "Always wrap fetch calls in try-catch with a timeout"
+MISTAKE = "Used 'any' in TypeScript function signatures"
+
+
+def learn(mem: Memory) -> dict[str, str]:
+    """A pattern, a mistake, a decision with a topic and a discovery, and two preferences;
+    the records' ids by type."""
+    ids = {
+        "pattern": mem.learn_pattern("Error handling", PATTERN),
+        "mistake": mem.learn_from_mistake(MISTAKE, "Use specific types", severity="medium"),
+        "decision": mem.save(
+            "Chose NextAuth.js",
+            record_type="decision",
+            topic_key="auth/library",
+            tags=["auth"],
+            body={"what": "NextAuth.js for auth"},
+        ),
+        "discovery": mem.save("The CI cache is per branch", record_type="discovery"),
+    }
+    mem.set_preferences({"code_style.quotes": "single", "testing.framework": "vitest"})
+    return {kind: outcome.record["id"] for kind, outcome in ids.items()}
+
+
+def learn_more(root: Path, ids: dict[str, str], at: datetime) -> Memory:
+    """From ``at`` on, an hour between steps: three more uses of the pattern, then its first
+    text again (a duplicate), and a pin; the mistake twice more (escalated); the decision
+    revised with a new tag; the discovery soft-deleted; a preference changed, one added."""
+    clock = Clock(at)
+    mem = Memory(root, clock=clock)
+    for _ in range(3):
+        clock.advance(hours=1)
+        again = mem.learn_pattern("Error handling", "always wrap fetch calls in a try/catch")
+        assert again.action == "reinforced"
+    first = mem.learn_pattern("Error handling", PATTERN)
+    assert first.action == "duplicate"
+    mem.pin(ids["pattern"])
+    for _ in range(2):
+        clock.advance(hours=1)
+        mem.learn_from_mistake(MISTAKE, "Use specific types")
+    clock.advance(hours=1)
+    revised = mem.save(
+        "Chose NextAuth.js",
+        record_type="decision",
+        topic_key="auth/library",
+        tags=["auth", "security"],
+        body={"what": "NextAuth.js for auth, with the Prisma adapter"},
+    )
+    assert revised.action == "upserted"
+    clock.advance(hours=1)
+    mem.forget(ids["discovery"])
+    mem.set_preferences({"code_style.quotes": "double", "tooling.package_manager": "pnpm"})
+    check_learned_more(mem, ids)
+    return mem
+
+
+def long_term_files(root: Path) -> dict[Path, tuple[bytes, int]]:
+    planning = root / ".planning"
+    files = [*(planning / "memory" / "long-term").rglob("*.json")]
+    return {p: stamp(p) for p in sorted(files)}
+
+
+def check_learned_more(mem: Memory, ids: dict[str, str]) -> None:
+    pattern = mem.get(ids["pattern"])
+    assert (pattern["usage_count"], pattern["duplicate_count"], pattern["pinned"]) == (4, 1, True)
+    mistake = mem.get(ids["mistake"])
+    assert (mistake["occurrences"], mistake["severity"]) == (3, "high")
+    decision = mem.get(ids["decision"])
+    assert decision["revision_count"] == 2 and decision["tags"] == ["auth", "security"]
+    assert "Prisma" in decision["body"]["what"]
+    assert mem.get(ids["discovery"])["deleted_at"] is not None
+    prefs = mem.preferences()
+    assert prefs["code_style"]["quotes"] == "double"
+    assert prefs["testing"]["framework"] == "vitest"
+    assert prefs["tooling"]["package_manager"] == "pnpm"
+
+
+def test_an_older_export_imported_again_loses_nothing_learned_since(tmp_path: Path) -> None:
+    """Export, then reinforce, escalate, revise, pin, soft-delete and change preferences;
+    importing the old export keeps all of it and rewrites no file."""
+    root = tmp_path / "repo"
+    ids = learn(tree(root))
+    old = tmp_path / "old.json"
+    export(root, old)
+    learn_more(root, ids, T0 + timedelta(days=1))
+    before = long_term_files(root)
+
+    summary = import_(root, old)
+    check_learned_more(reopen(root, T0 + timedelta(days=2)), ids)
+    assert long_term_files(root) == before
+    assert summary["record_outcomes"] == dict.fromkeys(ids.values(), "unchanged")
+    assert (summary["created"], summary["updated"], summary["unchanged"]) == (0, 0, 4)
+    assert invoke("validate", root).exit_code == 0
+
+
+def test_a_newer_export_brings_what_the_other_copy_learned(tmp_path: Path) -> None:
+    """A copy of the tree goes on learning; its export imported into the older tree brings
+    the higher counts, the escalation, the revision with its new tag, the pin, the deletion
+    and the preferences: the records become the copy's. What the older tree set meanwhile
+    (a preference) stays. Importing it again is a no-op."""
+    root, older = tmp_path / "repo", tmp_path / "older"
+    ids = learn(tree(root))
+    shutil.copytree(root, older)
+    reopen(older, T0 + timedelta(hours=12)).set_preferences({"testing.coverage": 80})
+    ahead = learn_more(root, ids, T0 + timedelta(days=1))
+    newer = tmp_path / "newer.json"
+    export(root, newer, "--include-deleted")
+
+    summary = import_(older, newer)
+    here = reopen(older, T0 + timedelta(days=2))
+    check_learned_more(here, ids)
+    for record_id in ids.values():
+        assert here.get(record_id) == ahead.get(record_id)
+    theirs = ahead.preferences()
+    assert here.preferences() == {**theirs, "testing": {**theirs["testing"], "coverage": 80}}
+    assert summary["record_outcomes"] == dict.fromkeys(ids.values(), "updated")
+    assert summary["preferences_outcome"] == "updated"
+
+    before = long_term_files(older)
+    again = import_(older, newer)
+    assert again["record_outcomes"] == dict.fromkeys(ids.values(), "unchanged")
+    assert again["preferences_outcome"] == "unchanged"
+    assert long_term_files(older) == before
+    text = invoke("-C", older, "import", newer)
+    assert "0 new, 0 updated, 4 unchanged records" in text.output
+
+
+def test_a_soft_deleted_record_stays_deleted_and_a_later_restore_wins(tmp_path: Path) -> None:
+    """An export from before a delete does not bring the record back; an export of the
+    deletion does not undo a restore made after it."""
+    root = tmp_path / "repo"
+    mem = tree(root)
+    record_id = mem.save("The CI cache is per branch", record_type="discovery").record["id"]
+    live = tmp_path / "live.json"
+    export(root, live)
+    clock = Clock(T0 + timedelta(days=1))
+    mem = Memory(root, clock=clock)
+    mem.forget(record_id)
+    gone = tmp_path / "gone.json"
+    export(root, gone, "--include-deleted")
+    deleted = mem.get(record_id)
+
+    summary = import_(root, live)
+    assert reopen(root, T0).get(record_id) == deleted
+    assert summary["record_outcomes"] == {record_id: "unchanged"}
+
+    clock.advance(hours=1)
+    mem.restore(record_id)
+    restored = stamp(mem.layout.record_path("discovery", record_id))
+    summary = import_(root, gone)
+    assert reopen(root, T0).get(record_id)["deleted_at"] is None
+    assert stamp(mem.layout.record_path("discovery", record_id)) == restored
+    assert summary["record_outcomes"] == {record_id: "unchanged"}
+
+
+def test_preferences_set_since_an_export_survive_its_import(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    mem = tree(root)
+    mem.set_preferences({"code_style.quotes": "single", "code_style.indentation": 2})
+    old = tmp_path / "old.json"
+    export(root, old)
+    mem = Memory(root, clock=Clock(T0 + timedelta(days=1)))
+    mem.set_preferences({"code_style.semicolons": False, "code_style.quotes": "double"})
+    path = mem.layout.preferences
+    before = stamp(path)
+
+    summary = import_(root, old)
+    assert stamp(path) == before
+    assert mem.preferences()["code_style"] == {
+        "indentation": 2,
+        "quotes": "double",
+        "semicolons": False,
+    }
+    assert summary["preferences_outcome"] == "unchanged"
