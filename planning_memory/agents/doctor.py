@@ -1,8 +1,9 @@
 """``pmem doctor``: for each installed agent, is its setup working? One line per check.
 
 Per agent: its config files parse and hold our entry (``config``); the server's command
-resolves (``pmem``); the server starts as its config says and answers a tool call through the
-MCP SDK's client (``mcp``); each hook command runs as the agent runs it (``sh -c``, from a
+resolves (``pmem``); the server starts as its config says, answers ``initialize`` within the
+time an agent waits (``SLOW_START``) and a tool call through the MCP SDK's client (``mcp``);
+every hook the install writes is there, and each runs as the agent runs it (``sh -c``, from a
 folder outside any project with an empty payload, so it changes nothing) and exits 0 within
 its timeout (``hooks``); its rules block is this version's (``rules``). For the repository:
 the memory tree opens, the search index is built, the views are current. Each failing line
@@ -16,10 +17,10 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from planning_memory.agents.installers import AGENTS, installer
 from planning_memory.agents.installers.agent import Agent
@@ -50,14 +51,27 @@ class Check:
         }
 
 
-Prober = Callable[[Server, Path | None], tuple[bool, float, str]]
+# seconds an agent waits for a new server to answer ``initialize`` (Gemini CLI's probe: 5 s)
+SLOW_START = 5.0
 
 
-def _probe(server: Server, root: Path | None) -> tuple[bool, float, str]:
+class Answer(NamedTuple):
+    """How a server answered the probe."""
+
+    ok: bool
+    started: float  # seconds until it answered ``initialize``
+    seconds: float  # until it answered the tool call
+    detail: str  # the tool's first line, or what went wrong
+
+
+Prober = Callable[[Server, Path | None], Answer]
+
+
+def _probe(server: Server, root: Path | None) -> Answer:
     from planning_memory.agents import mcp_check  # the MCP SDK, only when a check needs it
 
     done = mcp_check.probe(server.command, server.args, server.env, server.cwd, root)
-    return done.ok, done.seconds, done.detail
+    return Answer(done.ok, done.started, done.seconds, done.detail)
 
 
 def diagnose(
@@ -93,8 +107,9 @@ def agent_checks(found: Agent, where: Where, probe: Prober) -> list[Check]:
         checks.append(Check(found.name, "mcp", False, "no planning-memory server entry", fix))
     for server in servers:
         checks += server_checks(found.name, server, where.root, probe)
-    if hooks:
-        checks.append(hook_check(found.name, hooks))
+    missing = found.missing_hooks(where)
+    if hooks or missing:
+        checks.append(hook_check(found.name, hooks, missing))
     for path, current in rules:
         if current is False:
             checks.append(Check(found.name, "rules", False, f"{path} is not this version's", fix))
@@ -118,13 +133,18 @@ def server_checks(name: str, server: Server, root: Path | None, probe: Prober) -
         detail = f"{server.command!r} (from {server.path}) is not found"
         return [Check(name, "pmem", False, detail, f"pmem install {name} --command /path/to/pmem")]
     checks = [Check(name, "pmem", True, found)]
-    ok, seconds, said = probe(server, root)
+    answer = probe(server, root)
     shown = " ".join([server.command, *server.args])
-    if ok:
-        checks.append(Check(name, "mcp", True, f"`{shown}` answered in {seconds:.1f} s"))
-    else:
+    timing = f"started in {answer.started:.1f} s, answered in {answer.seconds:.1f} s"
+    if not answer.ok:
         fix = f"run `{shown}` in {server.cwd or '~'} to see why"
-        checks.append(Check(name, "mcp", False, f"`{shown}`: {said}", fix))
+        checks.append(Check(name, "mcp", False, f"`{shown}`: {answer.detail}", fix))
+    elif answer.started > SLOW_START:
+        detail = f"`{shown}` {timing}: over the {SLOW_START:.0f} s an agent waits (Gemini CLI)"
+        fix = "see what slows its start: the load, `python -X importtime -m planning_memory mcp`"
+        checks.append(Check(name, "mcp", False, detail, fix))
+    else:
+        checks.append(Check(name, "mcp", True, f"`{shown}` {timing}"))
     return checks
 
 
@@ -149,13 +169,24 @@ def run_hook(command: str, timeout: int) -> tuple[int | None, float, str]:
     return done.returncode, time.monotonic() - start, said
 
 
+def _missing(missing: Sequence[tuple[Path, str]]) -> list[str]:
+    """``SessionStart, Stop missing from PATH``, one per file."""
+    files: dict[Path, list[str]] = {}
+    for path, event in missing:
+        files.setdefault(path, []).append(event)
+    return [f"{', '.join(events)} missing from {path}" for path, events in files.items()]
+
+
 ANSWER = "pmem hook: "  # how pmem's hook starts its one stderr line (here: no memory tree)
 
 
-def hook_check(name: str, hooks: list[tuple[Path, str, str, int]]) -> Check:
-    """Each hook must exit 0 within its timeout, and pmem must have answered (outside a
-    project it says there is no memory tree; silence means the guard found no pmem)."""
-    slowest, failed = 0.0, []
+def hook_check(
+    name: str, hooks: list[tuple[Path, str, str, int]], missing: Sequence[tuple[Path, str]] = ()
+) -> Check:
+    """Every hook the install writes must be there (``missing``: those that are not); each
+    must exit 0 within its timeout, and pmem must have answered (outside a project it says
+    there is no memory tree; silence means the guard found no pmem)."""
+    slowest, failed = 0.0, _missing(missing)
     for _, event, command, timeout in hooks:
         code, seconds, said = run_hook(command, timeout)
         slowest = max(slowest, seconds)
@@ -166,7 +197,8 @@ def hook_check(name: str, hooks: list[tuple[Path, str, str, int]]) -> Check:
         elif not said:
             failed.append(f"{event}: pmem did not run (not found by the hook's command)")
     if failed:
-        return Check(name, "hooks", False, "; ".join(failed), f"pmem install {name} --command PATH")
+        fix = f"pmem install {name}" + (" --command PATH" if len(failed) > bool(missing) else "")
+        return Check(name, "hooks", False, "; ".join(failed), fix)
     low, high = min(h[3] for h in hooks), max(h[3] for h in hooks)
     detail = f"{len(hooks)} ran, the slowest in {slowest:.1f} s (timeouts {low}-{high} s)"
     return Check(name, "hooks", True, detail)

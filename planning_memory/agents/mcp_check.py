@@ -27,8 +27,9 @@ TOOL = "memory_context"  # read-only, answers from the files without building an
 @dataclass(frozen=True)
 class Probe:
     ok: bool
-    seconds: float
+    seconds: float  # until the tool call was answered (or the probe gave up)
     detail: str  # the tool's first line, or what went wrong
+    started: float = 0.0  # until ``initialize`` was answered (agents give up after a few s)
 
 
 def probe(
@@ -60,10 +61,12 @@ def probe(
             async with Client(
                 transport, read_timeout_seconds=timeout, list_roots_callback=list_roots
             ) as client:
+                started = time.monotonic() - start  # the client is in once initialized
                 result = await client.call_tool(TOOL, {})
                 text = "".join(getattr(c, "text", "") for c in result.content).strip()
                 line = text.splitlines()[0] if text else ""
-                found.append(Probe(not result.is_error, time.monotonic() - start, line))
+                seconds = time.monotonic() - start
+                found.append(Probe(not result.is_error, seconds, line, started))
 
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
@@ -78,5 +81,6 @@ def probe(
                 if str(exc)
                 else (type(exc).__name__)
             )
-            return Probe(False, time.monotonic() - start, reason[:300])
+            seconds = time.monotonic() - start
+            return Probe(False, seconds, reason[:300], seconds)
     return found[0]

@@ -130,16 +130,18 @@ def install(
     ctx: Context, agent: str, command: str, user: bool, dry_run: bool, as_json: bool
 ) -> None:
     """Connect AGENT to this repository's memory: its MCP server, its rules file with the
-    memory block, its hooks (Claude Code). AGENT is one of claude-code, cursor, vscode, codex,
-    gemini, windsurf, cline, aider; docs/agents.md says what goes where.
+    memory block, its hooks (Claude Code, whose CLAUDE.md gets `@.planning/CLAUDE.md`). AGENT
+    is one of claude-code, cursor, vscode, codex, gemini, windsurf, cline, aider;
+    docs/agents.md says what goes where.
 
-    Merges with what is there (other servers, hooks, settings and text are kept); running it
-    again changes nothing; a malformed file is an error and nothing is written. Committed hook
-    commands stay silent on a machine without pmem.
+    Merges with what is there, in each file's own layout (other servers, hooks, settings,
+    text and comments are kept); running it again changes nothing; a malformed file is an
+    error and nothing is written. Committed hook commands stay silent on a machine without
+    pmem.
 
     \b
     Examples:
-      pmem install claude-code && git add .claude/settings.json .mcp.json
+      pmem install claude-code && git add .claude/settings.json .mcp.json CLAUDE.md
       pmem install cursor --dry-run          show the diff, write nothing
       pmem install windsurf --global         ~/.codeium/windsurf/mcp_config.json
       pmem install codex --command "/opt/my tools/pmem"
@@ -155,8 +157,9 @@ def install(
 @json_option
 @pass_ctx
 def uninstall(ctx: Context, agent: str, user: bool, dry_run: bool, as_json: bool) -> None:
-    """Take AGENT's part back out: exactly what `pmem install AGENT` added (a file that held
-    nothing else is removed; everything else in the files stays).
+    """Take AGENT's part back out: exactly what `pmem install AGENT` added, byte for byte (a
+    file, key or folder the install made goes once it holds nothing else; what was there
+    before stays, even empty).
 
     \b
     Examples:
@@ -173,10 +176,10 @@ def uninstall(ctx: Context, agent: str, user: bool, dry_run: bool, as_json: bool
 @pass_ctx
 def doctor(ctx: Context, agent: tuple[str, ...], as_json: bool) -> None:
     """Check each installed agent (or each AGENT): its config is present and valid, `pmem`
-    resolves from it, the MCP server starts as it says and answers a tool call, the hooks run
-    within their timeouts, its rules are this version's; then the memory: the tree opens, the
-    index is built, the views are current. One line per check, with the fix; exit code 1 when
-    one fails.
+    resolves from it, the MCP server starts as it says within 5 s (an agent gives up on a
+    slower one) and answers a tool call, every hook is there and runs within its timeout, its
+    rules are this version's; then the memory: the tree opens, the index is built, the views
+    are current. One line per check, with the fix; exit code 1 when one fails.
 
     \b
     Examples:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planning_memory.agents.doctor import diagnose, run_hook
-from planning_memory.agents.install import run
+from planning_memory.agents.doctor import Answer, diagnose, run_hook
+from planning_memory.agents.install import HOOK_EVENTS, run
+from planning_memory.agents.installers.parts import Server
 from planning_memory.cli import cli
 from planning_memory.memory import Memory
 
@@ -112,3 +113,38 @@ def test_a_hook_whose_guard_finds_no_pmem_is_reported(empty_repo: Path, tmp_path
     run("claude-code", empty_repo, command=str(tmp_path / "gone" / "pmem"))
     [hooks] = [c for c in diagnose(empty_repo, ["claude-code"]) if c.name == "hooks"]
     assert not hooks.ok and "pmem did not run" in hooks.detail
+
+
+def fast(server: Server, root: Path | None) -> Answer:
+    """A probe that says the server answered at once (the hooks are what is checked)."""
+    return Answer(True, 0.1, 0.2, "# Memory context")
+
+
+def test_a_hook_taken_out_of_the_settings_is_reported(empty_repo: Path, pmem: str) -> None:
+    run("claude-code", empty_repo, command=pmem)
+    path = empty_repo / ".claude" / "settings.json"
+    settings = json.loads(path.read_text("utf-8"))
+    del settings["hooks"]["SessionStart"]
+    del settings["hooks"]["PreCompact"]
+    path.write_text(json.dumps(settings, indent=2), "utf-8")
+    [hooks] = [c for c in diagnose(empty_repo, ["claude-code"], probe=fast) if c.name == "hooks"]
+    assert not hooks.ok
+    assert hooks.detail == f"SessionStart, PreCompact missing from {path}"
+    assert hooks.fix == "pmem install claude-code"
+    del settings["hooks"]
+    path.write_text(json.dumps(settings, indent=2), "utf-8")  # the server is still there
+    [hooks] = [c for c in diagnose(empty_repo, ["claude-code"], probe=fast) if c.name == "hooks"]
+    assert not hooks.ok and all(event in hooks.detail for event in HOOK_EVENTS)
+
+
+def test_a_slow_start_is_a_problem_with_its_figure(empty_repo: Path, pmem: str) -> None:
+    run("cursor", empty_repo, command=pmem)
+
+    def slow(server: Server, root: Path | None) -> Answer:
+        return Answer(True, 7.8, 8.1, "# Memory context")
+
+    [mcp] = [c for c in diagnose(empty_repo, ["cursor"], probe=slow) if c.name == "mcp"]
+    assert not mcp.ok
+    assert "started in 7.8 s" in mcp.detail and "5 s" in mcp.detail and mcp.fix
+    [mcp] = [c for c in diagnose(empty_repo, ["cursor"], probe=fast) if c.name == "mcp"]
+    assert mcp.ok and mcp.detail.endswith("started in 0.1 s, answered in 0.2 s")

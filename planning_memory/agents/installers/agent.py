@@ -56,6 +56,9 @@ class Agent:
     def hooks(self, where: Where) -> list[Hook]:
         return [hook for part in self.parts for hook in part.hooks(where)]
 
+    def missing_hooks(self, where: Where) -> list[tuple[Path, str]]:
+        return [found for part in self.parts for found in part.missing_hooks(where)]
+
     def rules(self, where: Where) -> list[tuple[Path, bool | None]]:
         """Each rules file with whether it is this version's (None: it is not there)."""
         return [

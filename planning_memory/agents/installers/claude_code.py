@@ -189,6 +189,17 @@ class Hooks(Part):
             for hook in hooks_in(edits.parse_json(read(path), path))
         ]
 
+    def missing_hooks(self, where: Where) -> list[tuple[Path, str]]:
+        """Each event of ``HOOK_EVENTS`` without our hook in a settings file that holds
+        some of ours; every event, in the project's file, when none holds any."""
+        found: dict[Path, set[str]] = {}
+        for path, event, _, _ in self.hooks(where):
+            found.setdefault(path, set()).add(event)
+        if not found:
+            path = where.project(SETTINGS) or where.home / ".claude" / "settings.json"
+            return [(path, event) for event in HOOK_EVENTS]
+        return [(p, e) for p, events in found.items() for e in HOOK_EVENTS if e not in events]
+
 
 # the header line of the block the views render into CLAUDE.md (render.targets.claudeMd)
 RENDERED = "planning-memory view=CLAUDE.md"

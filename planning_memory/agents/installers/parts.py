@@ -109,6 +109,10 @@ class Part(abc.ABC):
     def hooks(self, where: Where) -> list[Hook]:
         return []
 
+    def missing_hooks(self, where: Where) -> list[tuple[Path, str]]:
+        """A hooks part: each hook it installs that is not in place (the file, the event)."""
+        return []
+
     def current(self, where: Where) -> bool | None:
         """A rules part: whether its text is this version's (None: it is not there)."""
         return None
