@@ -206,14 +206,14 @@ class MemoryManagerNames:
         tags: Sequence[str] = (),
         topic_key: str | None = None,
         pinned: bool = False,
-        scope: str = "project",
+        scope: str | None = None,
         source: str = "api",
         anchors: Sequence[str] = (),
         **typed: str,
     ) -> Outcome:
         """Seed 003's observation (What / Why / Where / Learned); ``typed`` holds a type's own
         fields (``description``, ``example``, ``correction``, ``severity``), filled from the
-        body where not given."""
+        body where not given. No ``scope``: the config's ``agents.defaultScope``."""
         fields = _longterm.observation_fields(
             record_type, title, what=what, learned=learned, **typed
         )

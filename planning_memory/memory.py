@@ -216,7 +216,7 @@ class Memory(MemoryManagerNames):
         upserts. ``scope="personal"`` saves to the personal store (the default when the
         config's ``agents.defaultScope`` says so)."""
         fields.setdefault("source", "api")
-        scope = fields.get("scope") or self.settings("agents")["defaultScope"]
+        scope = fields["scope"] = fields.get("scope") or self.settings("agents")["defaultScope"]
         if scope != "project" and not self.store.private:
             return self.for_scope(scope).save(title, record_type, **{**fields, "scope": scope})
         if self.store.private:  # the personal store holds personal records of a project
@@ -232,10 +232,15 @@ class Memory(MemoryManagerNames):
         return self.code.complete_anchors(anchors)
 
     def learn_utterance(self, utterance: str, *, source: str = "cli") -> Lesson:
-        """Learn from an utterance's trigger phrase ("always use X", "nunca uses Y", ...)."""
-        lesson = self.longterm.learn_utterance(utterance, source=source)
-        if lesson.outcome is not None:
-            self._wrote(lesson.outcome)
+        """Learn every rule an utterance states by its trigger phrases ("always use X",
+        "nunca uses Y", ...; ``Lesson.each``), in the config's ``agents.defaultScope``."""
+        if self.settings("agents")["defaultScope"] == "personal" and not self.store.private:
+            return self.personal().learn_utterance(utterance, source=source)
+        mine = {"scope": "personal", "project": self.project_id} if self.store.private else {}
+        lesson = self.longterm.learn_utterance(utterance, source=source, **mine)
+        for each in lesson.each():
+            if each.outcome is not None:
+                self._wrote(each.outcome)
         return lesson
 
     def review_queue(self) -> list[dict[str, Any]]:

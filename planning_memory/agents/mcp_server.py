@@ -229,8 +229,12 @@ class MemoryTools:
             ),
         ] = None,
         scope: Annotated[
-            Scope, Field(description="'project' (this repo, shared via git) or 'personal'.")
-        ] = "project",
+            Scope | None,
+            Field(
+                description="'project' (this repo, shared via git) or 'personal'; default: "
+                "the config's agents.defaultScope ('project')."
+            ),
+        ] = None,
         pinned: Annotated[bool, Field(description="Always include it in context.")] = False,
         correction: Annotated[str, Field(description="mistake: what to do instead.")] = "",
         severity: Annotated[

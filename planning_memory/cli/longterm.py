@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx, view_notes
 from planning_memory.errors import InputError
 from planning_memory.memory import Memory
+
+if TYPE_CHECKING:
+    from planning_memory.longterm import Lesson
 
 # -- long-term -------------------------------------------------------------------------------
 RECORD_TYPES = (
@@ -55,6 +58,13 @@ def _scoped(ctx: Context, scope: str) -> Memory:
     )
 
 
+def _saving_to(ctx: Context, scope: str | None) -> tuple[Memory, str]:
+    """Where a save goes: ``--scope``, else the config's ``agents.defaultScope``."""
+    if scope is None:
+        scope = str(Memory.open(ctx.root).settings("agents")["defaultScope"])
+    return _scoped(ctx, scope), scope
+
+
 @cli.command()
 @click.argument("title")
 @click.option(
@@ -95,7 +105,14 @@ def _scoped(ctx: Context, scope: str) -> Memory:
     "PATH::SYMBOL (repeatable); a later change to that code marks it for review.",
 )
 @click.option("--pin", "pinned", is_flag=True, help="Pin it: always included in context.")
-@scope_option
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "personal"]),
+    default=None,
+    help="project: this repository's .planning/; personal: your own store in "
+    "$XDG_STATE_HOME, never inside a repository. Default: the config's agents.defaultScope "
+    "(project).",
+)
 @json_option
 @pass_ctx
 def save(
@@ -114,7 +131,7 @@ def save(
     severity: str,
     anchors: tuple[str, ...],
     pinned: bool,
-    scope: str,
+    scope: str | None,
     as_json: bool,
 ) -> None:
     """Save an observation (seed 003's memory_save) with What / Why / Where / Learned.
@@ -134,7 +151,7 @@ def save(
     """
     if not title.strip():
         raise InputError("the title is blank", hint="give the observation a title: pmem save TITLE")
-    mem = _scoped(ctx, scope)
+    mem, scope = _saving_to(ctx, scope)
     outcome = mem.save_observation(
         title,
         record_type,
@@ -259,9 +276,11 @@ def learn_(ctx: Context, utterance: str, as_json: bool) -> None:
     English: "always use X", "in this project we use", "the convention is", "never use",
     "avoid", "that's wrong", "I prefer", "use X instead of Y"; Spanish: "siempre usa",
     "en este proyecto usamos", "la convención es", "nunca uses", "evita", "eso está mal",
-    "prefiero", "usa X en vez de Y". Praise ("perfect", "muy bien") reinforces the latest
-    pattern. With no trigger, nothing is saved. autoLearn off: only a suggestion;
-    confirmBeforeLearn on: the item waits in `pmem review`.
+    "prefiero", "usa X en vez de Y". Every rule said is learned, one line each ("Always use
+    pnpm. Never commit .env files." teaches two). Praise ("perfect", "muy bien") reinforces
+    the latest pattern. With no trigger, or a correction that names nothing ("No, así no"),
+    nothing is saved. autoLearn off: only a suggestion; confirmBeforeLearn on: the item waits
+    in `pmem review`. Saved where the config's agents.defaultScope says (project).
 
     \b
     Examples:
@@ -271,16 +290,19 @@ def learn_(ctx: Context, utterance: str, as_json: bool) -> None:
     mem = ctx.memory()
     lesson = mem.learn_utterance(utterance)
     view_notes(mem)
-    data = lesson.summary()
-    if lesson.trigger is None:
-        text = "No learning trigger found; nothing saved."
-    elif lesson.outcome is None:
-        text = f"{lesson.trigger.kind} ({lesson.trigger.phrase!r}): nothing to reinforce yet."
-    else:
-        text = f"{lesson.trigger.kind} ({lesson.trigger.phrase!r}) -> " + outcome_text(
-            lesson.outcome.summary()
-        )
-    emit(data, as_json, text)
+    emit(lesson.summary(), as_json, "\n".join(_lesson_line(each) for each in lesson.each()))
+
+
+def _lesson_line(lesson: Lesson) -> str:
+    found = lesson.trigger
+    if found is None:
+        return "No learning trigger found; nothing saved."
+    said = f"{found.kind} ({found.phrase!r})"
+    if found.bare:
+        return f"{said}: a correction that names nothing; nothing saved."
+    if lesson.outcome is None:
+        return f"{said}: nothing to reinforce yet."
+    return f"{said} -> " + outcome_text(lesson.outcome.summary())
 
 
 @cli.command()

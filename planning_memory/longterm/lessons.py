@@ -1,11 +1,14 @@
 """Learning from what people say: a trigger phrase becomes a pattern, mistake or preference.
 
-What is stored is the rule as the person said it (``Trigger.rule``: the trigger's sentence,
-not the whole prompt around it), in their language; the few words written for them (a
-mistake's correction, "use X instead of Y") come from ``WORDING`` in that language too.
+Every rule an utterance states is learned (``detect_all``: "Always use pnpm. Never commit .env
+files." teaches two). What is stored is the rule as the person said it (``Trigger.rule``: the
+trigger's sentence, not the whole prompt around it), in their language; the few words written
+for them (a mistake's correction, "use X instead of Y") come from ``WORDING`` in that language
+too.
 
 The config's ``autoLearn`` (off: only suggest) and ``confirmBeforeLearn`` (on: a review
-queue) decide what is saved.
+queue) decide what is saved. A correction that names nothing ("No, así no", "that's wrong";
+``Trigger.bare``) saves nothing: it never reinforces nor escalates a stored mistake.
 
 The review queue lives in ``memory/short-term/review/`` (gitignored: pending items are
 personal until accepted); each item is the complete record that accepting would save.
@@ -13,12 +16,11 @@ personal until accepted); each item is the complete record that accepting would 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planning_memory import longterm
 from planning_memory.core import TAUGHT_TAG, Layout, Record, check_id, timestamp
 from planning_memory.errors import InputError, NotFoundError, StorageError
 from planning_memory.longterm import preferences
@@ -46,11 +48,18 @@ WORDING = {
 
 @dataclass
 class Lesson:
-    """What an utterance teaches: ``outcome`` is None when no trigger phrase was found."""
+    """What an utterance teaches: its first rule's trigger and what learning it did
+    (``outcome`` is None when no trigger phrase was found, when it names nothing, or when
+    praise had nothing to reinforce); ``also``: the same for each further rule, in order."""
 
     utterance: str
     trigger: Trigger | None
     outcome: learn.Outcome | None
+    also: list[Lesson] = field(default_factory=list)
+
+    def each(self) -> list[Lesson]:
+        """One lesson per rule of the utterance, in order."""
+        return [self, *self.also]
 
     def summary(self) -> dict[str, Any]:
         found = self.trigger
@@ -67,6 +76,7 @@ class Lesson:
                 "rule": found.rule,
             },
             "outcome": None if self.outcome is None else self.outcome.summary(),
+            "also": [lesson.summary() for lesson in self.also],
         }
 
 
@@ -88,14 +98,22 @@ def _correction(found: Trigger) -> str:
     return words["avoid"].format(found.avoided) if found.avoided else ""
 
 
-def record_for(found: Trigger, now: datetime, source: str) -> Record:
-    """The record a trigger describes (not yet saved), written from the rule as it was said."""
+def record_for(found: Trigger, now: datetime, source: str, **fields: Any) -> Record:
+    """The record a trigger describes (not yet saved), written from the rule as it was said;
+    ``fields`` add to it (the personal store's ``scope`` and ``project``)."""
     tags = [TAUGHT_TAG]
     said = found.rule or found.phrase
     if found.kind == "pattern":
         name = _title(found.subject or said)
         return learn.new_record(
-            "pattern", now, title=name, name=name, description=said, tags=tags, source=source
+            "pattern",
+            now,
+            title=name,
+            name=name,
+            description=said,
+            tags=tags,
+            source=source,
+            **fields,
         )
     if found.kind == "mistake":
         return learn.new_record(
@@ -106,6 +124,7 @@ def record_for(found: Trigger, now: datetime, source: str) -> Record:
             correction=_correction(found),
             tags=tags,
             source=source,
+            **fields,
         )
     learned = found.subject or said
     if found.preferred and found.avoided:
@@ -120,22 +139,42 @@ def record_for(found: Trigger, now: datetime, source: str) -> Record:
         confidence=0.9,
         tags=tags,
         source=source,
+        **fields,
     )
 
 
 def learn_utterance(
-    tree: learn.Tree, now: datetime, utterance: str, *, source: str = "cli"
+    tree: learn.Tree, now: datetime, utterance: str, *, source: str = "cli", **fields: Any
 ) -> Lesson:
-    """Detect a trigger and act on it as the config says: save, suggest or queue."""
-    found = longterm.detect(utterance)  # the trigger phrases load on first use
-    if found is None:
+    """Find every rule the utterance states and act on each as the config says: save,
+    suggest or queue; praise reinforces; a rule that names nothing does nothing. ``fields``
+    go into each record saved."""
+    from planning_memory.longterm.triggers import detect_all  # the phrases load on first use
+
+    found = detect_all(utterance)
+    if not found:
         return Lesson(utterance, None, None)
+    first, *rest = [_learn(tree, now, utterance, t, source, fields) for t in found]
+    first.also = rest
+    return first
+
+
+def _learn(
+    tree: learn.Tree,
+    now: datetime,
+    utterance: str,
+    found: Trigger,
+    source: str,
+    fields: dict[str, Any],
+) -> Lesson:
+    if found.bare:  # "No, así no": a correction with no content is no mistake to count
+        return Lesson(utterance, found, None)
     if found.kind == "praise":
         try:
             return Lesson(utterance, found, learn.praise(tree, now))
         except NotFoundError:
             return Lesson(utterance, found, None)
-    record = record_for(found, now, source)
+    record = record_for(found, now, source, **fields)
     settings = tree.long_term
     if not settings["autoLearn"]:
         outcome = learn.Outcome(

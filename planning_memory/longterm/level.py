@@ -122,8 +122,10 @@ class LongTerm:
             **fields,
         )
 
-    def learn_utterance(self, utterance: str, *, source: str = "cli") -> lessons.Lesson:
-        return lessons.learn_utterance(self.tree, self.clock(), utterance, source=source)
+    def learn_utterance(
+        self, utterance: str, *, source: str = "cli", **fields: Any
+    ) -> lessons.Lesson:
+        return lessons.learn_utterance(self.tree, self.clock(), utterance, source=source, **fields)
 
     def review_queue(self) -> list[dict[str, Any]]:
         return lessons.pending(self.tree)

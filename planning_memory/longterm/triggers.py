@@ -19,6 +19,10 @@ every phrase and the rules that keep ordinary sentences out:
 
 ``Trigger.rule`` is what gets learned: the trigger's sentence from the trigger on, as written,
 so a rule inside a task prompt ("Add lodash. Always use pnpm.") does not carry the task.
+``detect_all`` finds every rule of an utterance, one per sentence; a sentence that joins two
+rules with "and" / "but" / ";" / "y" / "pero" ("Always use pnpm and never commit .env files")
+holds two, each part a rule on its own ("Always use pnpm, never npm" stays one). A trigger
+that names nothing ("No, así no", "that's wrong") is ``bare``: a correction with no content.
 
 ``extract_memorize_markers`` reads seed 002's ``[MEMORIZE: fact]`` / ``[MEMORIZAR: hecho]``.
 """
@@ -55,6 +59,12 @@ class Trigger:
     preferred: str | None = None
     avoided: str | None = None
     rule: str = ""
+
+    @property
+    def bare(self) -> bool:
+        """A correction or directive that names nothing ("No, así no", "that's wrong",
+        "evita"): there is nothing in it to learn."""
+        return self.kind != "praise" and not self.subject
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +246,8 @@ _SCOPE = re.compile(
 )
 _BULLET = re.compile(r"[ \t¡\-*•]*")
 _CLAUSE_BREAK = re.compile(r"[,:;(—–]\s*|\s[-–]\s+|\s(?:and|but|then)\s+", re.IGNORECASE)
+# where a sentence may hold a second rule: "Always use pnpm and never commit .env files"
+_JOIN = re.compile(r"\s*;\s*|,?\s+(?:and|but|y|pero)\s+", re.IGNORECASE)
 # "y" / "pero" join two orders only after one ("Arregla el bug y usa zod en vez de yup"); after
 # a subject they describe ("El build compila y siempre usa la caché").
 _CLAUSE_BREAK_ES = re.compile(r"\s(?:y|pero|luego)\s+", re.IGNORECASE)
@@ -311,17 +323,67 @@ _TIERS = (
 
 
 def detect(utterance: str) -> Trigger | None:
-    """The learning trigger in ``utterance``, or None when it teaches nothing."""
+    """The learning trigger in ``utterance`` (the first of the seed's kinds found), or None
+    when it teaches nothing."""
     text = speech.mask(utterance)
-    sentences = [
-        _Sentence(start, end, tuple(dict.fromkeys(_clause_starts(text, start, end))))
-        for start, end in speech.statements(text)
-    ]
+    parts = _parts_of(text)
     for rules in _TIERS:
-        found = _first(rules, utterance, text, sentences)
+        found = _first(rules, utterance, text, parts)
         if found is not None:
             return found
     return _praise(utterance, text)
+
+
+def detect_all(utterance: str) -> list[Trigger]:
+    """Every rule ``utterance`` states, in order: one per sentence, or per part of a sentence
+    that joins rules ("Always use pnpm and never commit .env files"), a repeat left out;
+    praise only when it states no rule; [] when it teaches nothing."""
+    text = speech.mask(utterance)
+    found: dict[str, Trigger] = {}
+    for part in _parts_of(text):
+        hit = next(filter(None, (_first(r, utterance, text, [part]) for r in _TIERS)), None)
+        if hit is not None:
+            found.setdefault(_clean(hit.rule).casefold(), hit)
+    if found:
+        return list(found.values())
+    praise = _praise(utterance, text)
+    return [praise] if praise is not None else []
+
+
+def _sentence(text: str, start: int, end: int) -> _Sentence:
+    return _Sentence(start, end, tuple(dict.fromkeys(_clause_starts(text, start, end))))
+
+
+def _parts_of(text: str) -> list[_Sentence]:
+    """The statements of the masked ``text``, each cut into its rules' parts (``_parts``)."""
+    return [part for start, end in speech.statements(text) for part in _parts(text, start, end)]
+
+
+def _parts(text: str, start: int, end: int) -> list[_Sentence]:
+    """The sentence cut before "and" / "but" / ";" / "y" / "pero" where what follows opens a
+    rule on its own and what comes before holds one ("Always use pnpm and never commit .env
+    files"); otherwise whole ("Always use pnpm and not npm", "Fix the bug and always run
+    the tests")."""
+    parts: list[_Sentence] = []
+    begin = start
+    for join in _JOIN.finditer(text, start, end):
+        if join.start() <= begin or not _opens_rule(text, join.end(), end):
+            continue
+        before = _sentence(text, begin, join.start())
+        if any(_first(rules, text, text, [before]) for rules in _TIERS):
+            parts.append(before)
+            begin = join.end()
+    return [*parts, _sentence(text, begin, end)]
+
+
+def _opens_rule(text: str, pos: int, end: int) -> bool:
+    """Whether a trigger phrase opens the clause at ``pos`` (after its lead-in words)."""
+    return any(
+        rule.regex.match(text, opening, end) is not None
+        for opening in _openings(text, pos, end)
+        for rules in _TIERS
+        for rule in rules
+    )
 
 
 def extract_memorize_markers(text: str) -> list[str]:
@@ -361,13 +423,19 @@ def _clause_starts(text: str, start: int, end: int) -> Iterator[int]:
     if _ORDER_ES.match(text, _skip_bullet(text, start, end), end):
         breaks += [m.end() for m in _CLAUSE_BREAK_ES.finditer(text, start, end)]
     for pos in breaks:
-        pos = _skip_bullet(text, pos, end)
+        yield from _openings(text, pos, end)
+
+
+def _openings(text: str, pos: int, end: int) -> Iterator[int]:
+    """Where a clause that begins at ``pos`` may open a rule: there (past a bullet), after
+    each lead-in word, after a scope ("when writing tests,")."""
+    pos = _skip_bullet(text, pos, end)
+    yield pos
+    while (lead := _LEAD.match(text, pos, end)) is not None and lead.end() > pos:
+        pos = lead.end()
         yield pos
-        while (lead := _LEAD.match(text, pos, end)) is not None and lead.end() > pos:
-            pos = lead.end()
-            yield pos
-        if (scope := _SCOPE.match(text, pos, end)) is not None:
-            yield scope.end()
+    if (scope := _SCOPE.match(text, pos, end)) is not None:
+        yield scope.end()
 
 
 def _skip_bullet(text: str, pos: int, end: int) -> int:

@@ -189,3 +189,56 @@ def test_a_system_reminder_learns_nothing(empty_repo: Path) -> None:
     text = "<system-reminder>\nAlways use the TodoWrite tool.\n</system-reminder>"
     assert Memory(empty_repo).learn_utterance(text).trigger is None
     assert _long_term_files(empty_repo) == []
+
+
+@pytest.mark.parametrize(
+    ("utterance", "types"),
+    [
+        ("Always use pnpm. Never commit .env files.", ["pattern", "mistake"]),
+        (
+            "prefiero funciones flecha en los componentes. Y nunca uses console.log en producción",
+            ["preference", "mistake"],
+        ),
+        ("Always use pnpm and never commit .env files", ["pattern", "mistake"]),
+    ],
+)
+def test_every_rule_of_an_utterance_is_learned(
+    empty_repo: Path, utterance: str, types: list[str]
+) -> None:
+    lesson = Memory(empty_repo).learn_utterance(utterance)
+    outcomes = [each.outcome for each in lesson.each()]
+    assert [o.action if o else None for o in outcomes] == ["created"] * len(types)
+    assert [o.record["type"] for o in outcomes if o] == types
+    assert len(_long_term_files(empty_repo)) == len(types)
+    assert [a["outcome"]["type"] for a in lesson.summary()["also"]] == types[1:]
+
+
+def test_pmem_learn_says_what_each_rule_did(empty_repo: Path) -> None:
+    said = "Always use pnpm. Never commit .env files."
+    result = CliRunner().invoke(cli, ["-C", str(empty_repo), "learn", said])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if not line.startswith(" ")]  # notes
+    assert len(lines) == 2
+    assert lines[0].startswith("pattern ('Always use') -> created: pat_")
+    assert lines[1].startswith("mistake ('Never commit') -> created: mis_")
+
+
+@pytest.mark.parametrize("correction", ["No, así no", "no, that's wrong"])
+def test_a_correction_that_names_nothing_counts_no_mistake(
+    empty_repo: Path, correction: str
+) -> None:
+    mem = Memory(empty_repo)
+    planted = mem.learn_utterance("No uses no-verify.").outcome  # 50% like "No, así no"
+    assert planted is not None
+    for _ in range(3):
+        lesson = mem.learn_utterance(correction)
+        assert lesson.trigger is not None and lesson.trigger.bare
+        assert lesson.outcome is None
+    [kept] = mem.records("mistake")
+    assert (kept["id"], kept["occurrences"], kept["severity"]) == (
+        planted.record["id"],
+        1,
+        "medium",
+    )
+    result = CliRunner().invoke(cli, ["-C", str(empty_repo), "learn", correction])
+    assert "a correction that names nothing; nothing saved" in result.output

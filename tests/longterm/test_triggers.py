@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory.longterm.triggers import KINDS, Trigger, detect, extract_memorize_markers
+from planning_memory.longterm.triggers import (
+    KINDS,
+    Trigger,
+    detect,
+    detect_all,
+    extract_memorize_markers,
+)
 
 # utterance, kind, language, subject, preferred, avoided
 Row = tuple[str, str, str, str, str | None, str | None]
@@ -752,3 +758,94 @@ def test_labelled_precision_and_recall() -> None:
         print(f"  {split}: {len(part)} utterances P={p:.3f} R={r:.3f}")
     print("\n".join(failures))
     assert precision >= 0.95 and recall >= 0.95, "\n".join(failures)
+
+
+# --- every rule of an utterance (detect_all) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("utterance", "rules"),
+    [
+        (
+            "Always use pnpm. Never commit .env files.",
+            [("pattern", "Always use pnpm."), ("mistake", "Never commit .env files.")],
+        ),
+        (
+            "prefiero funciones flecha en los componentes. Y nunca uses console.log en producción",
+            [
+                ("preference", "prefiero funciones flecha en los componentes."),
+                ("mistake", "nunca uses console.log en producción"),
+            ],
+        ),
+        (
+            "Always use pnpm and never commit .env files",
+            [("pattern", "Always use pnpm"), ("mistake", "never commit .env files")],
+        ),
+        (
+            "Always squash merge PRs; don't push to main",
+            [("pattern", "Always squash merge PRs"), ("mistake", "don't push to main")],
+        ),
+        (
+            "siempre usa pnpm y nunca uses yarn",
+            [("pattern", "siempre usa pnpm"), ("mistake", "nunca uses yarn")],
+        ),
+        (
+            "Use zod instead of yup, but never use any",
+            [("preference", "Use zod instead of yup"), ("mistake", "never use any")],
+        ),
+        # one rule: what follows "and" / "y" is no rule on its own
+        ("Always use pnpm, never npm", [("pattern", "Always use pnpm, never npm")]),
+        ("Always use pnpm and not npm", [("pattern", "Always use pnpm and not npm")]),
+        (
+            "Never use var and use const instead",
+            [("mistake", "Never use var and use const instead")],
+        ),
+        ("Nunca uses var, usa const.", [("mistake", "Nunca uses var, usa const.")]),
+        # a task joined to a rule: the rule alone
+        ("Fix the bug and always run the tests", [("pattern", "always run the tests")]),
+        ("Always use pnpm. Let's build the login page", [("pattern", "Always use pnpm.")]),
+        ("Always use pnpm. Always use pnpm!", [("pattern", "Always use pnpm.")]),  # said twice
+        ("Perfecto, gracias", [("praise", "Perfecto, gracias")]),  # praise when no rule
+    ],
+)
+def test_detect_all_finds_every_rule(utterance: str, rules: list[tuple[str, str]]) -> None:
+    assert [(t.kind, t.rule) for t in detect_all(utterance)] == rules
+
+
+@pytest.mark.parametrize(
+    "utterance",
+    [
+        *NOT_TRIGGERS,
+        "I always forget the flags. It never works on the first try. We avoided the race.",
+        "El build compila y siempre usa la caché. Nunca me había pasado esto.",
+        "Fix the login form and run the tests. Then push the branch and open a PR.",
+        "We use Postgres and we never had a problem with it. It always starts fast.",
+    ],
+)
+def test_detect_all_leaves_prose_alone(utterance: str) -> None:
+    assert detect_all(utterance) == []
+
+
+@pytest.mark.parametrize(
+    ("utterance", "bare"),
+    [
+        ("No, así no", True),
+        ("no, that's wrong", True),
+        ("Eso está mal.", True),
+        ("Evita.", True),
+        ("nope, that's wrong: the endpoint is /v2/users", False),
+        ("No, así no: usa const", False),
+        ("Never use var", False),
+        ("Perfect!", False),  # praise names nothing and is still praise
+    ],
+)
+def test_a_trigger_that_names_nothing_is_bare(utterance: str, bare: bool) -> None:
+    [found] = detect_all(utterance)
+    assert found.bare is bare
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=200))
+def test_detect_all_never_raises_and_agrees_with_detect(text: str) -> None:
+    found = detect_all(text)
+    assert (detect(text) is None) == (found == [])
