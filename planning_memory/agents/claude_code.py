@@ -7,18 +7,22 @@
   memories only and leaves the code map and the code to ``pmem reindex --finish``, started
   in the background.
 - ``UserPromptSubmit``: logs the prompt in the session and runs the learning triggers
-  ("always use X", "nunca uses Y", ...); answers in ``additionalContext`` with one line when
-  something was learned and the few memories relevant to the prompt (``Memory.recall``: the
-  taught rules it touches, its best matches; no index is built for it).
+  ("always use X", "nunca uses Y", ...: every rule of the prompt; a correction that names
+  nothing, "No, así no", learns nothing); answers in ``additionalContext`` with one line per
+  rule learned and the few memories relevant to the prompt (``Memory.recall``: the taught
+  rules it touches, its best matches; no index is built for it). The first prompt that
+  states a task (not only rules, not "vale, sigue") gives the session its goal.
 - ``PostToolUse`` (``Read``, ``Edit``, ``MultiEdit``, ``Write``, ``NotebookEdit``): records the
   file access (read, modified, created); files outside the repository are ignored. A change
   of a file resolves the session's open errors about it.
 - ``PostToolUseFailure`` (a tool call failed): keeps the tool, its input in short and its
   error in the session's errors list (``pmem session show``); an interrupt is not an error.
 - ``Stop`` (Claude finished a reply): logs what the reply added to the transcript.
-- ``PreCompact``: logs the transcript's new lines, folds the session's older messages into its
-  rolling summary, and keeps a checkpoint: the summary so far with its outcome (confirmed,
-  failed, unknown).
+- ``PreCompact``: logs the transcript's new lines, keeps the decisions stated in the messages
+  ("we'll use JWT instead of DB sessions", "decidimos usar Postgres") as the session's
+  decision records, folds the session's older messages into its rolling summary, and keeps a
+  checkpoint: the summary so far with its outcome (confirmed, failed, unknown). A
+  ``SessionStart`` after compaction keeps the decisions too, before it answers.
 - ``SessionEnd``: logs the transcript's last lines, then ends the session with its Goal /
   Instructions / Discoveries / Accomplished / Next Steps / Relevant Files summary.
 
@@ -139,8 +143,9 @@ def ensure_session(mem: Memory, payload: Mapping[str, Any]) -> str:
 
 def _state(mem: Memory, claude_id: str) -> dict[str, Any]:
     """The map file of a Claude session: ``session_id`` (ours), ``transcript_path``,
-    ``offset`` (bytes read), ``last_at`` (the newest line's time) and ``seen`` (our session's
-    message count after the last capture); {} when there is none."""
+    ``offset`` (bytes read), ``last_at`` (the newest line's time), ``seen`` (our session's
+    message count after the last capture) and ``decided`` (how many of its messages were
+    read for decisions); {} when there is none."""
     path = _map_path(mem, claude_id)
     value = mem.store.read_json(path) if path.is_file() else None
     return dict(value) if isinstance(value, dict) else {}
@@ -306,6 +311,8 @@ def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     ``injectBudgetTokens``: what a person taught, pinned memories, preferences, the last
     session (when it ended, its open next steps), then what the session's task matches."""
     sid = ensure_session(mem, payload)
+    if payload.get("source") == "compact":  # what was just compacted: its decisions stay
+        keep_decisions(mem, payload)
     last = last_ended_summary(mem, exclude=sid)
     task = _task_hint(mem, sid, last)
     pack = mem.context(task, session_id=sid, agent=CHANNEL, quick=True)
@@ -324,12 +331,13 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     sid = ensure_session(mem, payload)
     logged = mem.log(Memory.clip(prompt), role="user", session_id=sid)
     lesson = mem.learn_utterance(Memory.clip(prompt), source=f"session:{sid}")
+    _set_goal(mem, sid, prompt)
     lines, learned = [], []
     notice = logged.gap_notice()
     if notice is not None:  # seed 001: the agent hears how long the person was away
         lines += [mem.sessions.temporal(sid).clock_line, notice]
-    if lesson.outcome is not None:
-        done = lesson.outcome.summary()
+    for outcome in (each.outcome for each in lesson.each() if each.outcome is not None):
+        done = outcome.summary()
         note = f"planning-memory: {done['action']} {done['type']} {done['id']}: "
         note += Memory.inline(str(done["title"]), ITEM_CHARS)
         if done["notes"]:
@@ -339,6 +347,18 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     relevant = mem.recall(Memory.clip(prompt), exclude=learned)
     mem.count_applied(sid, [item.id for item in relevant.items])  # once per session each
     return _context_output("UserPromptSubmit", "\n".join([*lines, relevant.text]).strip())
+
+
+def _set_goal(mem: Memory, sid: str, prompt: str) -> None:
+    """Give a session with no goal the task ``prompt`` states: not the rules it teaches,
+    nor an acknowledgement or a go-on ("vale, sigue", "ok continue")."""
+    from planning_memory.sessions.goal import task_of
+
+    if mem.sessions.load(sid).value.get("goal"):
+        return
+    task = task_of(Memory.clip(prompt))
+    if task:
+        mem.sessions.set_goal(sid, task)
 
 
 def _file_action(payload: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -433,11 +453,38 @@ def stop(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Log the transcript's new lines, summarise what is older than the window, and keep the
-    session's summary so far with its outcome (a checkpoint) before Claude compacts its
-    context."""
+def keep_decisions(mem: Memory, payload: Mapping[str, Any]) -> str | None:
+    """Log the transcript's new lines, then record the decisions stated in the messages not
+    yet read for them (``sessions.decided``) as the session's decisions, each once. Returns
+    our open session, or None."""
+    from planning_memory.sessions import decided
+
     sid = _capture_payload(mem, payload)
+    claude_id = payload.get("session_id")
+    if sid is None:
+        return None
+    with mem.store.lock():
+        state = _state(mem, claude_id) if isinstance(claude_id, str) and claude_id else {}
+        history = mem.sessions.history(sid)
+        known = {_said(d["decision"]) for d in mem.sessions.load(sid).value["decisions"]}
+        for found in decided.stated(history, int(state.get("decided") or 0)):
+            if _said(found.decision) not in known:
+                mem.sessions.record_decision(sid, found.question, found.decision)
+                known.add(_said(found.decision))
+        if state:
+            _save_state(mem, str(claude_id), {**state, "decided": len(history)})
+    return sid
+
+
+def _said(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Log the transcript's new lines and keep the decisions they state, summarise what is
+    older than the window, and keep the session's summary so far with its outcome (a
+    checkpoint) before Claude compacts its context."""
+    sid = keep_decisions(mem, payload)
     if sid is not None:
         mem.sessions.drain([sid])
         mem.sessions.checkpoint(sid)  # seed 003: the summary so far, with its outcome

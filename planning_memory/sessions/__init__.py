@@ -12,6 +12,8 @@ its config, a clock and a channel; the values it returns; the summariser interfa
     rolling    the summary queue, the rolling summary and the archive move
     briefing   what an agent is told: temporal context and get_session_context
     summarize  the summarisers: the interface, the extractive one, an LLM command
+    goal       what a session is about: the task a prompt states, without its rules
+    decided    the decisions a conversation states, each with the question it answers
     union      two copies of one session made one (an import), and a session made whole
     api        ``Sessions``, all of the above bound to one memory tree
 """

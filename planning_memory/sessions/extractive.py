@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
+from planning_memory.sessions.goal import task_of
 from planning_memory.sessions.summary_base import (
     DECISION,
     FACT,
@@ -27,6 +28,7 @@ from planning_memory.sessions.summary_base import (
     Message,
     Summary,
     SummaryRequest,
+    acknowledgement,
     clip,
     error_line,
     filler,
@@ -399,8 +401,10 @@ class SummaryText:
 
 
 def opening_request(pool: Sequence[Candidate]) -> Candidate | None:
-    """The first user sentence that says something (else the first one)."""
-    said = [c for c in pool if c.role == "user"]
+    """The first user sentence that states a task (``goal.task_of``: no rule, no
+    acknowledgement such as "vale, sigue") and says something, else the first that states a
+    task; None when none does."""
+    said = [c for c in pool if c.role == "user" and task_of(c.text)]
     return next((c for c in said if c.value() > 0), said[0] if said else None)
 
 
@@ -485,10 +489,13 @@ class EndSections:
             if not e.get("resolution")
         ][-MAX_END_ITEMS:]
         instructions = self._take(_is_instruction, MAX_END_ITEMS)
+        goal = self._goal()
         done = _recorded(self.request)[-MAX_END_ITEMS:]
+        for line in [goal, *done]:  # the goal and a decision recorded are not said again
+            self.kept.keep(candidate(line, "", 0))
         done += self._take(_is_done, MAX_END_ITEMS - len(done))
         return EndSummary(
-            goal=self._goal(),
+            goal=goal,
             instructions=tuple(instructions),
             discoveries=tuple(self._discoveries()),
             accomplished=tuple(unique(done)),
@@ -504,14 +511,16 @@ class EndSections:
 
     def _discoveries(self) -> list[str]:
         """The standing facts left (key facts, ``[MEMORIZE: ...]`` facts), then the best of
-        the other sentences, oldest first."""
-        standing = self.kept.pick([c for c in self.pool if c.standing], limit=MAX_END_ITEMS)
-        rest = [c for c in self.pool if not c.standing]
+        the other sentences, oldest first; an acknowledgement ("Entendido, ...") is none."""
+        pool = [c for c in self.pool if not acknowledgement(c.text)]
+        standing = self.kept.pick([c for c in pool if c.standing], limit=MAX_END_ITEMS)
+        rest = [c for c in pool if not c.standing]
         more = self.kept.pick(rest, limit=MAX_END_ITEMS - len(standing), floor=LINE_SCORE)
         return [c.text for c in sorted([*standing, *more], key=lambda c: c.order)]
 
     def _is_next(self, c: Candidate) -> bool:
-        return c.order in self.tail and bool(_NEXT.search(c.text.lower()))
+        said = c.order in self.tail and bool(_NEXT.search(c.text.lower()))
+        return said and not acknowledgement(c.text)
 
     def _goal(self) -> str:
         if self.request.goal:

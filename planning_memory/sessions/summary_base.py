@@ -179,6 +179,48 @@ def filler(words: Sequence[str]) -> bool:
     return all(w in _FILLER for w in said if w)
 
 
+# "Understood", "entendido": nothing but taking note, whatever follows
+_NOTED = (
+    r"entendido|entiendo|comprendido|understood|got\s+it|noted|anotado|will\s+do"
+    r"|sounds\s+good|i\s+understand|i\s+see|roger|copy\s+that"
+)
+# "ok", "vale", "perfecto": taking note when nothing follows but a go-on or a promise
+_AGREED = (
+    r"ok(?:ay)?|vale|sure|claro|perfect[oa]?|s[ií]|yes|yeah|yep|right|alright|all\s+right"
+    r"|genial|great|good|bien|muy\s+bien|listo|cool|nice|gracias|thanks|thank\s+you|venga"
+    r"|bueno|excelente|excellent|de\s+acuerdo|of\s+course|por\s+supuesto|fine|no\s+problem"
+    r"|please|por\s+favor"
+)
+_PROMISE = (
+    r"I['’]ll|I\s+will|I['’]m\s+going\s+to|let\s+me|voy\s+a|usaré|haré|lo\s+hago|me\s+pongo"
+    r"|procedo|sigo|contin[uú]o|empiezo"
+)
+_GO_ON = (
+    r"continue|contin[uú]a|continuemos|go\s+on|go\s+ahead|keep\s+going|carry\s+on|proceed"
+    r"|procede|do\s+it|let['’]?s\s+(?:continue|go|proceed)|sigue|seguimos|sigamos|adelante"
+    r"|dale|hazlo|vamos|next"
+)
+# what a go-on may name: "con el paso 2", "with step 3", "to the next one"
+_STEP = (
+    r"(?:(?:con|with|to|on|al|a|en)\s+)?(?:(?:el|la|lo|the|a|un)\s+)?"
+    r"(?:(?:next|siguiente|pr[oó]ximo|following)\s*)?"
+    r"(?:(?:paso|step|fase|phase|punto|item|one|uno|it|that|this|eso|esto)\b\s*[\w.-]{0,4})?"
+)
+_ACKNOWLEDGED = re.compile(
+    rf"(?i)^[\W_]*(?:(?:{_NOTED})\b"
+    rf"|(?:(?:{_AGREED})\b[\W_]*)+(?:$|(?:{_PROMISE})\b)"
+    rf"|(?:(?:{_AGREED})\b[\W_]*)*(?:(?:{_GO_ON})\b[\s,:]*)+{_STEP}[\W_]*"
+    rf"(?:(?:please|por\s+favor)[\W_]*)?$)"
+)
+
+
+def acknowledgement(sentence: str) -> bool:
+    """Whether ``sentence`` only takes note or asks to go on ("Entendido, usaré pnpm",
+    "Understood.", "Vale, sigue con el paso 2", "ok continue", "sí", "perfecto"): never a
+    discovery, a goal or a decision."""
+    return _ACKNOWLEDGED.match(sentence.strip()) is not None
+
+
 def standing(role: object, sentence: str) -> bool:
     low = sentence.lower()
     if DECISION.search(low):

@@ -275,6 +275,23 @@ def test_extractive_end_goal_falls_back_to_first_user_sentence() -> None:
     assert result.goal == "Next we still need to write the tests."
 
 
+def test_the_goal_is_the_first_task_never_a_rule_or_a_go_on() -> None:
+    messages = [
+        msg(0, "user", "Always use pnpm."),
+        msg(1, "assistant", "Entendido, usaré pnpm para todo."),
+        msg(2, "user", "Vale, sigue con el paso 2"),
+        msg(3, "user", "Build the signup form with email validation"),
+        msg(4, "assistant", "Understood: I will add the form to src/signup.tsx first."),
+        msg(5, "assistant", "The old EMAIL_RE in src/signup.tsx rejected 1 in 40 addresses."),
+    ]
+    result = ExtractiveSummarizer().end_summary(EndRequest(None, "", (), messages))
+    assert result.goal == "Build the signup form with email validation"
+    assert result.discoveries == ("The old EMAIL_RE in src/signup.tsx rejected 1 in 40 addresses.",)
+    assert result.next_steps == ()  # "usaré pnpm para todo" is no to-do
+    only_rules = [msg(0, "user", "Always use pnpm."), msg(1, "user", "ok continue")]
+    assert ExtractiveSummarizer().end_summary(EndRequest(None, "", (), only_rules)).goal == ""
+
+
 def test_end_summary_lists_named_repository_files_after_accessed_ones() -> None:
     said = msg(12, "assistant", "Moved the check to src/auth/guard.ts (see /etc/hosts, ../x.py).")
     result = ExtractiveSummarizer().end_summary(end_request(messages=[said]))

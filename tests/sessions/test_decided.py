@@ -1,0 +1,51 @@
+"""The decisions a conversation states (planning_memory.sessions.decided)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planning_memory.sessions.decided import STATED, Stated, stated
+
+
+def said(role: str, content: str) -> dict[str, Any]:
+    return {"role": role, "content": content}
+
+
+def test_decisions_in_english_and_spanish_with_the_question_they_answer() -> None:
+    messages = [
+        said("user", "Let's build the login page for the recipe app"),
+        said("assistant", "We'll use JWT instead of DB sessions, because the API is stateless."),
+        said("user", "¿Qué base de datos usamos?"),
+        said("assistant", "Decidimos usar Postgres con Prisma. [MEMORIZE: recetas en Postgres]"),
+        said("user", "Vamos a usar Tailwind para los estilos."),
+    ]
+    assert stated(messages) == [
+        Stated(
+            "Let's build the login page for the recipe app",
+            "We'll use JWT instead of DB sessions, because the API is stateless.",
+        ),
+        Stated("¿Qué base de datos usamos?", "Decidimos usar Postgres con Prisma."),
+        Stated(STATED, "Vamos a usar Tailwind para los estilos."),
+    ]
+
+
+def test_questions_acknowledgements_and_other_talk_are_no_decisions() -> None:
+    messages = [
+        said("user", "Did we decide to use Redis? Let's use the cache later, maybe."),
+        said("assistant", "Entendido, usaremos pnpm. Understood, we'll use pnpm."),
+        said("assistant", "The tests pass now."),
+        said("tool", "we decided to use X"),
+    ]
+    assert [s.decision for s in stated(messages)] == ["Let's use the cache later, maybe."]
+
+
+def test_only_the_messages_from_start_each_decision_once() -> None:
+    messages = [
+        said("assistant", "We decided to use zod for validation."),
+        said("user", "Should the forms use it too?"),
+        said("assistant", "Yes: we decided to use zod for validation. We'll use it in forms."),
+    ]
+    assert stated(messages, start=2) == [
+        Stated("Should the forms use it too?", "Yes: we decided to use zod for validation."),
+        Stated("Should the forms use it too?", "We'll use it in forms."),
+    ]
