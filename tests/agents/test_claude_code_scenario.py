@@ -1,0 +1,115 @@
+"""A scenario: three Claude Code sessions build a bike-rental booking API, through the installed
+hook command (``pmem hook claude-code EVENT``) and a transcript in Claude Code's format. The
+person teaches rules two at a time, in English and Spanish, corrects the model with bare
+"No, así no", says "vale, sigue"; the model decides things that a compaction folds away and
+memorizes a fact; the second session crashes. What each next session starts with is checked
+against what was planted, and the count is printed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from claude_sessions import ClaudeCode, backdate
+
+from planning_memory.memory import Memory
+
+IDS = (
+    "b1ce0001-7a2b-4c3d-8e4f-5a6b7c8d9e01",
+    "b1ce0002-7a2b-4c3d-8e4f-5a6b7c8d9e02",
+    "b1ce0003-7a2b-4c3d-8e4f-5a6b7c8d9e03",
+)
+# what was planted: the words that show it reached the next session's context, and what the
+# line holding them must also say (a rule reaches it as a taught rule, a decision as one)
+PLANTED_IN_ONE = {
+    "rule: pnpm": ("Always use pnpm.", "taught"),
+    "rule: arrow functions": ("funciones flecha en los handlers", "taught"),
+    "rule: no console.log": ("nunca uses console.log en producción", "taught"),
+    "rule: no --no-verify": ("No hagas push con --no-verify.", "taught"),
+    "goal": ("Goal: Let's add bike reservations to the rental API", ""),
+    "decision before compaction": ("Postgres instead of Redis", "ecided"),
+    "decision before compaction (es)": ("Cobramos por hora", "ecided"),
+}
+PLANTED_IN_TWO = {
+    "rule: .env": ("Never commit .env files", "taught"),
+    "rule: linter": ("always run the linter before pushing", "taught"),
+    "memorized": ("Stripe holds the deposits", ""),
+    "last words of the crashed session": ("Still need to email the receipt", ""),
+}
+
+
+def reached(context: str, words: str, also: str) -> bool:
+    return any(words in line and also in line for line in context.splitlines())
+
+
+def test_a_bike_rental_api_over_three_sessions(empty_repo: Path) -> None:
+    repo = empty_repo
+    (repo / "src").mkdir()
+    (repo / "src" / "reservations.ts").write_text("export const reserve = () => {};\n", "utf-8")
+    home = Path(os.environ["HOME"])
+
+    one = ClaudeCode(repo, home, IDS[0])
+    one.start()
+    one.prompt("Always use pnpm. Let's add bike reservations to the rental API")
+    one.say("Entendido, usaré pnpm. Understood, I'll look at the reservations module first.")
+    one.tool("Read", {"file_path": str(repo / "src" / "reservations.ts")}, {"type": "text"})
+    one.say("We'll use Postgres instead of Redis for reservations, so they survive restarts.")
+    one.stop()
+    one.prompt(
+        "prefiero funciones flecha en los handlers. Y nunca uses console.log en producción. "
+        "No hagas push con --no-verify."
+    )
+    one.say("Vale. He cambiado los handlers a funciones flecha.")
+    one.stop()
+    one.prompt("¿Cobramos por hora o por día?")
+    one.say("Cobramos por hora: decidimos cobrar por hora, con un mínimo de una hora.")
+    one.stop()
+    for _ in range(2):  # bare corrections: nothing in them to learn
+        one.prompt("No, así no")
+        one.say("Perdona, lo rehago.")
+        one.stop()
+    one.prompt("Vale, sigue con el paso 2")
+    one.say("Step 2 done: the availability check rejects overlapping bookings.")
+    one.stop()
+    one.compact("Reservations module in progress.")
+    one.prompt("ok continue")
+    one.say("Added the cancellation endpoint. Next: send the receipt email.")
+    one.stop()
+    one.end()
+
+    two = ClaudeCode(repo, home, IDS[1])
+    told_two = two.start()
+    two.prompt("Never commit .env files and always run the linter before pushing")
+    two.say("Understood. [MEMORIZE: Stripe holds the deposits, refunded on return]")
+    two.stop()
+    two.prompt("Sí, hazlo")
+    two.say("Receipt template added. Still need to email the receipt after the return.")
+    two.stop()
+    backdate(repo, two, hours=2)  # the terminal was closed: no SessionEnd
+
+    told_three = ClaudeCode(repo, home, IDS[2]).start()
+
+    found = {name: reached(told_two, *fact) for name, fact in PLANTED_IN_ONE.items()}
+    found |= {name: reached(told_three, *fact) for name, fact in PLANTED_IN_TWO.items()}
+    print(f"\nscenario: facts reached {sum(found.values())} / planted {len(found)}")
+    for name, ok in found.items():
+        print(f"  {'reached' if ok else 'MISSED '}  {name}")
+    assert all(found.values()), [name for name, ok in found.items() if not ok]
+
+    mem = Memory(repo)
+    [no_verify] = [m for m in mem.records("mistake") if "no-verify" in m["title"]]
+    assert (no_verify["occurrences"], no_verify["severity"]) == (1, "medium")
+    assert len(mem.records("mistake")) == 3  # console.log, --no-verify, .env: no "Así no"
+    first = next(
+        s
+        for s in map(mem.sessions.get, (i.id for i in mem.sessions.list()))
+        if s["name"] == f"claude-code {IDS[0]}"
+    )
+    summary = first["end_summary"]
+    assert summary["goal"] == "Let's add bike reservations to the rental API"
+    said = " ".join(summary["discoveries"] + summary["accomplished"])
+    assert "Entendido" not in said and "Understood" not in said and "sigue" not in said
+    assert [d["decision"] for d in first["decisions"]] == [
+        "We'll use Postgres instead of Redis for reservations, so they survive restarts.",
+        "Cobramos por hora: decidimos cobrar por hora, con un mínimo de una hora.",
+    ]
