@@ -2,9 +2,9 @@
 
 ``encode`` gives the bytes of ``json.dumps(value, indent=2, sort_keys=True,
 ensure_ascii=False)`` plus a newline, faster than ``json``'s indenting encoder, for the
-values orjson will not take (a path that is not valid UTF-8, an int past 64 bits);
-``Unusual`` is raised for anything else unusual (a non-string key, a NaN), which the caller
-hands to ``codec``.
+values orjson will not take (an int past 64 bits); ``Unusual`` is raised for anything else
+unusual (a non-string key, a NaN, a lone surrogate: text that is not UTF-8), which the caller
+hands to ``codec`` (which refuses a lone surrogate with one error naming it).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ def encode(value: Any) -> bytes:
     out: list[str] = []
     _encode(value, "\n", out)
     out.append("\n")
-    return "".join(out).encode("utf-8")
+    try:
+        return "".join(out).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the scanner leaves such file names out
+        raise Unusual from None
 
 
 class Unusual(Exception):
