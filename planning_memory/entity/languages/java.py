@@ -93,6 +93,7 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     found.sort(key=lambda item: item[0])
     owners = innermost(every, [position for position, _node, _text in found])
     written: dict[int, list[str]] = {}
+    typed: dict[tuple[int, str], str] = {}  # (function, call as written) -> on its class
     for owner, (_position, node, made) in zip(owners, found, strict=True):
         if owner is None:
             continue
@@ -101,8 +102,14 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
         else:
             args = node.child_by_field_name("arguments")
             as_written = _invocation(node, args, source)
-            typed = javatypes.receiver(as_written, owner, names)
-            call = javatypes.with_arguments(typed, javatypes.arguments(args, owner, names))
+            memo = (id(owner), as_written)
+            receiver = typed.get(memo)
+            if receiver is None:
+                receiver = typed[memo] = javatypes.receiver(as_written, owner, names)
+            if args is None or not args.named_child_count:
+                call = javatypes.with_arguments(receiver, [])
+            else:
+                call = javatypes.with_arguments(receiver, javatypes.arguments(args, owner, names))
         written.setdefault(id(owner), []).append(as_written)
         owner.calls.append(call)
     return written

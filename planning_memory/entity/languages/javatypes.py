@@ -68,11 +68,13 @@ class Names:
     def note(self, owner: Scope | None, name: Node | None, kind: str | None) -> None:
         if owner is None or name is None or name.type != "identifier":
             return
-        found = self.scoped.setdefault(id(owner), {})
+        found = self.scoped.get(id(owner))
+        if found is None:
+            found = self.scoped[id(owner)] = {}
         label, value = text(name), kind or _CONFLICT
         self.declared.add(label)
-        before = found.get(label)
-        found[label] = value if before is None or before == value else _CONFLICT
+        before = found.get(label, value)
+        found[label] = value if before == value else _CONFLICT
 
     def lookup(self, owner: Scope | None, name: str) -> str | None:
         """The type of ``name`` in ``owner``: its own names, then the enclosing methods'
@@ -128,13 +130,15 @@ def _declared(node: Node) -> list[tuple[Node | None, str | None]]:
     """``(name, type)`` pairs a declaration makes (``var x = new X()`` gives ``X``)."""
     kind = node.type
     if kind == "local_variable_declaration":
-        declared = node.child_by_field_name("type")
-        pairs = []
-        for declarator in node.children_by_field_name("declarator"):
-            value = declarator.child_by_field_name("value")
-            found = _type(declared) if text(declared) != "var" else _made(value)
-            pairs.append((declarator.child_by_field_name("name"), found))
-        return pairs
+        written = text(node.child_by_field_name("type"))
+        declarators = node.children_by_field_name("declarator")
+        if written != "var":
+            found = simple(written)
+            return [(d.child_by_field_name("name"), found) for d in declarators]
+        return [
+            (d.child_by_field_name("name"), _made(d.child_by_field_name("value")))
+            for d in declarators
+        ]
     if kind == "spread_parameter":
         inner = [c for c in node.named_children if c.type == "variable_declarator"]
         return [(inner[0].child_by_field_name("name") if inner else None, None)]
