@@ -224,3 +224,15 @@ def test_the_agent_prompt_from_the_command_line(example_repo: Path) -> None:
     expected = Memory(example_repo).prepare_agent_context("executor", task)
     assert done.stdout.endswith(f"## Task\n{task}\n")
     assert done.stdout.split("\n")[0] == expected.split("\n")[0]
+
+
+def test_save_of_an_unknown_type_is_one_clear_error_naming_the_types(empty_repo: Path) -> None:
+    mem = Memory(empty_repo)
+    with pytest.raises(InputError) as caught:
+        mem.save("Wrap fetch in try/catch", "patern", what="fetch without handling")
+    line = caught.value.one_line()
+    assert line.startswith("unknown record type 'patern'; did you mean 'pattern'?")
+    assert "one of: pattern, mistake, bugfix, decision" in line
+    with pytest.raises(InputError):
+        mem.for_scope("personal").save("x", "nonsense")
+    assert mem.records() == []

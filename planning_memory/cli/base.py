@@ -111,6 +111,24 @@ class LazyGroup(click.Group):
             importlib.import_module(f"{__package__}.{COMMANDS[cmd_name]}")  # it registers
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """A typo gets click's "Did you mean ...?" from every command, not only the ones
+        imported so far (each module is imported to tell which are hidden)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            shown = [n for n in self.list_commands(ctx) if not _hidden(self, ctx, n)]
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=shown, ctx=ctx
+            ) from None
+
+
+def _hidden(group: click.Group, ctx: click.Context, name: str) -> bool:
+    command = group.get_command(ctx, name)
+    return command is None or command.hidden
+
 
 @click.group(
     cls=LazyGroup,

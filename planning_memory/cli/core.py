@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -81,17 +82,23 @@ def validate(ctx: Context, path: Path | None, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("item_id", metavar="[ID]", required=False)
 @json_option
 @pass_ctx
-def show(ctx: Context, as_json: bool) -> None:
+def show(ctx: Context, item_id: str | None, as_json: bool) -> None:
     """Show what is in memory: counts per level, the latest searches (seed 000's
     recentQueries; --json gives all), and the project id (seed 003's <name>-<hash8>) that
-    personal-scope saves made here carry.
+    personal-scope saves made here carry. With an ID, that memory, every field (as `pmem
+    memory show ID`).
 
     \b
-    Example:
+    Examples:
       pmem show --json | jq .long_term
+      pmem show pat_01HMKP5GC0QR5G41H5MY08Y01C
     """
+    if item_id is not None:
+        show_item(ctx, item_id, as_json)
+        return
     counts = ctx.memory().counts()
     lt = counts["long_term"]
     by_type = ", ".join(f"{k} {v}" for k, v in lt["by_type"].items()) or "none"
@@ -114,6 +121,18 @@ def show(ctx: Context, as_json: bool) -> None:
         ]
     )
     emit(counts, as_json, text)
+
+
+def show_item(ctx: Context, item_id: str, as_json: bool) -> None:
+    """Any memory by id, one ``field: value`` line each (empty fields left out)."""
+    found = ctx.memory().find(item_id)
+    lines = []
+    for key, value in found.items():
+        if value in (None, "", [], {}):
+            continue
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        lines.append(f"{key}: {shown}")
+    emit(found, as_json, "\n".join(lines))
 
 
 def _recent_lines(queries: list[dict[str, Any]], shown: int = 5) -> list[str]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
 from planning_memory.errors import NotFoundError
+from planning_memory.memory import Memory
 
 
 @cli.command()
@@ -21,7 +23,8 @@ def scan(ctx: Context, paths: tuple[str, ...], full: bool, as_json: bool) -> Non
     """Map the codebase (entity memory): files, functions, components and feature areas.
 
     Incremental by content hash: a rescan with nothing changed writes nothing. PATHS limits
-    the scan to those repository paths (deleted ones are removed).
+    the scan to those repository paths (deleted ones are removed from the map); a PATH that is
+    neither in the repository nor in the map is an error (exit 5).
 
     \b
     Examples:
@@ -29,6 +32,13 @@ def scan(ctx: Context, paths: tuple[str, ...], full: bool, as_json: bool) -> Non
       pmem scan src/components/Auth/LoginForm.tsx
     """
     mem = ctx.memory()
+    for path in paths:
+        if _unknown(mem, path):
+            raise NotFoundError(
+                "no such file or folder in the repository or the code map",
+                path=path,
+                hint="PATHS are relative to the repository's root",
+            )
     bar: Any = None
 
     def progress(done: int, total: int) -> None:
@@ -56,6 +66,19 @@ def scan(ctx: Context, paths: tuple[str, ...], full: bool, as_json: bool) -> Non
     if report.errors > 20:
         text += f"\n  ... and {report.errors - 20} more"
     emit(data, as_json, text)
+
+
+def _unknown(mem: Memory, path: str) -> bool:
+    """Whether ``path`` is neither on disk nor in the code map (a deleted file the map
+    still holds is known: scanning it removes it)."""
+    root = mem.layout.repo_root
+    given = Path(path)
+    if (root / given).exists() or not (root / given).resolve().is_relative_to(root.resolve()):
+        return False  # there, or outside the repository (which the scan says)
+    if mem.code.file(path) is not None:
+        return False
+    folder = (root / given).resolve().relative_to(root.resolve()).as_posix()
+    return not any(f == folder or f.startswith(folder + "/") for f in mem.code.folders())
 
 
 @cli.group()

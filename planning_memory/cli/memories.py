@@ -1,26 +1,31 @@
-"""``pmem memory``: the saved memories themselves, newest first, and any memory by id
-(seed 003's ``/memory`` and ``/memory show <id>``)."""
+"""``pmem memory``: the saved memories newest first, any one by id, a learning applied.
+
+Seed 003's ``/memory`` and ``/memory show <id>``; ``pmem memory applied`` counts a learning's
+applications by hand.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from planning_memory.cli.base import Context, cli, emit, json_option, pass_ctx
+from planning_memory.cli.core import show_item
 from planning_memory.cli.longterm import RECORD_TYPES
 
 
 @cli.group()
 def memory() -> None:
-    """List the saved memories (every type, both scopes) or show one by id.
+    """List the saved memories (every type, both scopes), show one by id, count a learning
+    applied.
 
     \b
     Examples:
       pmem memory list
       pmem memory list --type decision --type bugfix -n 50
       pmem memory show pat_01HMKP5GC0QR5G41H5MY08Y01C
+      pmem memory applied lrn_01HMKP5GC0QR5G41H5MY08Y01C
     """
 
 
@@ -83,11 +88,25 @@ def show(ctx: Context, item_id: str, as_json: bool) -> None:
       pmem memory show pat_01HMKP5GC0QR5G41H5MY08Y01C
       pmem memory show msg_01HMKP5GC0QR5G41H5MY08Y01C --json
     """
-    found = ctx.memory().find(item_id)
-    lines = []
-    for key, value in found.items():
-        if value in (None, "", [], {}):
-            continue
-        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        lines.append(f"{key}: {shown}")
-    emit(found, as_json, "\n".join(lines))
+    show_item(ctx, item_id, as_json)
+
+
+@memory.command()
+@click.argument("record_id")
+@json_option
+@pass_ctx
+def applied(ctx: Context, record_id: str, as_json: bool) -> None:
+    """Count one more application of a learning (its `applications`).
+
+    A learning delivered into an agent's context (the context block at session start, a
+    prompt's recall, `pmem context --session`) counts as applied once per session by itself;
+    this counts one more by hand. (`pmem learning applied` is the same command, kept for
+    scripts.)
+
+    \b
+    Example:
+      pmem memory applied lrn_01HMKP5GC0QR5G41H5MY08Y01C
+    """
+    done = ctx.memory().applied(record_id)
+    data = {**done.summary(), "applications": done.record["applications"]}
+    emit(data, as_json, f"{record_id} applied {done.record['applications']} time(s)")

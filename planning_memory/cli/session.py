@@ -295,7 +295,7 @@ def _context_text(found: dict[str, Any]) -> str:
 @json_option
 @pass_ctx
 def list_(ctx: Context, channel: str | None, status: str | None, as_json: bool) -> None:
-    """List sessions.
+    """List sessions: id, channel, status, messages, then the name and the goal.
 
     \b
     Example:
@@ -303,8 +303,10 @@ def list_(ctx: Context, channel: str | None, status: str | None, as_json: bool) 
     """
     found = [i.as_dict() for i in ctx.memory().sessions.list(channel=channel, status=status)]
     lines = [
-        f"{i['id']}  {i['channel']:<14} {i['status']:<7} {i['message_count']:>5} msgs  "
-        f"{i['goal'] or ''}"
+        (
+            f"{i['id']}  {i['channel']:<14} {i['status']:<7} {i['message_count']:>5} msgs  "
+            + "  ".join(filter(None, [i.get("name"), i["goal"] and f"goal: {i['goal']}"]))
+        ).rstrip()
         for i in found
     ]
     emit(found, as_json, "\n".join(lines) or "No sessions.")

@@ -15,6 +15,7 @@ an ``Outcome`` saying what happened, for the CLI to print.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from planning_memory.core import (
     ESCALATE_AT,
     ESTABLISHED_AT,
     ID_PREFIX,
+    LONG_TERM_TYPES,
     SEVERITIES,
     Layout,
     Record,
@@ -319,7 +321,15 @@ def enforce_caps(tree: Tree, record_type: str, now: datetime, *, keep: str) -> l
 
 
 def new_record(record_type: str, now: datetime, *, title: str, **fields: Any) -> Record:
-    """A complete record with a fresh id."""
+    """A complete record with a fresh id; an unknown ``record_type`` is an ``InputError``
+    naming the types there are."""
+    if record_type not in ID_PREFIX:
+        close = difflib.get_close_matches(str(record_type), LONG_TERM_TYPES, n=1)
+        guess = f"; did you mean {close[0]!r}?" if close else ""
+        raise InputError(
+            f"unknown record type {record_type!r}{guess}",
+            hint=f"one of: {', '.join(LONG_TERM_TYPES)}",
+        )
     return new_long_term(record_type, new_id(ID_PREFIX[record_type]), now, title=title, **fields)
 
 

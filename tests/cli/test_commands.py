@@ -483,6 +483,16 @@ def test_help_and_version() -> None:
     assert invoke("--version").output.startswith("pmem, version ")
 
 
+def test_a_mistyped_command_gets_a_suggestion(tmp_path: Path) -> None:
+    """Commands are imported when used, so the suggestion must look at every one of them,
+    not only those loaded (the hidden old names are not suggested)."""
+    done = pmem("serach", "fetch", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.rstrip().endswith("Error: No such command 'serach'. Did you mean 'search'?")
+    assert "Did you mean 'learn'?" in pmem("learnin", cwd=tmp_path).stderr
+    assert "Did you mean 'list'?" in pmem("session", "lst", cwd=tmp_path).stderr
+
+
 def test_the_long_console_script_name_works_too(tmp_path: Path) -> None:
     long_name = shutil.which("planning-memory", path=str(Path(sys.executable).parent))
     assert long_name is not None

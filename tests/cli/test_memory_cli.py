@@ -46,3 +46,24 @@ def test_show_any_id(empty_repo: Path) -> None:
     sid = mem.sessions.current_id()
     message = mem.log("we picked zod", session_id=sid).message["id"]
     assert json.loads(invoke(empty_repo, "show", message, "--json").output)["session_id"] == sid
+
+
+def test_pmem_show_with_an_id_shows_that_memory(empty_repo: Path) -> None:
+    rid = Memory(empty_repo).save("Use zod for validation", "decision").record["id"]
+    for extra in ([], ["--json"]):
+        top = CliRunner().invoke(cli, ["-C", str(empty_repo), "show", rid, *extra])
+        assert top.exit_code == 0, top.output
+        assert top.output == invoke(empty_repo, "show", rid, *extra).output
+    assert "Memory at" in CliRunner().invoke(cli, ["-C", str(empty_repo), "show"]).output
+
+
+def test_applied_is_a_memory_command_and_learning_applied_its_hidden_old_name(
+    empty_repo: Path,
+) -> None:
+    rid = Memory(empty_repo).save("Wrap fetch in try/catch", "learning").record["id"]
+    assert json.loads(invoke(empty_repo, "applied", rid, "--json").output)["applications"] == 1
+    old = CliRunner().invoke(cli, ["-C", str(empty_repo), "learning", "applied", rid, "--json"])
+    assert old.exit_code == 0 and json.loads(old.output)["applications"] == 2
+    listed = CliRunner().invoke(cli, ["--help"]).output.split("Commands:")[1]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ")]
+    assert "learn" in names and "learning" not in names

@@ -1,5 +1,5 @@
-"""``pmem session``: resume without an id, rename, a session without a goal, and what was
-injected at session starts."""
+"""``pmem session``: resume without an id, rename, a session without a goal, the list with
+names, and what was injected at session starts."""
 
 from __future__ import annotations
 
@@ -59,3 +59,12 @@ def test_injected_lists_what_session_starts_injected(empty_repo: Path) -> None:
     assert "pnpm" in shown.output and pack.text in shown.output
     data = json.loads(invoke(empty_repo, "session", "injected", "--json").output)
     assert [e["session_id"] for e in data] == [sid] and data[0]["text"] == pack.text
+
+
+def test_list_shows_each_sessions_name_and_goal(empty_repo: Path) -> None:
+    invoke(empty_repo, "session", "start", "--name", "auth refactor", "--goal", "move to JWT")
+    invoke(empty_repo, "session", "start", "--channel", "other")
+    lines = invoke(empty_repo, "session", "list").output.splitlines()
+    [named] = [line for line in lines if "auth refactor" in line]
+    assert named.endswith("msgs  auth refactor  goal: move to JWT")
+    assert all(line == line.rstrip() for line in lines)
