@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planning_memory.agents.installers import edits, jsontext, reads
+from planning_memory.agents.installers import edits, jsonedit, reads
 
 HERE = Path("file")
 OURS = ["CONVENTIONS.md", ".planning/CLAUDE.md"]
@@ -117,24 +117,24 @@ def test_a_managed_block_is_set_replaced_and_removed(text: str) -> None:
     ],
 )
 def test_json_members_are_added_in_the_files_layout_and_taken_back(text: str) -> None:
-    before = jsontext.parse(text, HERE)
+    before = jsonedit.parse(text, HERE)
     after = {**before, "mcpServers": {**before.get("mcpServers", {}), "planning-memory": ENTRY}}
-    added = jsontext.patch(text, after)
-    assert jsontext.parse(added, HERE) == after
+    added = jsonedit.patch(text, after)
+    assert jsonedit.parse(added, HERE) == after
     assert ("\r\n" in text) == ("\r\n" in added) and "\r\n" not in added.replace("\r\n", "")
     if text.strip() not in ("", "{}") and "\n" not in text.strip():
         assert "\n" not in added.strip()  # a one-line file stays one line
-    back = jsontext.patch(added, before)
+    back = jsonedit.patch(added, before)
     assert back == (text if text.strip() else "{}\n")
 
 
 def test_json_comments_stay_and_line_numbers_hold() -> None:
     text = '{\n  // a comment, "with": quotes\n  "a": 1 /* b */,\n  "c": [1, 2]\n}\n'
-    assert jsontext.parse(text, HERE) == {"a": 1, "c": [1, 2]}
-    changed = jsontext.patch(text, {"a": 2, "c": [1, 2, 3]})
+    assert jsonedit.parse(text, HERE) == {"a": 1, "c": [1, 2]}
+    changed = jsonedit.patch(text, {"a": 2, "c": [1, 2, 3]})
     assert changed == '{\n  // a comment, "with": quotes\n  "a": 2 /* b */,\n  "c": [1, 2, 3]\n}\n'
     try:
-        jsontext.parse('{\n  // x\n  "a": ,\n}', HERE)
+        jsonedit.parse('{\n  // x\n  "a": ,\n}', HERE)
     except edits.InputError as exc:
         assert exc.line == 3
     else:  # pragma: no cover
@@ -177,8 +177,8 @@ def test_a_json_file_keeps_its_layout(
     value: dict[str, object], more: dict[str, object], indent: int | str | None
 ) -> None:
     text = json.dumps(value, indent=indent, ensure_ascii=False) + "\n"
-    assert jsontext.patch(text, value) == text
+    assert jsonedit.patch(text, value) == text
     changed = {**value, **{f"new {k}": v for k, v in more.items()}}
-    added = jsontext.patch(text, changed)
+    added = jsonedit.patch(text, changed)
     assert json.loads(added) == changed
-    assert jsontext.patch(added, value) == text  # added members taken back: the same bytes
+    assert jsonedit.patch(added, value) == text  # added members taken back: the same bytes

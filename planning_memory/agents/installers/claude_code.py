@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.agents.installers import edits, jsontext
+from planning_memory.agents.installers import edits, jsonedit
 from planning_memory.agents.installers.agent import RULES, Agent
 from planning_memory.agents.installers.parts import (
     Block,
@@ -168,7 +168,7 @@ class Hooks(Part):
         text = read(path)
         settings = edits.parse_json(text, path)
         merged = merge_settings(settings, where.words, path)
-        after = text if merged == settings and text is not None else jsontext.patch(text, merged)
+        after = text if merged == settings and text is not None else jsonedit.patch(text, merged)
         return Plan([Edit(path, text, after, tuple(edits.added_keys(settings, merged)))])
 
     def uninstall(self, where: Where) -> Plan:
@@ -180,7 +180,7 @@ class Hooks(Part):
         dropped = drop_hooks(settings, where.kept(path))
         if dropped == settings:
             return Plan()
-        return Plan([undo(where, path, jsontext.patch(text, dropped), empty=not dropped)])
+        return Plan([undo(where, path, jsonedit.patch(text, dropped), empty=not dropped)])
 
     def hooks(self, where: Where) -> list[Hook]:
         return [

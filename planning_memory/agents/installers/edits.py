@@ -1,7 +1,7 @@
 """Pure edits of agents' config files: JSON server maps, TOML tables, managed Markdown blocks.
 
 Each takes a file's text and returns the new text; nothing is written. JSON goes through
-``jsontext`` (edited in place), Aider's YAML ``read:`` list through ``reads``.
+``jsonedit`` (edited in place), Aider's YAML ``read:`` list through ``reads``.
 
 Every merge keeps everything else in the file (other keys and their order, other servers,
 comments, the line endings), never replaces an entry under our name that is not ours, and
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planning_memory.agents.installers import jsontext
+from planning_memory.agents.installers import jsonedit
 from planning_memory.errors import InputError
 
 SERVER_NAME = "planning-memory"
@@ -32,7 +32,7 @@ END_MARKER = "<!-- planning-memory:end -->"
 def parse_json(text: str | None, path: Path) -> dict[str, Any]:
     """The JSON object in ``text`` ({} for a missing or empty file; comments allowed), or one
     clear error."""
-    return obj(jsontext.parse(text, path), "$", path)
+    return obj(jsonedit.parse(text, path), "$", path)
 
 
 def obj(value: Any, where: str, path: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_memory.agents.installers import edits, jsontext, reads
+from planning_memory.agents.installers import edits, jsonedit, reads
 from planning_memory.agents.installers.ledger import Made
 from planning_memory.errors import InputError
 
@@ -204,7 +204,7 @@ class JsonServers(Part):
         text = read(path)
         config = edits.parse_json(text, path)
         merged, notes = edits.merge_server(config, self.key, self.entry(where), path)
-        after = jsontext.patch(text, merged) if merged != config or text is None else text
+        after = jsonedit.patch(text, merged) if merged != config or text is None else text
         return Plan([Edit(path, text, after, tuple(edits.added_keys(config, merged)))], notes)
 
     def entry(self, where: Where) -> dict[str, Any]:
@@ -223,7 +223,7 @@ class JsonServers(Part):
         dropped = edits.drop_server(config, self.key, where.kept(path))
         if dropped == config:
             return Plan()
-        return Plan([undo(where, path, jsontext.patch(text, dropped), empty=not dropped)])
+        return Plan([undo(where, path, jsonedit.patch(text, dropped), empty=not dropped)])
 
     def servers(self, where: Where) -> list[Server]:
         found = []
