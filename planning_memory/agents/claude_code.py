@@ -352,11 +352,9 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
 def _set_goal(mem: Memory, sid: str, prompt: str) -> None:
     """Give a session with no goal the task ``prompt`` states: not the rules it teaches,
     nor an acknowledgement or a go-on ("vale, sigue", "ok continue")."""
-    from planning_memory.sessions.goal import task_of
-
     if mem.sessions.load(sid).value.get("goal"):
         return
-    task = task_of(Memory.clip(prompt))
+    task = mem.sessions.task_of(Memory.clip(prompt))
     if task:
         mem.sessions.set_goal(sid, task)
 
@@ -457,8 +455,6 @@ def keep_decisions(mem: Memory, payload: Mapping[str, Any]) -> str | None:
     """Log the transcript's new lines, then record the decisions stated in the messages not
     yet read for them (``sessions.decided``) as the session's decisions, each once. Returns
     our open session, or None."""
-    from planning_memory.sessions import decided
-
     sid = _capture_payload(mem, payload)
     claude_id = payload.get("session_id")
     if sid is None:
@@ -467,7 +463,7 @@ def keep_decisions(mem: Memory, payload: Mapping[str, Any]) -> str | None:
         state = _state(mem, claude_id) if isinstance(claude_id, str) and claude_id else {}
         history = mem.sessions.history(sid)
         known = {_said(d["decision"]) for d in mem.sessions.load(sid).value["decisions"]}
-        for found in decided.stated(history, int(state.get("decided") or 0)):
+        for found in mem.sessions.stated_decisions(history, int(state.get("decided") or 0)):
             if _said(found.decision) not in known:
                 mem.sessions.record_decision(sid, found.question, found.decision)
                 known.add(_said(found.decision))

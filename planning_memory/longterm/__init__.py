@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from planning_memory.longterm.rules import Outcome as Outcome
     from planning_memory.longterm.rules import new_record as new_record
     from planning_memory.longterm.triggers import detect as detect
+    from planning_memory.longterm.triggers import detect_all as detect_all
     from planning_memory.longterm.triggers import (
         extract_memorize_markers as extract_memorize_markers,
     )
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         "check_record",
         "close_catalogs",
         "detect",
+        "detect_all",
         "extract_memorize_markers",
         "load_all",
         "load_checked",
@@ -57,6 +59,7 @@ else:
             "check_record": "records",
             "close_catalogs": "catalog:close_all",
             "detect": "triggers",
+            "detect_all": "triggers",
             "extract_memorize_markers": "triggers",
             "load_all": "records",
             "load_checked": "records",

@@ -25,7 +25,16 @@ from planning_memory.core import (
     temporal,
 )
 from planning_memory.errors import NotFoundError
-from planning_memory.sessions import applied, briefing, failures, lifecycle, log, rolling
+from planning_memory.sessions import (
+    applied,
+    briefing,
+    decided,
+    failures,
+    goal,
+    lifecycle,
+    log,
+    rolling,
+)
 from planning_memory.sessions.files import (
     DEFAULT_CHANNEL,
     Session,
@@ -60,6 +69,10 @@ class Sessions(SessionFiles):
     ``current`` and ``start`` mean. Reading (``get``, ``list``, ``history``, ``queued``,
     ``chunk_paths``...) comes from ``SessionFiles``.
     """
+
+    # what a prompt asks for (its task part), and the decisions messages state: pure
+    task_of = staticmethod(goal.task_of)
+    stated_decisions = staticmethod(decided.stated)
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from planning_memory.longterm import triggers
+from planning_memory.longterm import detect_all
 from planning_memory.sessions.summary_base import acknowledgement, clip, filler, sentences
 
 GOAL_CHARS = 300
@@ -26,7 +26,7 @@ def task_of(prompt: str) -> str:
     """The task ``prompt`` states (its sentences that are no rule, acknowledgement or small
     talk, joined), or "" when it states none."""
     text = " ".join(prompt.split())
-    for found in triggers.detect_all(prompt):
+    for found in detect_all(prompt):
         rule = " ".join(found.rule.split())
         text = text.replace(rule, "\n", 1) if rule else text
     kept = [_trimmed(s) for line in text.split("\n") for s in sentences(line)]
