@@ -18,13 +18,16 @@ gets its callers searched in all files that can see its file.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Set
+import re
+from collections.abc import Callable, Iterable, Set
 from typing import Any, Protocol
 
-from planning_memory.entity.entities import name_of
+from planning_memory.entity.calltypes import split_arguments
+from planning_memory.entity.entities import name_of, qualified_of
 from planning_memory.entity.languages import FAMILY
 from planning_memory.entity.languages.go import package_name
 from planning_memory.entity.linking import Linker
+from planning_memory.entity.results import base_of
 from planning_memory.entity.shards import file_of
 
 Entity = dict[str, Any]
@@ -42,6 +45,7 @@ BARRELS = frozenset(
 )
 PACKAGE_FAMILIES = frozenset({"go", "java"})
 TYPED_FAMILIES = frozenset({"go", "java", "rust"})  # calls on a result read its declared type
+SUBCLASS_DEPTH = 6  # Java: subclasses followed at most this far down
 _REEXPORT_DEPTH = 4
 
 
@@ -228,38 +232,80 @@ def delta(old: Graph, new: Graph, changed: set[str]) -> set[str]:
 
 
 def through_results(
-    old: Graph,
-    new: Graph,
-    functions: Functions,
-    changed: set[str],
-    moved: set[str],
-    reshaped: Set[str],
+    old: Graph, new: Graph, functions: Functions, moved: set[str], reshaped: Set[str]
 ) -> set[str]:
-    """The files whose calls go through the result of a function named in ``reshaped``
-    (``NewCommand().Name``, ``doc.select().first()``, Go's ``Commands()[]``) that a file
-    in ``moved`` defines (or defined): where such a call links depends on what that
-    function declares it returns, so they link anew."""
+    """The files that see a Go, Java or Rust file in ``moved`` and whose calls name a
+    function or class in ``reshaped`` (new, gone, or with a new signature or, for a Java
+    constructor, new calls): where they link can depend on it beyond the name (through
+    what a function declares it returns: ``NewCommand().Name``, Go's ``Commands()[]``;
+    through the methods and bases of a class: ``Document.attr()``), so they link anew."""
     typed = [p for p in moved if (new.family(p) or old.family(p)) in TYPED_FAMILIES]
     if not reshaped or not typed:
         return set()
-    seers: set[str] = set()
-    for path in typed:
-        for graph in (old, new):
-            if path in graph.files:
-                seers |= graph.callers(path)
-    marks = tuple(f"{name}()" for name in reshaped)
+    seers = _seers(old, new, typed)
+    java = [p for p in typed if (new.family(p) or old.family(p)) == "java"]
+    if java:  # a subclass's callers reach the class's methods through the subclass
+        seers |= _subclass_seers(old, new, functions, java, seers)
+    names = "|".join(re.escape(name) for name in sorted(reshaped))
+    mark = re.compile(rf"(?:^|[.:])(?:{names})(?:[(.:\[?]|$)")
     return {
         path
         for path in seers - moved
         if path in new.files
         and any(
-            mark in call
+            mark.search(call)
             for entity in functions.of(path).values()
             for call in entity.get("calls", ())
-            for mark in marks
-            if "()" in call
         )
     }
+
+
+def _seers(old: Graph, new: Graph, paths: Iterable[str]) -> set[str]:
+    """Files that see any of ``paths``, before or after."""
+    found: set[str] = set()
+    for path in paths:
+        for graph in (old, new):
+            if path in graph.files:
+                found |= graph.callers(path)
+    return found
+
+
+def _subclass_seers(
+    old: Graph, new: Graph, functions: Functions, changed: list[str], seers: set[str]
+) -> set[str]:
+    """The files that see a Java class deriving (through its constructors' ``super(...)``
+    calls, as the linker reads bases) from a class of ``changed``, however deep."""
+    classes = {c for path in changed for c in _classes_of(functions.of(path))}
+    found: set[str] = set()
+    visited, frontier = set(changed), seers
+    for _depth in range(SUBCLASS_DEPTH):
+        subclasses = {
+            path
+            for path in frontier - visited
+            if new.family(path) == "java" and _derives(functions.of(path), classes)
+        }
+        if not subclasses:
+            break
+        visited |= subclasses
+        classes |= {c for path in subclasses for c in _classes_of(functions.of(path))}
+        frontier = _seers(old, new, subclasses)
+        found |= frontier
+    return found
+
+
+def _classes_of(entities: dict[str, Entity]) -> set[str]:
+    return {q.rpartition(".")[2] for key in entities if (q := qualified_of(key).rpartition(".")[0])}
+
+
+def _derives(entities: dict[str, Entity], classes: set[str]) -> bool:
+    """Whether a constructor of ``entities`` calls one of ``classes``' by ``super(...)``."""
+    for entity in entities.values():
+        if entity.get("kind") == "constructor":
+            for call in entity.get("calls", ()):
+                base = base_of(split_arguments(call)[0])
+                if base is not None and base.rpartition(".")[2] in classes:
+                    return True
+    return False
 
 
 def update(
@@ -276,7 +322,7 @@ def update(
     signature changed; ``reshaped`` their names and those of the functions that went.
     """
     moved = delta(old, new, changed_files)
-    moved |= through_results(old, new, functions, changed_files - moved, moved, reshaped)
+    moved |= through_results(old, new, functions, moved, reshaped)
     linker = Linker(new, functions)
     everything = moved.issuperset(new.files)
     if everything:

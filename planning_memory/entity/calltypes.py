@@ -85,12 +85,16 @@ def parameters(signature: str) -> Params | None:
 @lru_cache(maxsize=65536)
 def simple(kind: str) -> str:
     """A type as compared: without type arguments and package (``java.util.List<X>`` ->
-    ``List``), arrays kept (``String[]``)."""
+    ``List``), a nested class with its outer one (``Connection.Response``), arrays kept
+    (``String[]``)."""
     previous = None
     while previous != kind:
         previous, kind = kind, _GENERICS.sub("", kind)
     array = kind.endswith("[]")
-    kind = kind.replace("[]", "").replace(" ", "").rpartition(".")[2]
+    parts = kind.replace("[]", "").replace(" ", "").split(".")
+    while len(parts) > 1 and not parts[0][:1].isupper():
+        parts.pop(0)
+    kind = ".".join(parts)
     return kind + "[]" if array else kind
 
 
@@ -113,6 +117,8 @@ def accepts(params: Params, args: tuple[str, ...]) -> bool:
 
 def _passes(arg: str, param: str) -> bool:
     """Whether a value of type ``arg`` (``_``: not known) may be passed for ``param``."""
+    param = param.rpartition(".")[2]  # ``Map.Entry``: compared by its own name
+    arg = arg.rpartition(".")[2]
     if arg == "_" or arg == param or param in _ANY or _TYPE_VARIABLE.fullmatch(param):
         return True
     if arg == "null":

@@ -282,8 +282,11 @@ class _Site:
         if self.family not in GUESSING or text.startswith(OWN):
             return [], False  # a field of ``self`` has a type we cannot tell
         receiver = text[: -len(call.name) - 1]
+        if call.static and self.family == "java" and call.form == "dotted":
+            # ``Document.select()``: a method a base defines (a class's own was found above)
+            return self.linker.types.members(receiver, self.path, call.name), False
         if call.static and not self._made_by_ours(call, receiver):
-            return [], False  # on a type (maybe inherited: we do not know a class's bases)
+            return [], False  # on a type or a path: its own function, or nothing
         if NAME.fullmatch(receiver) and self.named(receiver):
             return [], False  # a module or package that defines no such function
         methods = _METHODS if self.family == "rust" else _ANY_KIND  # ``x.f()``: no free ``f``

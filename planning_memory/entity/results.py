@@ -6,13 +6,15 @@ parameters.
 ``f().name()`` (also ``Type.f().name()``, and what the extractors record for a name given a
 call's result, ``c := NewCommand(); c.Name()``) reaches the methods ``name`` of the type the
 functions ``f`` links to declare they return (``calltypes.result_type``): in Go, of the
-package that names the type; in Java and Rust, of the files that see the function's file.
-A type that is not the repository's has none.
+package that names the type; in Java and Rust, of the files that see the function's file;
+in Java, else of the class's bases, as its constructors' ``super(...)`` calls name them. A
+type that is not the repository's has none.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import TYPE_CHECKING
 
 from planning_memory.entity import calltypes
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from planning_memory.entity.linking import Linker, _Site
 
 METHODS = frozenset({"method", "constructor"})
+_CLASS = re.compile(r"[A-Z]\w*(?:\.[A-Z]\w*)*")
+_BASE_DEPTH = 6  # Java: bases followed at most this far up
 
 
 class Types:
@@ -49,10 +53,12 @@ class Types:
         value = self.linker.functions.of(target).get(key, {}).get("signature", "")
         return value if isinstance(value, str) else ""
 
-    def members(self, kind: str, home: str, name: str) -> list[tuple[str, str]]:
+    def members(
+        self, kind: str, home: str, name: str, depth: int = _BASE_DEPTH
+    ) -> list[tuple[str, str]]:
         """The methods ``name`` of the type ``kind`` as the file ``home`` names it (Go:
         ``T`` of home's package, ``pkg.T`` of a package home imports; Java and Rust: a type
-        of the files home sees)."""
+        of the files home sees); in Java, else those its bases define (``bases``)."""
         memo = (kind, home, name)
         found = self._members.get(memo)
         if found is None:
@@ -71,15 +77,53 @@ class Types:
             else:
                 files = set(graph.visible(home))
             self.linker.index(files)
-            wanted, nested = f"{type_name}.{name}", f".{type_name}.{name}"
+            # a Java type is its class's name with its outer classes' (``Connection.Response``)
+            kept = kind if family == "java" else type_name
+            wanted, nested = f"{kept}.{name}", f".{kept}.{name}"
             defs = self.linker.by_name.get(name, {})
-            found = self._members[memo] = [
+            found = [
                 (target, key)
                 for target in files & defs.keys()
                 for key, _kind, q in defs[target]
                 if q == wanted or (family == "java" and q.endswith(nested))
             ]
+            if not found and family == "java" and depth > 0:
+                for base, base_home in self.bases(kind, files):
+                    found += self.members(base, base_home, name, depth - 1)
+            self._members[memo] = found
         return found
+
+    def bases(self, type_name: str, files: set[str]) -> list[tuple[str, str]]:
+        """The bases of the Java class ``type_name`` defined in ``files``, as the file of
+        the class names them: what its constructors' ``super(...)`` calls (recorded as
+        ``Base.Base(...)``) call. A class whose constructors call none has no base known."""
+        linker = self.linker
+        found = []
+        own = type_name.rpartition(".")[2]  # a constructor is named after its class
+        for target, defs in linker.by_name.get(own, {}).items():
+            if target not in files:
+                continue
+            entities = linker.functions.of(target)
+            for key, kind, q in defs:
+                owner = q.rpartition(".")[0]
+                if kind != "constructor" or not (
+                    owner == type_name or owner.endswith("." + type_name)
+                ):
+                    continue
+                for call in entities.get(key, {}).get("calls", ()):
+                    base = base_of(calltypes.split_arguments(call)[0])
+                    if base is not None and (base, target) not in found:
+                        found.append((base, target))
+        return found
+
+
+def base_of(call: str) -> str | None:
+    """The class a ``super(...)`` call names, as recorded (``Base.Base``,
+    ``Outer.Inner.Inner``), or None for any other call."""
+    head, _, last = call.rpartition(".")
+    if not head or head.rpartition(".")[2] != last or not _CLASS.fullmatch(head):
+        return None
+    return head
 
 
 def chained(site: _Site, call: Call, qualified: str, depth: int) -> list[tuple[str, str]] | None:

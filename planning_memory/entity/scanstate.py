@@ -45,7 +45,8 @@ class Run:
     changed: set[str] = field(default_factory=set)  # paths whose functions may have changed
     parsed: set[str] = field(default_factory=set)
     fresh: set[str] = field(default_factory=set)  # functions new, or with a new signature
-    reshaped: set[str] = field(default_factory=set)  # names of those, and of functions gone
+    # names of those, of functions gone, and of constructors whose calls changed
+    reshaped: set[str] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # path -> what went wrong, this scan
     sources: frozenset[str] = frozenset()  # source files the workers resolve imports against
@@ -148,6 +149,13 @@ def apply(run: Run, result: parsefile.Parsed) -> None:
         gone = old_functions.keys() - functions.keys()
         run.reshaped.update(name_of(k, old_functions[k]) for k in gone)
         run.reshaped.update(name_of(k, functions[k]) for k in fresh)
+        # a Java constructor's ``super(...)`` says its class's base
+        run.reshaped.update(
+            name_of(k, fn)
+            for k, fn in functions.items()
+            if fn.get("kind") == "constructor"
+            and fn.get("calls") != old_functions.get(k, {}).get("calls")
+        )
     else:
         run.fresh.update(functions)
         run.reshaped.update(name_of(k, fn) for k, fn in functions.items())

@@ -179,6 +179,53 @@ def test_java_calls_link_only_the_overloads_that_can_take_their_arguments(
     assert links["src/org/example/Jsoup.java::Jsoup.log"] == [use + "varargs"]
 
 
+JAVA_NODES = {
+    "src/org/example/Node.java": """package org.example;
+
+class Node {
+    Node(String name) {}
+    String attr(String key) { return key; }
+}
+""",
+    "src/org/example/Element.java": """package org.example;
+
+class Element extends Node {
+    Element(String name) { super(name); }
+    Element(int size) { this("x"); }
+    Element select(String query) { return this; }
+}
+""",
+    "src/org/example/Document.java": """package org.example;
+
+class Document extends Element {
+    Document() { super("#root"); }
+}
+""",
+    "src/org/example/Page.java": """package org.example;
+
+class Page {
+    String link(Document doc) { return doc.select("a").attr("href") + doc.attr("x"); }
+}
+""",
+}
+
+
+def test_java_methods_a_class_inherits_link_through_its_constructors_super_calls(
+    tmp_path: Path,
+) -> None:
+    """``super(...)`` links the base's constructor and says the class's base: a method a
+    ``Document`` inherits from ``Element`` or ``Node`` links there."""
+    links = called_by(tmp_path, JAVA_NODES)
+    base = "src/org/example/"
+    assert links[base + "Node.java::Node.attr"] == [base + "Page.java::Page.link"]
+    assert links[base + "Element.java::Element.select"] == [base + "Page.java::Page.link"]
+    assert links[base + "Node.java::Node.Node"] == [base + "Element.java::Element.Element"]
+    assert links[base + "Element.java::Element.Element"] == [
+        base + "Document.java::Document.Document",
+        base + "Element.java::Element.Element#2",  # this("x")
+    ]
+
+
 # -- Java and Rust: calls on another object or on a type ----------------------------------
 JAVA_READER = """package org.example;
 
@@ -354,6 +401,29 @@ def test_links_through_a_changed_signature_equal_a_fresh_scan(tmp_path: Path) ->
     assert called_by(fresh, files) == incremental
     assert incremental["m/command.go::Other.Name"] == ["app/app.go::Made"]
     assert incremental["src/org/example/Jsoup.java::Jsoup.parse#3"] == []
+
+
+def test_links_through_a_changed_class_hierarchy_equal_a_fresh_scan(tmp_path: Path) -> None:
+    """A method a class inherits links through its bases: a class that now defines the
+    method itself, or a constructor that now calls another base, relinks the call."""
+    repo, fresh = tmp_path / "repo", tmp_path / "fresh"
+    files = dict(JAVA_NODES)
+    called_by(repo, files)
+    base = "src/org/example/"
+    files[base + "Element.java"] = files[base + "Element.java"].replace(
+        "    Element select(", "    String attr(String key) { return key; }\n    Element select("
+    )
+    incremental = called_by(repo, files)
+    assert called_by(fresh, files) == incremental
+    assert incremental[base + "Element.java::Element.attr"] == [base + "Page.java::Page.link"]
+    assert incremental[base + "Node.java::Node.attr"] == []
+    files[base + "Document.java"] = files[base + "Document.java"].replace(
+        "class Document extends Element", "class Document extends Node"
+    )
+    incremental = called_by(repo, files)
+    fresh2 = tmp_path / "fresh2"
+    assert called_by(fresh2, files) == incremental
+    assert incremental[base + "Node.java::Node.attr"] == [base + "Page.java::Page.link"]
 
 
 def test_calls_into_the_module_root_package_survive_an_incremental_scan(tmp_path: Path) -> None:

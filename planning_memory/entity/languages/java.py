@@ -39,6 +39,7 @@ QUERY = (
  (annotation_type_declaration)] @class
 (method_invocation) @call
 (object_creation_expression type: (_) @new)
+(explicit_constructor_invocation) @constructor_call
 (import_declaration) @import
 [(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
  (catch_clause) (switch_label) (ternary_expression)] @branch
@@ -50,6 +51,7 @@ _COMMENT = frozenset({"block_comment", "line_comment"})
 _DOCUMENTED = frozenset(
     {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
 )
+_CONSTRUCTOR = "constructor"  # an explicit constructor call: ``super(...)``, ``this(...)``
 _TYPE_ARGUMENTS = re.compile(r"\.\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>\s*")
 _ENTITY = re.compile(r"@(?:Entity|Table|Document)\b")
 
@@ -90,6 +92,7 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     names = javatypes.collect(caps, every)
     found = [(n.start_byte, n, "") for n in caps.get("call", [])]
     found += [(n.start_byte, n, "new " + callee(text(n))) for n in caps.get("new", [])]
+    found += [(n.start_byte, n, _CONSTRUCTOR) for n in caps.get("constructor_call", [])]
     found.sort(key=lambda item: item[0])
     owners = innermost(every, [position for position, _node, _text in found])
     written: dict[int, list[str]] = {}
@@ -97,15 +100,20 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     for owner, (_position, node, made) in zip(owners, found, strict=True):
         if owner is None:
             continue
-        if made:
+        if made and made != _CONSTRUCTOR:
             call = as_written = made
         else:
             args = node.child_by_field_name("arguments")
-            as_written = _invocation(node, args, source)
-            memo = (id(owner), as_written)
-            receiver = typed.get(memo)
-            if receiver is None:
-                receiver = typed[memo] = javatypes.receiver(as_written, owner, names)
+            if made:  # ``super(...)``: the base's constructor; ``this(...)``: another
+                as_written = field_text(node, "constructor")
+                receiver = javatypes.constructor(as_written, owner)
+            else:
+                as_written = _invocation(node, args, source)
+                memo = (id(owner), as_written)
+                known = typed.get(memo)
+                if known is None:
+                    known = typed[memo] = javatypes.receiver(as_written, owner, names)
+                receiver = known
             if args is None or not args.named_child_count:
                 call = javatypes.with_arguments(receiver, [])
             else:

@@ -8,7 +8,9 @@ the type of a name, a call on it is recorded as a call on its type:
   (``for (Element e : els)``), a resource, a caught exception, a pattern
   (``o instanceof Foo foo``), or a field of an enclosing class (``reader`` or
   ``this.reader``): ``r.advance()`` is ``CharacterReader.advance``;
-- ``super.m()`` in a class that ``extends Base``: ``Base.m``.
+- ``super.m()`` in a class that ``extends Base``: ``Base.m``; ``super(...)`` in a
+  constructor is ``Base.Base(...)`` (the base's constructor, by which the call graph also
+  knows the class's base), ``this(...)`` the class's own constructor.
 
 A name given two different types in one method, or declared without one (a lambda's
 parameter, ``var x = f()``), is left alone, and so is a type variable's name. Each call
@@ -38,7 +40,7 @@ QUERY = """
 (lambda_expression parameters: (identifier) @unknown)
 (lambda_expression parameters: (inferred_parameters (identifier) @unknown))
 """
-_CLASS = re.compile(r"[A-Z]\w*")
+_CLASS = re.compile(r"[A-Z]\w*(?:\.[A-Z]\w*)*")  # ``Element``, ``Connection.Response``
 _LITERALS = {
     "string_literal": "String",
     "text_block": "String",
@@ -181,6 +183,19 @@ def receiver(call: str, owner: Scope, names: Names) -> str:
     if kind and _CLASS.fullmatch(kind):
         return f"{kind}.{rest}"
     return call
+
+
+def constructor(written: str, owner: Scope) -> str:
+    """An explicit constructor call in the constructor ``owner``: ``super`` is the base's
+    constructor (``Element.Element``), ``this`` another of the class's own
+    (``this.Document``); ``written`` when the base is not said."""
+    if written == "this":
+        scope: Scope | None = owner
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        return f"this.{scope.name}" if scope is not None else written
+    base = _superclass(owner) if written == "super" else None
+    return f"{base}.{base.rpartition('.')[2]}" if base else written
 
 
 def _superclass(owner: Scope) -> str | None:
