@@ -46,6 +46,7 @@ BARRELS = frozenset(
 PACKAGE_FAMILIES = frozenset({"go", "java"})
 TYPED_FAMILIES = frozenset({"go", "java", "rust"})  # calls on a result read its declared type
 SUBCLASS_DEPTH = 6  # Java: subclasses followed at most this far down
+_SEGMENT = re.compile(r"[.:(),\[\]?]+")  # what separates the names in a call's text
 _REEXPORT_DEPTH = 4
 
 
@@ -239,21 +240,21 @@ def through_results(
     constructor, new calls): where they link can depend on it beyond the name (through
     what a function declares it returns: ``NewCommand().Name``, Go's ``Commands()[]``;
     through the methods and bases of a class: ``Document.attr()``), so they link anew."""
+    if not reshaped or moved.issuperset(new.files):
+        return set()
     typed = [p for p in moved if (new.family(p) or old.family(p)) in TYPED_FAMILIES]
-    if not reshaped or not typed:
+    if not typed:
         return set()
     seers = _seers(old, new, typed)
     java = [p for p in typed if (new.family(p) or old.family(p)) == "java"]
     if java:  # a subclass's callers reach the class's methods through the subclass
         seers |= _subclass_seers(old, new, functions, java, seers)
-    names = "|".join(re.escape(name) for name in sorted(reshaped))
-    mark = re.compile(rf"(?:^|[.:])(?:{names})(?:[(.:\[?]|$)")
     return {
         path
         for path in seers - moved
         if path in new.files
         and any(
-            mark.search(call)
+            not reshaped.isdisjoint(_SEGMENT.split(call))
             for entity in functions.of(path).values()
             for call in entity.get("calls", ())
         )

@@ -98,6 +98,7 @@ def simple(kind: str) -> str:
     return kind + "[]" if array else kind
 
 
+@lru_cache(maxsize=65536)
 def accepts(params: Params, args: tuple[str, ...]) -> bool:
     """Whether a method with ``params`` can take ``args`` (see the module docstring)."""
     types, count = params.types, len(args)
