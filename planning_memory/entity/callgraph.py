@@ -44,6 +44,7 @@ BARRELS = frozenset(
     }
 )
 PACKAGE_FAMILIES = frozenset({"go", "java"})
+_JAVA_ROOT = re.compile(r"((?:.*/)?)src/[^/]+/java/(.*)")  # (module, package path)
 TYPED_FAMILIES = frozenset({"go", "java", "rust"})  # calls on a result read its declared type
 SUBCLASS_DEPTH = 6  # Java: subclasses followed at most this far down
 _SEGMENT = re.compile(r"[.:(),\[\]?]+")  # what separates the names in a call's text
@@ -87,14 +88,19 @@ class Graph:
         return package_name(module)
 
     def package(self, folder: str, family: str) -> list[str]:
+        """The files of the Go or Java package in ``folder``: a Go package is a folder; a
+        Java package is a folder below a source root, so ``src/main/java/org/x`` and
+        ``src/test/java/org/x`` are one package (``org/x``)."""
         if self._package is None:
             index: dict[tuple[str, str], list[str]] = {}
             for path in self.files:
                 fam = self.family(path)
                 if fam in PACKAGE_FAMILIES:
-                    index.setdefault((posixpath.dirname(path), fam), []).append(path)
+                    key = _package_key(posixpath.dirname(path), fam)
+                    index.setdefault((key, fam), []).append(path)
             self._package = index
-        return self._package.get(("" if folder == "." else folder, family), [])
+        key = _package_key("" if folder == "." else folder, family)
+        return self._package.get((key, family), [])
 
     def direct(self, path: str) -> list[str]:
         """Files ``path`` imports (a package folder stands for its files)."""
@@ -202,6 +208,16 @@ class Graph:
     def importers(self, target: str) -> set[str]:
         """Files that import ``target`` (directly or through a package folder)."""
         return {c for c in self.callers(target) if c != target}
+
+
+def _package_key(folder: str, family: str) -> str:
+    """A Java folder's package, as its path below a source root of the Maven and Gradle
+    layouts (``src/main/java/``, ``src/test/java/``, any ``src/<set>/java/``, in the same
+    module); any other folder is its own package."""
+    if family != "java":
+        return folder
+    match = _JAVA_ROOT.match(folder + "/")
+    return f"{match.group(1)}src/*/java/{match.group(2)}".rstrip("/") if match else folder
 
 
 def delta(old: Graph, new: Graph, changed: set[str]) -> set[str]:

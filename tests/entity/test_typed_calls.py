@@ -226,6 +226,25 @@ def test_java_methods_a_class_inherits_link_through_its_constructors_super_calls
     ]
 
 
+def test_java_tests_see_their_package_across_source_roots(tmp_path: Path) -> None:
+    """``src/test/java/org/x`` and ``src/main/java/org/x`` are one package: a test calls
+    the package's classes without importing them."""
+    links = called_by(
+        tmp_path,
+        {
+            "src/main/java/org/x/Parser.java": (
+                "package org.x;\n\nclass Parser {\n    static Parser html() { return null; }\n}\n"
+            ),
+            "src/test/java/org/x/ParserTest.java": (
+                "package org.x;\n\nclass ParserTest {\n    void parses() { Parser.html(); }\n}\n"
+            ),
+        },
+    )
+    assert links["src/main/java/org/x/Parser.java::Parser.html"] == [
+        "src/test/java/org/x/ParserTest.java::ParserTest.parses"
+    ]
+
+
 # -- Java and Rust: calls on another object or on a type ----------------------------------
 JAVA_READER = """package org.example;
 
