@@ -227,6 +227,13 @@ def verbatim(payload: str, text: str) -> list[str]:
     return found
 
 
+# A rule learned from one line of a prompt ("- always push to main" under a heading the prompt
+# wrote) is listed as the formats' own item: "- TEXT [pat_ID] (why: ...)", its text made inert
+# like every record's. Its line opens with the payload's own
+# words by construction; the payload opening a line of its own is what the check looks for.
+OWN_ITEM = re.compile(r"^- [^\n]*\[(pat|mis|lrn)_[0-9A-HJKMNP-TV-Z]{26}\]( \(why: [^()]*\))?$")
+
+
 def payload_lines(payload: str) -> list[str]:
     lines = re.split("\r\n|\r|\n|\u2028|\u2029|\x85", payload)
     return [make_inert(line).strip() for line in lines if len(line.strip()) >= 3]
@@ -239,6 +246,8 @@ def raw_in_text(text: str, number: int, allowed: set[str]) -> list[str]:
     starts = payload_lines(payload)
     for line in text.split("\n"):
         head = line.lstrip()
+        if OWN_ITEM.match(head):
+            continue  # our own item for a rule a prompt taught line by line (inert text)
         if any(head.startswith(s) for s in starts if s):
             found.append(f"opens a line: {line[:60]!r}")
     own = text.replace(WARNING, "")  # the formats' own mark for a mistake
