@@ -272,6 +272,11 @@ class _Site:
                     for key, _kind, q in candidates[target]
                     if q == text
                 ]
+        if self.family == "java" and call.static and call.form == "dotted":
+            # ``Document.select()``: the class's methods, and the overloads its bases add
+            inherited = self.linker.types.members(text[: -len(call.name) - 1], self.path, call.name)
+            if inherited:
+                return inherited, False
         if found:
             nearest = min(depth for depth, _t, _k in found)
             return [(target, key) for depth, target, key in found if depth == nearest], False
@@ -282,9 +287,6 @@ class _Site:
         if self.family not in GUESSING or text.startswith(OWN):
             return [], False  # a field of ``self`` has a type we cannot tell
         receiver = text[: -len(call.name) - 1]
-        if call.static and self.family == "java" and call.form == "dotted":
-            # ``Document.select()``: a method a base defines (a class's own was found above)
-            return self.linker.types.members(receiver, self.path, call.name), False
         if call.static and not self._made_by_ours(call, receiver):
             return [], False  # on a type or a path: its own function, or nothing
         if NAME.fullmatch(receiver) and self.named(receiver):

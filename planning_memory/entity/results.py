@@ -48,6 +48,12 @@ class Types:
             params = self._params[key] = calltypes.parameters(signature)
         return params is None or calltypes.accepts(params, args)
 
+    def _count(self, definition: tuple[str, str]) -> int | None:
+        """A Java method's parameter count (None: not known): an override shadows the
+        base's method of that count."""
+        params = calltypes.parameters(self.signature(definition))
+        return len(params.types) if params is not None else None
+
     def signature(self, definition: tuple[str, str]) -> str:
         target, key = definition
         value = self.linker.functions.of(target).get(key, {}).get("signature", "")
@@ -87,9 +93,11 @@ class Types:
                 for key, _kind, q in defs[target]
                 if q == wanted or (family == "java" and q.endswith(nested))
             ]
-            if not found and family == "java" and depth > 0:
+            if family == "java" and depth > 0:  # and the overloads its bases add
+                counts = {self._count(d) for d in found}
                 for base, base_home in self.bases(kind, files):
-                    found += self.members(base, base_home, name, depth - 1)
+                    inherited = self.members(base, base_home, name, depth - 1)
+                    found += [d for d in inherited if self._count(d) not in counts]
             self._members[memo] = found
         return found
 

@@ -183,8 +183,15 @@ JAVA_NODES = {
     "src/org/example/Node.java": """package org.example;
 
 class Node {
+    Node() {}
     Node(String name) {}
     String attr(String key) { return key; }
+}
+""",
+    "src/org/example/Leaf.java": """package org.example;
+
+class Leaf extends Node {
+    Leaf() {}
 }
 """,
     "src/org/example/Element.java": """package org.example;
@@ -205,6 +212,7 @@ class Document extends Element {
 
 class Page {
     String link(Document doc) { return doc.select("a").attr("href") + doc.attr("x"); }
+    String leaf(Leaf leaf) { return leaf.attr("y"); }
 }
 """,
 }
@@ -213,13 +221,17 @@ class Page {
 def test_java_methods_a_class_inherits_link_through_its_constructors_super_calls(
     tmp_path: Path,
 ) -> None:
-    """``super(...)`` links the base's constructor and says the class's base: a method a
-    ``Document`` inherits from ``Element`` or ``Node`` links there."""
+    """``super(...)`` links the base's constructor and says the class's base (a
+    constructor without one calls the base's no-argument constructor): a method a
+    ``Document`` inherits from ``Element`` or ``Node``, or a ``Leaf`` from ``Node``, links
+    there."""
     links = called_by(tmp_path, JAVA_NODES)
     base = "src/org/example/"
-    assert links[base + "Node.java::Node.attr"] == [base + "Page.java::Page.link"]
-    assert links[base + "Element.java::Element.select"] == [base + "Page.java::Page.link"]
-    assert links[base + "Node.java::Node.Node"] == [base + "Element.java::Element.Element"]
+    page = base + "Page.java::Page."
+    assert links[base + "Node.java::Node.attr"] == [page + "leaf", page + "link"]
+    assert links[base + "Element.java::Element.select"] == [page + "link"]
+    assert links[base + "Node.java::Node.Node"] == [base + "Leaf.java::Leaf.Leaf"]
+    assert links[base + "Node.java::Node.Node#2"] == [base + "Element.java::Element.Element"]
     assert links[base + "Element.java::Element.Element"] == [
         base + "Document.java::Document.Document",
         base + "Element.java::Element.Element#2",  # this("x")
@@ -435,14 +447,17 @@ def test_links_through_a_changed_class_hierarchy_equal_a_fresh_scan(tmp_path: Pa
     incremental = called_by(repo, files)
     assert called_by(fresh, files) == incremental
     assert incremental[base + "Element.java::Element.attr"] == [base + "Page.java::Page.link"]
-    assert incremental[base + "Node.java::Node.attr"] == []
+    assert incremental[base + "Node.java::Node.attr"] == [base + "Page.java::Page.leaf"]
     files[base + "Document.java"] = files[base + "Document.java"].replace(
         "class Document extends Element", "class Document extends Node"
     )
     incremental = called_by(repo, files)
     fresh2 = tmp_path / "fresh2"
     assert called_by(fresh2, files) == incremental
-    assert incremental[base + "Node.java::Node.attr"] == [base + "Page.java::Page.link"]
+    assert incremental[base + "Node.java::Node.attr"] == [
+        base + "Page.java::Page.leaf",
+        base + "Page.java::Page.link",
+    ]
 
 
 def test_calls_into_the_module_root_package_survive_an_incremental_scan(tmp_path: Path) -> None:

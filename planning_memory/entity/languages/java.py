@@ -97,6 +97,7 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     owners = innermost(every, [position for position, _node, _text in found])
     written: dict[int, list[str]] = {}
     typed: dict[tuple[int, str], str] = {}  # (function, call as written) -> on its class
+    chained: set[int] = set()  # constructors that call another by ``super(...)``/``this(...)``
     for owner, (_position, node, made) in zip(owners, found, strict=True):
         if owner is None:
             continue
@@ -120,6 +121,13 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
                 call = javatypes.with_arguments(receiver, javatypes.arguments(args, owner, names))
         written.setdefault(id(owner), []).append(as_written)
         owner.calls.append(call)
+        if made == _CONSTRUCTOR:
+            chained.add(id(owner))
+    for scope in every:  # Java calls the base's no-argument constructor when no other
+        if scope.kind == "constructor" and id(scope) not in chained:
+            implicit = javatypes.constructor("super", scope)
+            if implicit != "super":
+                scope.calls.append(javatypes.with_arguments(implicit, []))
     return written
 
 

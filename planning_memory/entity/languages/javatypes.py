@@ -10,7 +10,8 @@ the type of a name, a call on it is recorded as a call on its type:
   ``this.reader``): ``r.advance()`` is ``CharacterReader.advance``;
 - ``super.m()`` in a class that ``extends Base``: ``Base.m``; ``super(...)`` in a
   constructor is ``Base.Base(...)`` (the base's constructor, by which the call graph also
-  knows the class's base), ``this(...)`` the class's own constructor.
+  knows the class's base), ``this(...)`` the class's own constructor; a constructor that
+  calls neither calls ``Base.Base()``, as Java does.
 
 A name given two different types in one method, or declared without one (a lambda's
 parameter, ``var x = f()``), is left alone, and so is a type variable's name. Each call
