@@ -11,7 +11,7 @@ LOCK   := constraints.txt
 LATEST := .venv-latest
 LOWEST := .venv-lowest
 
-.PHONY: demo test lint typecheck unit bench clean docs lock test-latest test-lowest
+.PHONY: demo test test-slow lint typecheck unit bench clean docs lock test-latest test-lowest
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,11 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m "not slow"
+
+# the long suites (real processes, kills, fuzzing, merges of many branches); CI runs them too
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -m slow
 
 test: lint typecheck unit
 

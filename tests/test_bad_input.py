@@ -615,6 +615,7 @@ VALIDATE_SAMPLE = ["truncated-half", "utf8-bom", "duplicate-key-top", "conflict-
 IMPORT_SAMPLE = ["invalid-utf8-ff", "nan", "deep-arrays-1e5", "huge-integer", "lone-surrogate"]
 
 
+@pytest.mark.slow
 def test_a_sample_through_the_pmem_process(tmp_path: Path) -> None:
     repo = make_tree(tmp_path)
     rel = f".planning/{PLACES['pattern']}"

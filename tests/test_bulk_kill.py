@@ -22,9 +22,13 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from planning_memory.core import codec
 from planning_memory.longterm import records
 from planning_memory.memory import Memory
+
+pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
 
 PMEM = str(Path(sys.executable).parent / "pmem")
 KILLS = 8

@@ -31,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from planning_memory.context.formats import AGENT_TITLES, MD_TITLES, XML_SECTIONS
 from planning_memory.core import codec
 from planning_memory.longterm import records
@@ -38,6 +40,8 @@ from planning_memory.longterm import rules as learn
 from planning_memory.memory import Memory
 from planning_memory.views.claude import CLAUDE_SECTIONS
 from planning_memory.views.inert import active_injections, make_inert
+
+pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
 
 BIN = Path(sys.executable).parent
 CLAUDE_ID = "5b0e7c1a-9d2f-4e3b-8c6a-1f0e2d3c4b5a"

@@ -310,6 +310,7 @@ def descendants(pid: int) -> list[int]:
     return kids
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_scan_leaves_no_worker_and_no_held_lock(tmp_path: Path) -> None:
     repo = tmp_path / "repo"

@@ -141,6 +141,7 @@ def _saved(root: Path, memories: list[tuple[str, str, dict[str, Any]]], bulk: bo
     )
 
 
+@pytest.mark.slow
 def test_saves_in_bulk_leave_the_same_records_as_saves_one_by_one(tmp_path: Path) -> None:
     memories = _memories(500)
     one_by_one = _saved(tmp_path / "single", memories, bulk=False)

@@ -27,6 +27,8 @@ from planning_memory.longterm import records
 from planning_memory.store import TEMP_SUFFIX, Store
 from planning_memory.validate import validate_tree
 
+pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
+
 PMEM = str(Path(sys.executable).parent / "pmem")
 NOW = datetime(2024, 1, 20, 15, 0, 0, tzinfo=UTC)
 WRITERS = 8

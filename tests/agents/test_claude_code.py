@@ -75,6 +75,7 @@ def repo(empty_repo: Path) -> Path:
     return empty_repo
 
 
+@pytest.mark.slow
 def test_a_whole_claude_code_session(repo: Path) -> None:
     start = context_of(
         ok(hook("SessionStart", payload("session_start_startup", repo), repo)), "SessionStart"
@@ -368,6 +369,7 @@ def test_a_prompt_after_days_away_tells_the_agent_how_long(repo: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_held_lock_costs_one_answer_never_the_hook_timeout(repo: Path) -> None:
     """A long ``pmem scan`` holds the memory lock: the hook gives up after ``LOCK_WAIT``
     seconds, well inside its installed timeout (15 s), with one line and exit 0."""

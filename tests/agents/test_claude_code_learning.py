@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sessions import ClaudeCode
 
 from planning_memory.memory import Memory
@@ -92,6 +93,7 @@ def test_the_goal_is_the_task_of_the_first_prompt_and_the_next_session_searches_
     assert "sigue" not in injected["task"]
 
 
+@pytest.mark.slow
 def test_compaction_keeps_the_decisions_of_the_messages_it_folds(empty_repo: Path) -> None:
     one = claude(empty_repo, 0)
     one.start()

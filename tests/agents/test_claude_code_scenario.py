@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from claude_sessions import ClaudeCode, backdate
 
 from planning_memory.memory import Memory
+
+pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
 
 IDS = (
     "b1ce0001-7a2b-4c3d-8e4f-5a6b7c8d9e01",

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from claude_sessions import ClaudeCode, backdate
 
 from planning_memory.memory import Memory
+
+pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
 
 SESSION_IDS = (
     "5d0c6a4e-1f2b-4c3d-8e9f-0a1b2c3d4e5f",

@@ -49,6 +49,7 @@ def doctor(repo: Path, *agents: str) -> tuple[int, list[dict[str, object]], str]
     return as_json.exit_code, json.loads(as_json.stdout), text.stdout
 
 
+@pytest.mark.slow
 def test_a_working_setup_is_all_ok(empty_repo: Path, pmem: str) -> None:
     run("claude-code", empty_repo, command=pmem)
     run("cursor", empty_repo, command=pmem)

@@ -228,6 +228,7 @@ def test_a_server_whose_code_changed_steps_aside(
     wait_for(lambda: old not in server_pids(run_dir))
 
 
+@pytest.mark.slow
 def test_hooks_fired_together_never_queue_behind_a_locked_one(
     empty_repo: Path, run_dir: Path
 ) -> None:

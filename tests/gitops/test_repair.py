@@ -20,6 +20,8 @@ import pytest
 from planning_memory.core import codec
 from planning_memory.gitops import integration as gitint
 
+pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
+
 BIN = Path(sys.executable).parent
 TITLE = "Use repositories for DB access"
 OLD_DRIVER = "pmem merge-driver %O %A %B %P"  # what `pmem git install` wrote before

@@ -191,6 +191,7 @@ def _meddle(mem: Memory, rng: random.Random, clock: Clock) -> None:
         os.utime(mem.layout.long_term / "patterns", ns=(1, 1))  # a stamp that matches nothing
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::planning_memory.errors.BrokenFileWarning")  # on purpose
 @pytest.mark.parametrize(("threshold", "seed"), [(0.5, 1), (0.5, 2), (0.4, 3), (0.62, 4)])
 @pytest.mark.parametrize("lookup", ["sqlite", "memory", "bitmaps"])

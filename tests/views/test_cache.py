@@ -161,6 +161,7 @@ SEED = [(("save", kind), ["seed", kind]) for kind in ("pattern", "mistake", "dec
     ),
     st.booleans(),
 )
+@pytest.mark.slow
 def test_incremental_views_equal_a_full_render(
     steps: list[tuple[tuple[str, Any], list[str]]], trust_stats: bool
 ) -> None:
