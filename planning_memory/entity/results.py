@@ -83,7 +83,8 @@ class Types:
             else:
                 files = set(graph.visible(home))
             self.linker.index(files)
-            # a Java type is its class's name with its outer classes' (``Connection.Response``)
+            # a Java type is its class's name with its outer classes' (``Connection.Response``);
+            # a Rust type may sit in an inline module (``tests.TestTime``)
             kept = kind if family == "java" else type_name
             wanted, nested = f"{kept}.{name}", f".{kept}.{name}"
             defs = self.linker.by_name.get(name, {})
@@ -91,7 +92,7 @@ class Types:
                 (target, key)
                 for target in files & defs.keys()
                 for key, _kind, q in defs[target]
-                if q == wanted or (family == "java" and q.endswith(nested))
+                if q == wanted or (family != "go" and q.endswith(nested))
             ]
             if family == "java" and depth > 0:  # and the overloads its bases add
                 counts = {self._count(d) for d in found}

@@ -23,7 +23,7 @@ MAX_SUMMARY = 200
 MAX_CALL = 120
 
 _WS = re.compile(r"\s+")
-_ARGS = re.compile(r"\([^()]*\)")
+_ARGS = re.compile(r"\((?:[^()]|\(\))+\)")  # arguments, calls in them already reduced
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}(?=[\"'])")
 _LICENSE = re.compile(r"copyright|license|spdx-|all rights reserved", re.IGNORECASE)

@@ -11,7 +11,7 @@ import pytest
 
 from planning_memory.entity import parsefile
 from planning_memory.entity.languages import javascript, python
-from planning_memory.entity.syntax import node_texts, text
+from planning_memory.entity.syntax import callee, node_texts, text
 
 ASCII = b"""import os
 def run(items):
@@ -71,3 +71,12 @@ def test_read_source_returns_the_whole_file(tmp_path: Path, size: int) -> None:
     assert parsefile.read_source(str(path), size) == ("ok", data)
     if size:
         assert parsefile.read_source(str(path), size - 1) == ("large", b"")
+
+
+def test_callee_reduces_arguments_that_hold_calls() -> None:
+    """A chained call's arguments become ``()`` also when they hold calls themselves, so
+    the chain stays readable and short (``Jsoup.connect(origin().url()).get``)."""
+    assert callee("Jsoup.connect(origin().redirect.url()).data(a, f(b(c))).get") == (
+        "Jsoup.connect().data().get"
+    )
+    assert callee('TestTime::new(tz.zoned("x".parse()).later()).set') == "TestTime::new().set"
