@@ -66,21 +66,28 @@ def guard(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("template") / "repo"
+SEED_COMMANDS = (
+    ["init"],
+    ["save", "Use zod for request validation", "-t", "pattern", "--tag", "ts"],
+    ["save", "Do not use any", "-t", "mistake", "--correction", "use unknown"],
+    ["save", "JWT sessions", "-t", "decision", "--why", "edge runtime"],
+    ["prefs", "set", "code_style.quotes", "single"],
+)
+
+
+def seeded_tree(root: Path, *more: list[str]) -> Path:
+    """A git repository at ``root`` with one source file, after ``SEED_COMMANDS`` and ``more``."""
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / "app.py").write_text("def handler(x):\n    return x\n")
-    for argv in (
-        ["init"],
-        ["save", "Use zod for request validation", "-t", "pattern", "--tag", "ts"],
-        ["save", "Do not use any", "-t", "mistake", "--correction", "use unknown"],
-        ["save", "JWT sessions", "-t", "decision", "--why", "edge runtime"],
-        ["prefs", "set", "code_style.quotes", "single"],
-    ):
+    for argv in (*SEED_COMMANDS, *more):
         subprocess.run([PMEM, "-C", str(root), *argv], check=True, capture_output=True)
     return root
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seeded_tree(tmp_path_factory.mktemp("template") / "repo")
 
 
 def first(root: Path, folder: str) -> Path:
@@ -868,16 +875,8 @@ CLAUDE_ID = "9f1c2a4e-5b6d-4c3e-8a1f-0d2e3c4b5a61"
 @pytest.fixture(scope="module")
 def full_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tree in which pmem has written every kind of file it writes."""
-    root = tmp_path_factory.mktemp("full") / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "app.py").write_text("def handler(x):\n    return x\n")
-    for argv in (
-        ["init"],
-        ["save", "Use zod for request validation", "-t", "pattern", "--tag", "ts"],
-        ["save", "Do not use any", "-t", "mistake", "--correction", "use unknown"],
-        ["save", "JWT sessions", "-t", "decision", "--why", "edge runtime"],
-        ["prefs", "set", "code_style.quotes", "single"],
+    root = seeded_tree(
+        tmp_path_factory.mktemp("full") / "repo",
         ["session", "start", "--goal", "Add login"],
         ["session", "log", "Use NextAuth", "--role", "user"],
         ["session", "end"],
@@ -886,8 +885,7 @@ def full_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["reindex"],
         ["search", "zod"],
         ["render"],
-    ):
-        subprocess.run([PMEM, "-C", str(root), *argv], check=True, capture_output=True)
+    )
     payload = json.dumps({"session_id": CLAUDE_ID, "cwd": str(root), "source": "startup"})
     subprocess.run(
         [PMEM, "hook", "claude-code", "SessionStart"], input=payload, text=True, cwd=root,
