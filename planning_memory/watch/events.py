@@ -254,14 +254,16 @@ class _Handler(FileSystemEventHandler):
         self.watcher.note(event)
 
 
-def watched_folders() -> set[tuple[int, int]] | None:
-    """``(device, inode)`` of every folder this process's inotify instances watch, read from
-    ``/proc/self/fdinfo`` (proc(5)); None where the kernel does not say (not Linux)."""
+def watched_folders() -> set[int] | None:
+    """The inode numbers of every folder this process's inotify instances watch, read from
+    ``/proc/self/fdinfo`` (proc(5)); None where the kernel does not say (not Linux). Inodes
+    only: the device there is the superblock's, which differs from ``st_dev`` on btrfs
+    subvolumes and overlays."""
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
         return None
-    found: set[tuple[int, int]] = set()
+    found: set[int] = set()
     for name in names:
         try:
             if os.readlink(f"/proc/self/fd/{name}") != "anon_inode:inotify":
@@ -273,13 +275,8 @@ def watched_folders() -> set[tuple[int, int]] | None:
         for line in lines:
             if line.startswith("inotify wd:"):
                 fields = dict(part.partition(":")[::2] for part in line.split()[1:])
-                found.add((_kernel_device(int(fields["sdev"], 16)), int(fields["ino"], 16)))
+                found.add(int(fields["ino"], 16))
     return found
-
-
-def _kernel_device(sdev: int) -> int:
-    """The ``st_dev`` of a device number as the kernel writes it (major << 20 | minor)."""
-    return os.makedev(sdev >> 20, sdev & 0xFFFFF)
 
 
 class Watcher:
@@ -430,7 +427,7 @@ def unwatched(folders: Iterable[str]) -> list[str]:
             st = os.lstat(folder)
         except OSError:
             continue  # gone again
-        if (st.st_dev, st.st_ino) in watched or not os.path.isdir(folder):
+        if st.st_ino in watched or not os.path.isdir(folder):
             continue
         if os.path.islink(folder) or not os.access(folder, os.R_OK | os.X_OK):
             continue  # never watched: a link is not followed, an unreadable folder not read
