@@ -357,14 +357,20 @@ def _remove(path: Path) -> None:
 
 
 def run(argv: list[str], root: Path) -> Outcome:
-    out, err = io.StringIO(), io.StringIO()
-    began = time.monotonic()
-    code = 0
-    hang = False
-    cwd = os.getcwd()
+    return run_main(argv, root)[0]
+
+
+def run_main(argv: list[str], root: Path, stdin: bytes = b"") -> tuple[Outcome, str]:
+    """The real entry point in ``root`` with ``stdin``, on streams with a ``buffer`` (a hook
+    writes bytes), under the hang guard: its outcome and its stdout."""
+    streams = [io.TextIOWrapper(io.BytesIO(), "utf-8", "backslashreplace") for _ in range(2)]
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    sys.stdout, sys.stderr = streams
+    code, hang, cwd, began = 0, False, os.getcwd(), time.monotonic()
     os.chdir(root)
     try:
-        with guard(HANG_S), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with guard(HANG_S):
             try:
                 main(argv)
             except SystemExit as exc:
@@ -373,8 +379,10 @@ def run(argv: list[str], root: Path) -> Outcome:
         hang = True
     finally:
         os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = saved
+    out, err = (_text(stream) for stream in streams)
     name = " ".join(argv)[:60].encode("utf-8", "backslashreplace").decode()  # a lone surrogate
-    return Outcome(name, code, err.getvalue(), time.monotonic() - began, hang)
+    return Outcome(name, code, err, time.monotonic() - began, hang), out
 
 
 def cases() -> list[tuple[str, list[str]]]:
@@ -995,28 +1003,9 @@ def _marked_files(root: Path) -> list[str]:
 
 
 def run_hostile(argv: list[str], root: Path) -> tuple[Outcome, str]:
-    """``run``, keeping stdout too, on streams with a ``buffer`` (a hook writes bytes), and
-    a hook's payload on stdin."""
+    """``run_main`` with a hook's payload on stdin (what a hook command reads)."""
     payload = {"session_id": CLAUDE_ID, "cwd": str(root), **HOOK_PAYLOADS.get(argv[-1], {})}
-    streams = [io.TextIOWrapper(io.BytesIO(), "utf-8", "backslashreplace") for _ in range(2)]
-    saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))
-    sys.stdout, sys.stderr = streams
-    code, hang, cwd, began = 0, False, os.getcwd(), time.monotonic()
-    os.chdir(root)
-    try:
-        with guard(HANG_S):
-            try:
-                main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-    except Hang:
-        hang = True
-    finally:
-        os.chdir(cwd)
-        sys.stdin, sys.stdout, sys.stderr = saved
-    out, err = (_text(stream) for stream in streams)
-    return Outcome(" ".join(argv)[:60], code, err, time.monotonic() - began, hang), out
+    return run_main(argv, root, json.dumps(payload).encode())
 
 
 def _text(stream: io.TextIOWrapper) -> str:

@@ -4,28 +4,9 @@ and type, and a call on a type or path links to that type's function only."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from planning_memory.core.layout import Layout
-from planning_memory.entity import scan
-from planning_memory.store import Store
-
-
-def called_by(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
-    """Scan a repository holding ``files``; every function key -> its callers."""
-    for rel, source in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source)
-    layout = Layout.for_repo(root)
-    assert scan(layout, Store(layout), {}).errors == 0
-    found: dict[str, list[str]] = {}
-    for shard in (layout.entity / "files").rglob("_shard*.json"):
-        for key, entity in json.loads(shard.read_text()).get("functions", {}).items():
-            found[key] = entity.get("called_by", [])
-    return found
-
+from .test_callgraph import called_by
 
 # -- Go: parameters, locals, literals, constructors, receivers, imported types ------------
 GO = {
