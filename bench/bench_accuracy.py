@@ -1,8 +1,9 @@
 """Score the code map against independent tools on real open-source code nobody here wrote.
 
-Nine pinned corpora (bench/accuracy/corpora.py): react-native-paper, @react-navigation/elements
-and react-hot-toast (their npm tarballs' src/), rich and attrs (PyPI sdists), and chi, ripgrep,
-javapoet and the react-redux RealWorld app (GitHub commits). For each: a cold `pmem scan`,
+Thirteen pinned corpora (bench/accuracy/corpora.py): react-native-paper,
+@react-navigation/elements and react-hot-toast (their npm tarballs' src/), rich, attrs and
+click (PyPI sdists), and chi, ripgrep, javapoet, the react-redux RealWorld app, toml,
+commons-cli and ky (GitHub commits). For each: a cold `pmem scan`,
 then
 
 1. definitions against universal-ctags (function recall and precision per language, class
@@ -10,12 +11,15 @@ then
 2. React components and props against the TypeScript compiler (bench/ts_components.mjs);
 3. relative and alias imports against ts.resolveModuleName, and imports resolved to the
    importing file itself (every language);
-4. call edges: precision from the hand labels in bench/labels/call_edges.tsv;
+4. call edges: recall and precision per language against a type-aware tool of that
+   language's ecosystem (Go callgraph, javac, the TypeScript checker, jedi) on four corpora
+   chosen for it (toml, commons-cli, ky, click), and precision from the hand labels in
+   bench/labels/call_edges.tsv on rich and chi;
 5. time: the cold scan, `ctags -R`, tree-sitter parsing the same files in 2 processes, and
    aider's repo map (aider-chat in its own venv) when it installs.
 
-Everything is fetched into bench/.cache/ (gitignored) the first time. Prints the tables and
-writes docs/bench-accuracy.md (not with --only or --no-write).
+Everything is fetched into ~/.cache/pmem-bench/ (PMEM_BENCH_CACHE) the first time. Prints the
+tables and writes docs/bench-accuracy.md (not with --only or --no-write).
 
     .venv/bin/python bench/bench_accuracy.py [--only CORPUS ...] [--no-write] [--no-aider]
         [--sample-edges] [--repeat 3]
@@ -34,7 +38,17 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from accuracy import calls, codemap, components, corpora, definitions, imports, report, timing
+from accuracy import (
+    callref,
+    calls,
+    codemap,
+    components,
+    corpora,
+    definitions,
+    imports,
+    report,
+    timing,
+)
 from accuracy.corpora import CORPORA, Corpus, FetchError
 
 DOC = REPO / "docs" / "bench-accuracy.md"
@@ -67,6 +81,8 @@ def measure(corpus: Corpus, tools: corpora.Tools, args: argparse.Namespace) -> d
             print(f"call edge sample written to {calls.LABELS}: {todo} rows to label")
         result["calls"] = calls.score(corpus.name, code, corpus.call_sample)
         result["edges"] = len(calls.edges(code))
+    if corpus.reference:
+        result["call_edges"] = callref.measure(code, root, corpus.reference, tools.node_modules)
     result["timing"] = {
         "scan_wall": code.wall,
         "scan_seconds": code.seconds,
@@ -104,7 +120,7 @@ def tools_line(tools: corpora.Tools, aider: str | None) -> str:
 
 
 def method() -> str:
-    parts = [definitions, components, imports, calls, timing, codemap]
+    parts = [definitions, components, imports, callref, calls, timing, codemap]
     return "\n\n".join(
         f"### {m.__name__.split('.')[-1]}\n\n{inspect.cleandoc(m.__doc__ or '')}" for m in parts
     )

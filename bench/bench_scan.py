@@ -15,7 +15,8 @@ one-file change, and a scan of just that path after a second change (what the wa
 runs after a save).
 Prints a table; ``--json`` writes the raw figures.
 
-    .venv/bin/python bench/bench_scan.py [--files 100000] [--only synthetic|stdlib] [--repeat 3]
+    .venv/bin/python bench/bench_scan.py [--files 100000] [--only synthetic|stdlib|repo]
+        [--repo PATH ...] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -103,9 +104,9 @@ def process_scan(root: Path) -> float:
 
 def ctags(root: Path) -> dict[str, Any]:
     if not Path(CTAGS).exists():
-        return {"wall": None}
+        return {"wall": None, "cpu": None}
     out = root.parent / f"{root.name}.tags.json"
-    started = time.perf_counter()
+    before_cpu, started = cpu(), time.perf_counter()
     subprocess.run(
         [
             CTAGS,
@@ -122,10 +123,11 @@ def ctags(root: Path) -> dict[str, Any]:
         capture_output=True,
     )
     wall = time.perf_counter() - started
+    spent = cpu() - before_cpu
     with open(out, "rb") as fh:
         tags = sum(1 for _ in fh)
     out.unlink()
-    return {"wall": round(wall, 2), "tags": tags}
+    return {"wall": round(wall, 2), "cpu": round(spent, 2), "tags": tags}
 
 
 def source_files(root: Path) -> list[tuple[Path, str]]:
@@ -179,10 +181,18 @@ def native_floor(files: list[tuple[Path, str]]) -> dict[str, Any]:
 
 
 def one_file_change(root: Path, name: str = "bench_added_function") -> Path:
+    """Add a function to a Python file of the tree (a comment to another source file when
+    the tree holds no Python)."""
     candidates = sorted(p for p in root.rglob("*.py") if ".planning" not in p.parts)
-    target = candidates[len(candidates) // 2]
+    if candidates:
+        target = candidates[len(candidates) // 2]
+        added = f"\n\ndef {name}(value):\n    return value\n"
+    else:
+        others = source_files(root)
+        target = others[len(others) // 2][0]
+        added = f"\n// {name}\n"
     with open(target, "a", encoding="utf-8") as fh:
-        fh.write(f"\n\ndef {name}(value):\n    return value\n")
+        fh.write(added)
     return target
 
 
@@ -207,6 +217,43 @@ def cold_scans(root: Path, repeat: int) -> dict[str, Any]:
     }
 
 
+def stage_costs(root: Path, floor_cpu: float) -> dict[str, float]:
+    """CPU seconds per step of one cold scan run in this process (no worker pool, so every
+    step's CPU is this process'): the scanner's own laps (``ScanReport.phases``, timed here
+    with ``time.process_time`` instead of the wall clock), the ``parse`` step split into
+    tree-sitter (parse and our query: the floor, measured right before) and the Python
+    extraction on top of it (reading, hashing, the secrets check, walking the captures,
+    building entities)."""
+    from planning_memory.entity import scanstate
+
+    def start(clock: Any) -> None:
+        clock.last = time.process_time()
+        clock.laps = []
+
+    def lap(clock: Any, name: str) -> None:
+        now = time.process_time()
+        clock.laps.append((name, round(now - clock.last, 3)))
+        clock.last = now
+
+    shutil.rmtree(root / ".planning", ignore_errors=True)
+    layout = Layout.for_repo(root)
+    saved = scanstate.Clock.__init__, scanstate.Clock.lap
+    scanstate.Clock.__init__, scanstate.Clock.lap = start, lap  # type: ignore[method-assign]
+    try:
+        report = scan(layout, Store(layout), {"parallelThreshold": 10**9})
+    finally:
+        scanstate.Clock.__init__, scanstate.Clock.lap = saved  # type: ignore[method-assign]
+    stages = dict(report.phases)
+    parse = stages.pop("parse", 0.0)
+    stages = {
+        "tree-sitter parse+query": round(min(floor_cpu, parse), 2),
+        "extraction (Python)": round(max(0.0, parse - floor_cpu), 2),
+        **{name: round(seconds, 2) for name, seconds in stages.items()},
+    }
+    stages["total"] = round(sum(stages.values()), 2)
+    return stages
+
+
 def bench_tree(name: str, root: Path, files: int, repeat: int = 1) -> dict[str, Any]:
     print(f"\n== {name}: {files:,} source files in {root}", flush=True)
     result: dict[str, Any] = {"tree": name, "files": files}
@@ -216,6 +263,9 @@ def bench_tree(name: str, root: Path, files: int, repeat: int = 1) -> dict[str, 
     result["tree_sitter_floor"] = result["cold"]["floor"]
     print(f"tree-sitter only (1 process) {result['tree_sitter_floor']}", flush=True)
     print(f"cold scan    {result['cold']}", flush=True)
+    floor_cpu = native_floor(source_files(root))["cpu"]
+    result["stages"] = {"floor_cpu": floor_cpu, **stage_costs(root, floor_cpu)}
+    print(f"stages (one process, cpu s) {result['stages']}", flush=True)
     commit_all(root, "entity memory")
     result["warm"] = timed_scan(root)
     print(f"warm rescan  {result['warm']}", flush=True)
@@ -239,7 +289,18 @@ def bench_tree(name: str, root: Path, files: int, repeat: int = 1) -> dict[str, 
     result["files_per_second"] = round(result["cold"]["parsed"] / cold) if cold else None
     if result["ctags"]["wall"]:
         result["ratio_to_ctags"] = round(cold / result["ctags"]["wall"], 1)
+    if result["ctags"]["cpu"]:
+        result["cpu_ratio_to_ctags"] = round(result["cold"]["cpu"] / result["ctags"]["cpu"], 1)
     return result
+
+
+def copy_tree(work: Path, source: Path, repeat: int) -> dict[str, Any]:
+    """A copy of an existing source tree (``--repo``: a corpus of bench_accuracy's cache)."""
+    root = work / source.name
+    shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".git", ".planning"))
+    git(root, "init", "-q")
+    commit_all(root, source.name)
+    return bench_tree(source.name, root, len(source_files(root)), repeat)
 
 
 def synthetic(work: Path, files: int, repeat: int) -> dict[str, Any]:
@@ -268,7 +329,14 @@ def stdlib(work: Path, repeat: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=100_000)
-    parser.add_argument("--only", choices=("synthetic", "stdlib"))
+    parser.add_argument("--only", choices=("synthetic", "stdlib", "repo"))
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        action="append",
+        default=[],
+        help="also bench a copy of this source tree",
+    )
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--json", type=Path, help="write the raw figures here")
     parser.add_argument("--repeat", type=int, default=1, help="cold scans per tree (fastest kept)")
@@ -282,6 +350,8 @@ def main() -> None:
             results.append(stdlib(work, args.repeat))
         if args.only in (None, "synthetic"):
             results.append(synthetic(work, args.files, args.repeat))
+        for source in args.repo:
+            results.append(copy_tree(work, source.resolve(), args.repeat))
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -301,6 +371,20 @@ def main() -> None:
             f"{r['ctags'].get('wall')} | {r.get('ratio_to_ctags')} | {r['warm']['wall']} | "
             f"{r['warm_process']} | {r['one_change']['wall']} | {r['one_path']['wall']} | "
             f"{r['one_change']['shards_written']} |"
+        )
+    print(
+        "\n| tree | cold cpu s | / tree-sitter cpu | ctags cpu s | / ctags cpu | "
+        + " | ".join(f"{stage} s" for stage in results[0]["stages"] if stage != "floor_cpu")
+        + " |"
+    )
+    print("| --- " * (4 + len(results[0]["stages"])) + "|")
+    for r in results:
+        stages = [f"{v}" for k, v in r["stages"].items() if k != "floor_cpu"]
+        print(
+            f"| {r['tree']} | {r['cold']['cpu']} | {r['cold']['ratio_cpu']}x | "
+            f"{r['ctags'].get('cpu')} | {r.get('cpu_ratio_to_ctags')}x | "
+            + " | ".join(stages)
+            + " |"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -1,10 +1,11 @@
 """The pinned corpora and the tools the harness compares against, fetched into the cache.
 
 Every version and commit is pinned here. Fetching happens only at bench time, into
-``bench/.cache/`` (gitignored): npm tarballs (``npm pack``), PyPI sdists (``pip download``),
-GitHub trees (a local mirror when one exists, else ``git fetch`` of the pinned commit), the
-TypeScript compiler with the type packages the React corpora import (``npm install``) and
-universal-ctags (``apt-get``) when the installed ctags is not universal-ctags.
+``~/.cache/pmem-bench/`` (``PMEM_BENCH_CACHE``), outside the repository: npm tarballs
+(``npm pack``), PyPI sdists (``pip download``), GitHub trees (a local mirror when one exists,
+else ``git fetch`` of the pinned commit), the TypeScript compiler with the type packages the
+React corpora import (``npm install``) and universal-ctags (``apt-get``) when the installed
+ctags is not universal-ctags.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CACHE = Path(__file__).resolve().parent.parent / ".cache"
+CACHE = Path(os.environ.get("PMEM_BENCH_CACHE", Path.home() / ".cache" / "pmem-bench"))
 # Where `git clone --mirror`-style copies may already be (owner+name/repo); the harness
 # prefers one holding the pinned commit and otherwise fetches the commit from GitHub.
 MIRRORS = Path(os.environ.get("PMEM_BENCH_MIRRORS", "/work/.mirror"))
@@ -47,6 +48,8 @@ class Corpus:
     tsconfig: dict[str, Any] | None = None
     react: bool = False  # measured against the TypeScript compiler (components, imports)
     call_sample: int = 0  # call edges drawn for hand labels
+    # languages whose call edges are scored against a type-aware reference (callref.py)
+    reference: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -121,6 +124,30 @@ CORPORA = [
     # 15.1.0
     Corpus("javapoet", "git", "square/javapoet", "714e05ca60179285746604452324262b126dcb2d"),
     # javapoet-1.13.0
+    # Call edges against each language's own type-aware tool, on code the harness was never
+    # tuned on (no labels, no fixes drawn from it before it was measured):
+    Corpus(
+        "toml",
+        "git",
+        "BurntSushi/toml",
+        "52534926c55b4cd85b05aee90569dd0668b8cf30",
+        reference=("go",),
+    ),  # v1.6.0, no dependencies: Go builds it without the module proxy
+    Corpus(
+        "commons-cli",
+        "git",
+        "apache/commons-cli",
+        "d74613321325f6081fa0206c4ab608ab65d80e2e",
+        reference=("java",),
+    ),  # rel/commons-cli-1.11.0
+    Corpus(
+        "ky",
+        "git",
+        "sindresorhus/ky",
+        "0a24c44fe4a15d0545c840facc56e473dd0b315b",
+        reference=("typescript",),
+    ),  # v2.0.2
+    Corpus("click", "pypi", "click==8.1.8", reference=("python",)),
 ]
 
 # The TypeScript compiler and the packages whose types the React corpora import, so the

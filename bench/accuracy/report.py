@@ -143,6 +143,39 @@ def calls_table(results: list[dict[str, Any]]) -> str:
     return table(header, rows)
 
 
+def call_edges_table(results: list[dict[str, Any]]) -> str:
+    rows = []
+    for r in results:
+        for s in r.get("call_edges", []):
+            rows.append(
+                [
+                    r["name"],
+                    s.language,
+                    s.tool,
+                    f"{s.reference:,}",
+                    f"{s.ours:,}",
+                    f"{s.both:,}",
+                    mean(s.recall),
+                    mean(s.precision),
+                    f"{s.unmapped:,}",
+                    f"{s.seconds:.1f}",
+                ]
+            )
+    header = [
+        "corpus",
+        "language",
+        "reference",
+        "reference edges",
+        "map edges",
+        "both",
+        "recall",
+        "precision",
+        "reference calls without a function of the map at an end",
+        "reference CPU s",
+    ]
+    return table(header, rows)
+
+
 def _gone(rows: list[dict[str, str]]) -> str:
     right = sum(1 for r in rows if r["correct"] == "yes")
     return f"{len(rows)} ({right} correct, {len(rows) - right} false)" if rows else "0"
@@ -188,6 +221,8 @@ def tables(results: list[dict[str, Any]]) -> str:
             "### React components and props against the TypeScript compiler\n\n"
             + components_table(results),
             "### Import resolution against `ts.resolveModuleName`\n\n" + imports_table(results),
+            "### Call edges against each language's type-aware tool\n\n"
+            + call_edges_table(results),
             "### Call edges, hand-labelled sample\n\n" + calls_table(results),
             "### Time\n\n" + timing_table(results),
         ]
@@ -242,6 +277,11 @@ def examples(results: list[dict[str, Any]]) -> str:
             f"- import resolved to its own file: `{path}` `{module}`"
             for path, module in r["self_imports"][:EXAMPLES]
         ]
+        for e in r.get("call_edges", []):
+            lines += [
+                f"- edge {e.tool} has, not the map: {a} -> {b}" for a, b in e.missed[:EXAMPLES]
+            ]
+            lines += [f"- map edge {e.tool} lacks: {a} -> {b}" for a, b in e.extra[:EXAMPLES]]
         if (k := r.get("calls")) is not None:
             lines += [
                 f"- false call edge: {w['caller']} -> {w['callee']} at `{w['call_site']}`: "
