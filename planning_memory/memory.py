@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from planning_memory.longterm import Lesson, Outcome
     from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
     from planning_memory.sessions import Appended, Sessions
-    from planning_memory.transfer import Exported, ImportResult
     from planning_memory.views import SyncReport, Views, ViewState
 
 Clock = Callable[[], datetime]
@@ -692,88 +691,26 @@ class Memory(MemoryManagerNames):
             },
         }
 
-    def export(self, *, seed: bool = False, include_deleted: bool = False) -> dict[str, Any]:
-        """Everything in memory as one document (the seed's combined shape)."""
+    @cached_property
+    def transfer(self) -> _transfer.Transfer:
+        """Export and import (``pmem export``, ``pmem import``): ``export``, ``plan``,
+        ``apply``, ``import_memoria``, ``export_memoria``."""
         self.require()
-        records, entity = self.records(deleted=include_deleted), self.code.snapshot()
-        index = _search.index_path(self.layout)
-        return _transfer.export_tree(
+        return _transfer.Transfer(
             self.layout,
             self.store,
-            records,
-            self.preferences(),
-            entity,
-            index,
-            self.now(),
-            seed=seed,
-            recent_queries=self.recent_queries(),
+            self.longterm,
+            self.now,
+            config=lambda: self.config,
+            sessions=lambda: self.sessions,
+            entity=lambda: self.code.snapshot(),
+            recent=lambda: self.recent_queries(),
+            applied=self._imported,
         )
 
-    def plan_import(
-        self, data: Any, *, name_hint: str | None = None, only_new: bool = False
-    ) -> ImportResult:
-        """Convert and validate ``data`` (a value, or a ``Path`` to a JSON file); report what
-        applying it would change. ``only_new`` leaves out what is already there (records,
-        sessions, preference sections)."""
-        self.require()
-        if isinstance(data, Path):
-            data, name_hint = _transfer.read_document(data), name_hint or data.name
-        existing = {r["id"]: r for r in self.records(deleted=True)}
-        result = _transfer.plan(
-            data, self.now(), existing, check=_longterm.check_record, name_hint=name_hint
-        )
-        if only_new:
-            _transfer.keep_new(
-                result, lambda sid: self.layout.session_path(sid).exists(), self.preferences()
-            )
-        return result
-
-    def import_memoria(
-        self, folder: Path | str, *, channel: str = "memoria", dry_run: bool = False
-    ) -> ImportResult:
-        """Import an agent's ``memoria/`` folder (``largo_plazo.json``: facts -> learnings,
-        profile -> preferences; ``sesion_actual.json``: steps -> a paused session). Importing
-        it again, or what ``export_memoria`` wrote, adds nothing; nothing already there is
-        overwritten."""
-        doc, files = _transfer.read_memoria(
-            Path(folder), tz=_core.timezone_of(self.config, self.now()), channel=channel
-        )
-        result = self.plan_import(doc, name_hint=_transfer.MEMORIA_FILE, only_new=True)
-        _transfer.drop_known(result, self.records(deleted=True), self._session_starts())
-        result.files = files
-        return result if dry_run else self.apply_import(result)
-
-    def export_memoria(
-        self, folder: Path | str, *, session_id: str | None = None, force: bool = False
-    ) -> Exported:
-        """Write an agent's ``memoria/`` folder back (seed 002): ``largo_plazo.json`` from
-        the long-term records and preferences, ``sesion_actual.json`` from ``session_id``
-        (default: the newest session; none when there is no session). A file there already
-        is replaced only when it is seed-shaped and holds nothing this memory lacks, unless
-        ``force``."""
-        self.require()
-        newest = self.sessions.list()
-        sid = session_id or (newest[0].id if newest else None)
-        return _transfer.write_memoria(
-            Path(folder),
-            self.records(deleted=True),
-            self.preferences(),
-            self.sessions.get(sid) if sid else None,
-            known_sessions=self._session_starts(),
-            tz=_core.timezone_of(self.config, self.now()),
-            force=force,
-        )
-
-    def _session_starts(self) -> set[tuple[str, str]]:
-        """Each session's (start, goal): how a ``memoria/`` session log is recognised."""
-        return {(s.started_at, s.goal or "") for s in self.sessions.list()}
-
-    def apply_import(self, result: ImportResult) -> ImportResult:
-        """Write a checked import plan (under one lock), then refresh the views."""
-        _transfer.apply_plan(self.layout, self.store, result, self.preferences())
+    def _imported(self) -> None:
         self.warnings = []
         self._refreshed(self.refresh_views())
-        return result
 
     # -- repository tools: they need no memory tree open ------------------------------------
     git = _gitops  # install, merge_driver, resolve, scan_secrets (docs/git.md)

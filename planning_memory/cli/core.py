@@ -227,7 +227,7 @@ def export(
         )
     if output is not None:
         _check_output(mem, output, force)
-    doc = mem.export(seed=seed_format, include_deleted=include_deleted)
+    doc = mem.transfer.export(seed=seed_format, include_deleted=include_deleted)
     if mem.store.broken and not skip_broken:
         raise InputError(
             f"{len(mem.store.broken)} broken memory file(s), named above; nothing exported",
@@ -251,7 +251,7 @@ def _export_memoria(
     if folder is None:
         raise InputError("--to memoria needs a folder", hint="pmem export --to memoria DIR")
     _check_inside(mem, folder)
-    done = mem.export_memoria(folder, session_id=session_id, force=force).summary()
+    done = mem.transfer.export_memoria(folder, session_id=session_id, force=force).summary()
     lines = [f"{'Wrote' if f['written'] else 'Unchanged'} {f['path']}" for f in done["files"]]
     lines.append(
         f"{_count(done['facts'], 'fact')}, {_count(len(done['preferences']), 'preference section')}"
@@ -338,7 +338,7 @@ def import_(
     mem = ctx.memory()
     if kind == "memoria" or (kind is None and source.is_dir()):
         try:
-            result = mem.import_memoria(source, channel=channel, dry_run=dry_run)
+            result = mem.transfer.import_memoria(source, channel=channel, dry_run=dry_run)
         except InputError as exc:
             if kind is None and exc.message.startswith("no largo_plazo.json"):
                 raise InputError(
@@ -349,9 +349,9 @@ def import_(
             raise
     else:
         try:
-            result = mem.plan_import(source)
+            result = mem.transfer.plan(source)
             if not dry_run:
-                mem.apply_import(result)
+                mem.transfer.apply(result)
         except PlanningMemoryError as exc:  # name the file the bad item came from
             exc.path = exc.path or str(source)
             raise

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
+    from planning_memory.transfer.level import Transfer as Transfer
     from planning_memory.transfer.memoria import LONG_TERM_FILE as MEMORIA_FILE
     from planning_memory.transfer.memoria import read_memoria as read_memoria
     from planning_memory.transfer.memoria_export import Exported as Exported
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         "MEMORIA_FILE",
         "Exported",
         "ImportResult",
+        "Transfer",
         "apply_plan",
         "drop_known",
         "export_tree",
@@ -44,6 +46,7 @@ else:
             "Exported": "memoria_export",
             "ImportResult": "shapes",
             "MEMORIA_FILE": "memoria:LONG_TERM_FILE",
+            "Transfer": "level",
             "apply_plan": "tree",
             "drop_known": "memoria_export",
             "export_tree": "tree",

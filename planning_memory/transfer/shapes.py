@@ -37,7 +37,7 @@ _KIND_KEYS = {"patterns": "pattern", "mistakes": "mistake", "learnings": "learni
 
 @dataclass
 class ImportPlan:
-    """What an import would do; nothing is written until ``Memory.apply_import``."""
+    """What an import would do; nothing is written until ``Memory.transfer.apply``."""
 
     records: list[Record] = field(default_factory=list)
     preferences: dict[str, Any] | None = None

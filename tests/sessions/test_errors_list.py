@@ -160,11 +160,11 @@ def test_seed000_process_agent_result_errors_fixed_reach_the_session(mem: Memory
 def test_seed000_errors_in_seed_format_export_and_import(mem: Memory, tmp_path: Path) -> None:
     mem.record_error("webpack: module not found", "added the alias", file="src/auth.py")
     sid = mem.sessions.current_id()
-    doc = mem.export(seed=True)
+    doc = mem.transfer.export(seed=True)
     [exported] = doc["shortTerm"]["sessions"]
     assert exported["errors"][0]["resolvedAt"] == exported["errors"][0]["at"]
     mem.sessions.delete(sid)
-    result = mem.apply_import(mem.plan_import(doc))
+    result = mem.transfer.apply(mem.transfer.plan(doc))
     assert result.plan.sessions[0]["id"] == sid
     [error] = mem.sessions.get(sid)["errors"]
     assert (error["error"], error["resolution"], error["file"]) == (

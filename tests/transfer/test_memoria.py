@@ -30,7 +30,7 @@ def repo(empty_repo: Path) -> Path:
 
 def test_facts_profile_and_steps_are_imported(repo: Path) -> None:
     mem = Memory(repo)
-    done = mem.import_memoria(AGENT)
+    done = mem.transfer.import_memoria(AGENT)
     summary = done.summary()
     assert summary["created"] == 5 and summary["applied"]
     assert summary["preferences"] == ["business", "user", "user_preferences"]
@@ -70,11 +70,11 @@ def test_facts_profile_and_steps_are_imported(repo: Path) -> None:
 
 def test_importing_twice_adds_nothing_and_overwrites_nothing(repo: Path) -> None:
     mem = Memory(repo)
-    first = mem.import_memoria(AGENT)
+    first = mem.transfer.import_memoria(AGENT)
     fact_id = next(r["id"] for r in mem.records("learning") if "Acme" in r["learned"])
     mem.pin(fact_id)
     before = {p: p.read_bytes() for p in (repo / ".planning").rglob("*.json")}
-    second = mem.import_memoria(AGENT).summary()
+    second = mem.transfer.import_memoria(AGENT).summary()
     assert second["created"] == 0 and second["sessions"] == []
     assert len(second["already_present"]) == 5 + 1 + 3  # facts, session, preference sections
     after = {p: p.read_bytes() for p in (repo / ".planning").rglob("*.json")}
@@ -85,7 +85,7 @@ def test_importing_twice_adds_nothing_and_overwrites_nothing(repo: Path) -> None
 
 def test_dry_run_writes_nothing(repo: Path) -> None:
     before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
-    done = Memory(repo).import_memoria(AGENT / "memoria", dry_run=True)
+    done = Memory(repo).transfer.import_memoria(AGENT / "memoria", dry_run=True)
     assert done.summary()["created"] == 5 and not done.summary()["applied"]
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
 
@@ -97,7 +97,7 @@ def test_the_empty_structure_and_one_file_only(repo: Path, tmp_path: Path) -> No
         json.dumps({"hechos": ["Usa pytest", "Usa pytest"], "preferencias": {"tono": "formal"}}),
         "utf-8",
     )
-    summary = Memory(repo).import_memoria(folder.parent).summary()
+    summary = Memory(repo).transfer.import_memoria(folder.parent).summary()
     assert summary["created"] == 1 and summary["sessions"] == []
     assert Memory(repo).preferences()["preferences"] == {"tono": "formal"}
 
@@ -121,13 +121,13 @@ def test_bad_files_are_one_clear_error_and_change_nothing(
     (folder / name).write_text(content, "utf-8")
     before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
     with pytest.raises(error):
-        Memory(repo).import_memoria(folder)
+        Memory(repo).transfer.import_memoria(folder)
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
 
 
 def test_a_folder_without_the_files(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"largo_plazo\.json"):
-        Memory(repo).import_memoria(tmp_path)
+        Memory(repo).transfer.import_memoria(tmp_path)
 
 
 def test_the_cli_command_and_a_folder_is_read_as_memoria_by_default(

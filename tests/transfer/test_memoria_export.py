@@ -36,7 +36,7 @@ def repo(empty_repo: Path) -> Path:
 def mem(repo: Path, tmp_path: Path) -> Memory:
     """The fixture agent's folder imported, a pattern and a session with steps added."""
     memory = Memory(repo, clock=_clock)
-    memory.import_memoria(AGENT)
+    memory.transfer.import_memoria(AGENT)
     memory.save("Usar pnpm, nunca npm", "pattern", description="el lockfile es pnpm-lock.yaml")
     gone = memory.save("Un hecho olvidado", "learning").record["id"]
     memory.forget(gone)
@@ -57,7 +57,7 @@ def _facts(doc: dict[str, Any]) -> set[tuple[str, str]]:
 
 def test_seed002_export_writes_largo_plazo_and_sesion_actual(mem: Memory, tmp_path: Path) -> None:
     agent = tmp_path / "agente"
-    done = mem.export_memoria(agent).summary()
+    done = mem.transfer.export_memoria(agent).summary()
     assert done["facts"] == 6 and done["steps"] == 1 and done["folder"] == str(agent)
     long_term = _load(agent / "largo_plazo.json")
     assert list(long_term) == ["usuario", "negocio", "aprendido", "ultima_actualizacion"]
@@ -85,7 +85,7 @@ def test_seed002_export_reads_as_the_seed_reads_it(mem: Memory, tmp_path: Path) 
     out = tmp_path / "agente"
     out.mkdir()
     """The seed's own loader (``cargar_memoria_largo_plazo`` + ``construir_system_prompt``)."""
-    mem.export_memoria(out)
+    mem.transfer.export_memoria(out)
     memoria = _load(out / "largo_plazo.json")
     hechos = [h if isinstance(h, str) else h.get("hecho", h) for h in memoria["aprendido"][-10:]]
     assert "Los lunes hace review semanal" in hechos
@@ -97,15 +97,15 @@ def test_seed002_export_into_the_agent_folder_writes_its_memoria(
 ) -> None:
     agent = tmp_path / "mi-agente"
     shutil.copytree(AGENT, agent)
-    done = mem.export_memoria(agent).summary()
+    done = mem.transfer.export_memoria(agent).summary()
     assert done["folder"] == str(agent / "memoria")
     assert "Usar pnpm" in (agent / "memoria" / "largo_plazo.json").read_text("utf-8")
 
 
 def test_seed002_export_then_import_adds_nothing(mem: Memory, tmp_path: Path) -> None:
-    mem.export_memoria(tmp_path / "out")
+    mem.transfer.export_memoria(tmp_path / "out")
     before = _memory_files(mem)
-    again = mem.import_memoria(tmp_path / "out").summary()
+    again = mem.transfer.import_memoria(tmp_path / "out").summary()
     assert again["created"] == 0 and again["sessions"] == [] and again["preferences"] == []
     assert _memory_files(mem) == before
 
@@ -119,15 +119,15 @@ def _memory_files(mem: Memory) -> dict[Path, bytes]:
 def test_seed002_export_then_import_into_a_fresh_tree_gives_the_same_facts(
     mem: Memory, tmp_path: Path
 ) -> None:
-    mem.export_memoria(tmp_path / "out")
+    mem.transfer.export_memoria(tmp_path / "out")
     fresh_root = tmp_path / "fresh"
     fresh_root.mkdir()
     shutil.copy(mem.layout.config, Memory.init(fresh_root).layout.config)  # the same timezone
     fresh = Memory(fresh_root, clock=_clock)
-    done = fresh.import_memoria(tmp_path / "out").summary()
+    done = fresh.transfer.import_memoria(tmp_path / "out").summary()
     assert done["created"] == 6 and len(done["sessions"]) == 1
     assert fresh.preferences()["user_preferences"] == mem.preferences()["user_preferences"]
-    fresh.export_memoria(tmp_path / "again")
+    fresh.transfer.export_memoria(tmp_path / "again")
     first, second = (
         _load(tmp_path / "out/largo_plazo.json"),
         _load(tmp_path / "again/largo_plazo.json"),
@@ -142,10 +142,10 @@ def test_seed002_export_then_import_into_a_fresh_tree_gives_the_same_facts(
 def test_seed002_export_writes_nothing_when_nothing_changed(mem: Memory, tmp_path: Path) -> None:
     out = tmp_path / "agente"
     out.mkdir()
-    first = mem.export_memoria(out).summary()
+    first = mem.transfer.export_memoria(out).summary()
     assert all(f["written"] for f in first["files"])
     stamps = {p: p.stat().st_mtime_ns for p in out.glob("*.json")}
-    second = mem.export_memoria(out).summary()
+    second = mem.transfer.export_memoria(out).summary()
     assert not any(f["written"] for f in second["files"])
     assert {p: p.stat().st_mtime_ns for p in out.glob("*.json")} == stamps
 
@@ -167,24 +167,24 @@ def test_seed002_export_refuses_a_file_that_is_not_seed_shaped(
     out.mkdir()
     (out / name).write_text(content, "utf-8")
     with pytest.raises(InputError, match="not a seed-shaped"):
-        mem.export_memoria(out)
+        mem.transfer.export_memoria(out)
     assert (out / name).read_text("utf-8") == content
     assert sorted(p.name for p in out.iterdir()) == [name]  # neither file written
-    mem.export_memoria(out, force=True)
+    mem.transfer.export_memoria(out, force=True)
     assert _load(out / "largo_plazo.json")["aprendido"]
 
 
 def test_seed002_export_refuses_to_drop_facts_memory_lacks(mem: Memory, tmp_path: Path) -> None:
     out = tmp_path / "agente"
     out.mkdir()
-    mem.export_memoria(out)
+    mem.transfer.export_memoria(out)
     doc = _load(out / "largo_plazo.json")
     doc["aprendido"].append({"fecha": "2026-03-10", "hecho": "El agente aprendió esto solo"})
     (out / "largo_plazo.json").write_text(json.dumps(doc), "utf-8")
     with pytest.raises(InputError, match="El agente aprendió esto solo"):
-        mem.export_memoria(out)
-    assert mem.import_memoria(out).summary()["created"] == 1  # import first, then export
-    mem.export_memoria(out)
+        mem.transfer.export_memoria(out)
+    assert mem.transfer.import_memoria(out).summary()["created"] == 1  # import first, then export
+    mem.transfer.export_memoria(out)
     assert "El agente aprendió esto solo" in (out / "largo_plazo.json").read_text("utf-8")
 
 
@@ -196,10 +196,10 @@ def test_seed002_export_refuses_to_replace_an_unknown_session_log(
     log = {"inicio": "2026-03-10T08:00:00", "objetivo": "Otra sesión", "pasos": []}
     (out / "sesion_actual.json").write_text(json.dumps(log), "utf-8")
     with pytest.raises(InputError, match="session log"):
-        mem.export_memoria(out)
-    mem.import_memoria(out)
+        mem.transfer.export_memoria(out)
+    mem.transfer.import_memoria(out)
     newest = mem.sessions.list()[0].id  # the imported log started last
-    assert mem.export_memoria(out).summary()["session"] == newest
+    assert mem.transfer.export_memoria(out).summary()["session"] == newest
 
 
 def test_seed002_pmem_export_to_memoria(mem: Memory, tmp_path: Path) -> None:
