@@ -15,6 +15,7 @@ from typing import Any
 
 from planning_memory.viewer import charts
 from planning_memory.viewer.html import Html, definitions, section, table, tag
+from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import Page, Request
 
 CHARS_PER_TOKEN = 4
@@ -73,7 +74,15 @@ def tokens(text: str) -> int:
 
 def pack_view(req: Request, task: str, budget: str, fmt: str) -> Html:
     wanted = int(budget) if budget.isdigit() else None
-    pack = req.mem.preview_context(task, budget=wanted, fmt=fmt if fmt in FORMATS else "md")
+    shape = fmt if fmt in FORMATS else "md"
+    try:
+        pack = req.reads.indexed(
+            f"context:{wanted}:{shape}:{task}",
+            f"Building the context block for “{task}”",
+            lambda: req.mem.preview_context(task, budget=wanted, fmt=shape),
+        )
+    except Pending as waiting:
+        return line(waiting.job)
     rows, per_section = [], Counter[str]()
     for item in pack.items:
         cost = tokens(item.text)

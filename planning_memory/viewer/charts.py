@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from planning_memory.viewer.html import Html, tag
 
 WIDTH, HEIGHT, PAD = 640, 180, 32
+TICK_CHAR_W = 7  # the widest digit of an 11 px tick label, with room to spare
 
 
 def _svg(width: int, height: int, label: str, *children: object) -> Html:
@@ -36,7 +37,10 @@ def growth(points: Sequence[tuple[str, int]], bars: Sequence[tuple[str, int]], l
     days = sorted({d for d, _ in points} | {d for d, _ in bars})
     if not days:
         return tag("p", "no dated records yet", class_="empty")
-    x_of = {d: PAD + (WIDTH - 2 * PAD) * (i / max(1, len(days) - 1)) for i, d in enumerate(days)}
+    total = sum(count for _, count in points)
+    left = max(PAD, 10 + TICK_CHAR_W * len(str(total)))  # room for the y-axis label
+    span = WIDTH - left - PAD
+    x_of = {d: left + span * (i / max(1, len(days) - 1)) for i, d in enumerate(days)}
     total, line = 0, []
     for day, count in sorted(points):
         total += count
@@ -63,10 +67,10 @@ def growth(points: Sequence[tuple[str, int]], bars: Sequence[tuple[str, int]], l
         for day, count in bars
     ]
     axis = [
-        tag("line", x1=PAD, y1=HEIGHT - PAD, x2=WIDTH - PAD, y2=HEIGHT - PAD, class_="axis"),
-        tag("text", days[0], x=PAD, y=HEIGHT - 10, class_="tick"),
+        tag("line", x1=left, y1=HEIGHT - PAD, x2=WIDTH - PAD, y2=HEIGHT - PAD, class_="axis"),
+        tag("text", days[0], x=left, y=HEIGHT - 10, class_="tick"),
         tag("text", days[-1], x=WIDTH - PAD, y=HEIGHT - 10, class_="tick end"),
-        tag("text", str(total), x=PAD - 4, y=f"{y(total) + 4:.1f}", class_="tick end"),
+        tag("text", str(total), x=left - 4, y=f"{y(total) + 4:.1f}", class_="tick end axis-label"),
     ]
     return _svg(WIDTH, HEIGHT, label, *axis, *columns, tag("path", d=path, class_="line"))
 

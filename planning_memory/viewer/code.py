@@ -9,9 +9,11 @@ folder list), so a map of 100k files answers as fast as a small one; only the lo
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from planning_memory.viewer import charts
+from planning_memory.errors import InputError, NotFoundError, PlanningMemoryError
+from planning_memory.viewer import anchored, charts
 from planning_memory.viewer.html import (
     Html,
     definitions,
@@ -22,9 +24,11 @@ from planning_memory.viewer.html import (
     tag,
     url,
 )
+from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import PAGE_SIZE, Page, Request
 
 MAX_NODES = 40  # files drawn in one folder's picture
+MAX_DEFINITIONS = 50  # definitions of one name shown
 FOUND_LIMIT = 30
 
 
@@ -84,7 +88,7 @@ def page(req: Request) -> Page:
         body.append(section("Found", found(req, find), id_="found"))
     rows = (
         (
-            link(url("/code/name", q=name), name),
+            link(url("/code/name", q=name), area_label(name, area)),
             str(area.get("file_count", "")),
             _files([area["entry"]]) if area.get("entry") else "—",
             _names(area.get("depends_on", [])),
@@ -92,12 +96,15 @@ def page(req: Request) -> Page:
         )
         for name, area in areas.items()
     )
-    edges = [(a, d) for a, area in areas.items() for d in area.get("depends_on", [])]
+    label = {name: area_label(name, area) for name, area in areas.items()}
+    edges = [
+        (label[a], label.get(d, d)) for a, area in areas.items() for d in area.get("depends_on", [])
+    ]
     body.append(
         section(
             "Feature areas",
-            table(("area", "files", "entry", "depends on", "components"), rows),
-            charts.graph(list(areas), edges, "how feature areas depend on each other"),
+            table(("area", "files", "entry", "depends on", "components"), rows, id="areas"),
+            charts.graph(list(label.values()), edges, "how feature areas depend on each other"),
         )
     )
     pg = req.page()
@@ -111,8 +118,32 @@ def page(req: Request) -> Page:
     return Page("Code map", Html("".join(body)))
 
 
+def area_label(name: str, area: dict[str, Any]) -> str:
+    """An area as its folder is named when the area's name is that folder's name written the
+    map's way (``_pytest`` is the area ``-pytest``), else its name."""
+    folders = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in area.get("paths", [])]
+    same = [f for f in folders if f != name and _normal(f) == name]
+    return same[0] if len(set(same)) == 1 else name
+
+
+def _normal(folder: str) -> str:
+    """A folder's name the way the map names an area after it: lower case, words and
+    underscores joined by ``-``."""
+    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", folder.strip())
+    return re.sub(r"[_\s]+", "-", text.lower())
+
+
 def found(req: Request, query: str) -> Html:
-    hits = req.mem.search(query, sources=["entity", "code"], limit=FOUND_LIMIT, remember=False)
+    try:
+        hits = req.reads.indexed(
+            f"search-code:{query}",
+            f"Searching the code for “{query}”",
+            lambda: req.mem.search(
+                query, sources=["entity", "code"], limit=FOUND_LIMIT, remember=False
+            ),
+        )
+    except Pending as waiting:
+        return line(waiting.job)
     rows = []
     for hit in hits:
         path = hit.path or hit.ref_id.split("::", 1)[0]
@@ -231,67 +262,153 @@ def file(req: Request) -> Page:
             link(url("/code/name", q=entity["path"]), "what imports this file"),
         ),
         definitions([*fields, ("imports", _files(entity.get("depends_on", [])))]),
+        section("Memories anchored here", memories(req, entity["path"]), id_="anchored"),
         section("Functions", functions_table(mine)),
         section("Components", components_table(comps)),
     ]
     return Page(entity["path"], Html("".join(body)))
 
 
+def memories(req: Request, path: str, function: dict[str, Any] | None = None) -> Html:
+    """The memories anchored to ``path`` (to ``function`` of it when given), flagged when
+    their code changed since they were saved."""
+    try:
+        found = anchored.of_file(req, path)
+    except Pending as waiting:
+        return line(waiting.job)
+    if function is not None:
+        found = [a for a in found if anchored.matches(a, function)]
+    if not found:
+        return tag("p", "no memory is anchored here", class_="empty")
+    return anchored.listing(req, found, with_symbol=function is None)
+
+
 def lookup(req: Request) -> Page:
+    """An area, file, component or function by name, as ``pmem entity relationships`` gives
+    it; what needs the whole map (a file's importers, a component's parents, a function of a
+    bare name) is answered from the viewer's index of the map (``codeindex``)."""
     name = req.arg("q")
-    rel: dict[str, Any] = req.mem.code.relationships(name)
-    kind = rel.get("kind")
-    if kind == "function":
-        defs = [
+    code = req.mem.code
+    if not name:
+        raise InputError("name an area, file, component or function")
+    if code.area(name) is not None:
+        return _area_page(req, name, code.relationships(name))
+    if "/" in name or "." in name.rsplit("/", 1)[-1]:
+        try:
+            entity = code.file(name)
+        except PlanningMemoryError:
+            entity = None
+        if entity is not None:
+            return _file_relationships(req, entity)
+    if "::" in name:
+        functions = code.functions(name)
+        components = [] if functions else code.components(name)
+    else:
+        index = req.reads.code_index()
+        components = _load(req, index.components.get(name, []), "components")
+        functions = [] if components else _load(req, index.functions.get(name, []), "functions")
+    if components:
+        return _component_page(req, name, components)
+    if functions:
+        return _function_page(req, name, functions)
+    raise NotFoundError(f"no area, file, component or function named {name!r}")
+
+
+def _load(req: Request, keys: list[str], kind: str) -> list[dict[str, Any]]:
+    """The entities of ``keys`` in their full shape (one folder read per folder they are in)."""
+    wanted = set(keys[:MAX_DEFINITIONS])
+    folders = sorted({k.split("::", 1)[0].rpartition("/")[0] for k in wanted})
+    found = [e for f in folders for e in req.mem.code.folder(f)[kind] if e["key"] in wanted]
+    return sorted(found, key=lambda e: str(e["key"]))
+
+
+def _areas(req: Request, paths: list[str]) -> Html:
+    areas: dict[str, Any] = req.reads.memo("code-areas", req.mem.code.areas, part="entity")
+    names = sorted(
+        {
+            name
+            for name, area in areas.items()
+            for p in paths
+            if p in area.get("files", [])
+            or any(p.startswith(f + "/") for f in area.get("paths", []))
+        }
+    )
+    return definitions([("feature areas", _names(names))]) if names else Html("")
+
+
+def _file_relationships(req: Request, entity: dict[str, Any]) -> Page:
+    path = entity["path"]
+    try:
+        importers: Html = _files(req.reads.code_index().imported_by(path))
+    except Pending as waiting:
+        importers = line(waiting.job)
+    body = [
+        definitions(
+            [
+                ("file", _files([path])),
+                ("imports", _files(entity.get("depends_on", []))),
+                ("imported by", importers),
+                ("packages", ", ".join(entity.get("packages", []))),
+                ("components", _names(entity.get("components", []))),
+            ]
+        ),
+        _areas(req, [path]),
+        section("Memories anchored here", memories(req, path), id_="anchored"),
+    ]
+    return Page(f"file: {path}", Html(lookup_form(path) + "".join(body)))
+
+
+def _component_page(req: Request, name: str, found: list[dict[str, Any]]) -> Page:
+    names = {str(c["name"]) for c in found}
+    try:
+        index = req.reads.code_index()
+        parents: Html = _names(sorted({p for n in names for p in index.parents.get(n, [])}))
+    except Pending as waiting:
+        parents = line(waiting.job)
+    files = sorted({str(c["file"]) for c in found})
+    body = [
+        definitions(
+            [
+                ("files", _files(files)),
+                ("children", _names(sorted({ch for c in found for ch in c.get("children", [])}))),
+                ("rendered by", parents),
+                ("hooks", ", ".join(sorted({h for c in found for h in c.get("hooks", [])}))),
+            ]
+        ),
+        _areas(req, files),
+    ]
+    return Page(f"component: {name}", Html(lookup_form(name) + "".join(body)))
+
+
+def _function_page(req: Request, name: str, found: list[dict[str, Any]]) -> Page:
+    body = []
+    for d in found:
+        body.append(
             definitions(
                 [
                     ("file", _files([d["file"]])),
-                    ("calls (callees)", _names(d["calls"])),
-                    ("called by (callers)", _names(d["called_by"])),
+                    ("calls (callees)", _names(d.get("calls", []))),
+                    ("called by (callers)", _names(d.get("called_by", []))),
                     ("side effects", ", ".join(d.get("side_effects", []))),
                 ]
             )
-            for d in rel.get("definitions", [])
+        )
+        body.append(tag("h3", "Memories anchored to ", tag("code", d["key"])))
+        body.append(memories(req, str(d["file"]), d))
+    body.append(_areas(req, sorted({str(d["file"]) for d in found})))
+    return Page(f"function: {name}", Html(lookup_form(name) + "".join(body)))
+
+
+def _area_page(req: Request, name: str, rel: dict[str, Any]) -> Page:
+    body = definitions(
+        [
+            ("entry", _files([rel["entry"]]) if rel.get("entry") else "—"),
+            ("folders", ", ".join(rel.get("paths", []))),
+            ("files", _files(rel.get("files", []))),
+            ("depends on", _names(rel.get("depends_on", []))),
+            ("components", _names(rel.get("components", []))),
+            ("services", ", ".join(rel.get("services", []))),
+            ("database", ", ".join(rel.get("database", []))),
         ]
-        body: list[Html] = [*defs]
-    elif kind == "file":
-        body = [
-            definitions(
-                [
-                    ("file", _files([rel["name"]])),
-                    ("imports", _files(rel.get("imports", []))),
-                    ("imported by", _files(rel.get("imported_by", []))),
-                    ("packages", ", ".join(rel.get("packages", []))),
-                    ("components", _names(rel.get("components", []))),
-                ]
-            )
-        ]
-    elif kind == "component":
-        body = [
-            definitions(
-                [
-                    ("files", _files(rel.get("files", []))),
-                    ("children", _names(rel.get("children", []))),
-                    ("rendered by", _names(rel.get("rendered_by", []))),
-                    ("hooks", ", ".join(rel.get("hooks", []))),
-                ]
-            )
-        ]
-    else:
-        body = [
-            definitions(
-                [
-                    ("entry", _files([rel["entry"]]) if rel.get("entry") else "—"),
-                    ("folders", ", ".join(rel.get("paths", []))),
-                    ("files", _files(rel.get("files", []))),
-                    ("depends on", _names(rel.get("depends_on", []))),
-                    ("components", _names(rel.get("components", []))),
-                    ("services", ", ".join(rel.get("services", []))),
-                    ("database", ", ".join(rel.get("database", []))),
-                ]
-            )
-        ]
-    areas = rel.get("areas")
-    if areas:
-        body.append(definitions([("feature areas", _names(areas))]))
-    return Page(f"{kind}: {rel.get('name', name)}", Html(lookup_form(name) + "".join(body)))
+    )
+    return Page(f"area: {rel.get('name', name)}", Html(lookup_form(name) + body))

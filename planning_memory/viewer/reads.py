@@ -16,16 +16,22 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from planning_memory.errors import PlanningMemoryError
+from planning_memory.viewer.codeindex import CodeIndex, CodeIndexes
+from planning_memory.viewer.jobs import Job, Jobs, Pending
 
 if TYPE_CHECKING:
     from planning_memory.memory import Memory
     from planning_memory.sessions import SessionInfo
 
 Record = dict[str, Any]
+_T = TypeVar("_T")
+_S = TypeVar("_S")
+RECORDS_LABEL = "Reading the long-term records"
 STAMP_EVERY_S = 0.25  # a page asks for the stamp several times: measure it once
 
 
@@ -53,6 +59,11 @@ class Reads:
         self._memo: dict[str, tuple[str, float, Any]] = {}
         self._stamps: tuple[float, dict[str, str]] | None = None
         self._personal: Memory | None = None
+        self._pending_times: dict[Path, int] = {}
+        self._index_checked = False
+        self._derived: dict[str, tuple[object, object]] = {}
+        self.jobs = Jobs()
+        self._code = CodeIndexes(self)
 
     # -- the change stamp ---------------------------------------------------------------------
     def _watched(self) -> dict[str, list[Path]]:
@@ -105,28 +116,83 @@ class Reads:
         return value
 
     def warm(self) -> None:
-        """Load what every page needs (the records, the sessions), so the first page is quick;
-        run in a thread when the server starts."""
-        try:
-            self.records()
-            self.sessions()
-        except PlanningMemoryError:
-            pass  # the page that needs it says what is wrong
+        """Start reading what every page needs (the records), so the first page is quick;
+        called when the server starts."""
+        self.jobs.start(self._records_key(), RECORDS_LABEL, self._load_records, lane="records")
 
     # -- long-term records ----------------------------------------------------------------------
+    def _records_key(self) -> str:
+        return "records:" + self.stamps()["long-term"]
+
     def records(self) -> list[Record]:
-        """Every long-term record, soft-deleted ones too, newest first."""
+        """Every long-term record, soft-deleted ones too, newest first; ``Pending`` while the
+        first reading runs (a later one, after a change, answers with the records read before
+        until it is done)."""
+        try:
+            found: list[Record] = self.jobs.run(
+                self._records_key(), RECORDS_LABEL, self._load_records, lane="records"
+            )
+        except Pending:
+            before = self.jobs.latest("records:")
+            if before is None:
+                raise
+            return before.value()  # type: ignore[no-any-return]
+        return found
+
+    def _load_records(self, job: Job) -> list[Record]:
+        job.step("listing the record folders")
+        todo = []
+        for mem in self._stores():
+            for folder in mem.layout.record_dirs():
+                todo.append((mem, folder, self._listing(mem, folder)))
+        total = sum(len(names) for _, _, names in todo if names is not None)
+        done = 0
+        changed = False
+        for mem, folder, names in todo:
+            changed = self._refresh(mem, folder, names, job, done, total) or changed
+            done += len(names or ())
         with self._lock:
-            changed = False
-            for mem in self._stores():
-                for folder in mem.layout.record_dirs():
-                    changed = self._refresh(mem, folder) or changed
             if changed or self._sorted is None:
                 every = [rec for _, names in self._folders.values() for _, rec in names.values()]
                 self._sorted = sorted(
                     every, key=lambda r: (str(r.get("created_at") or ""), r["id"]), reverse=True
                 )
             return self._sorted
+
+    def derived(self, name: str, source: _S, build: Callable[[_S], _T]) -> _T:
+        """``build(source)``, kept while ``source`` is the same object (the records read)."""
+        known = self._derived.get(name)
+        if known is not None and known[0] is source:
+            return known[1]  # type: ignore[return-value]
+        value = build(source)
+        self._derived[name] = (source, value)
+        return value
+
+    # -- work on the search index ----------------------------------------------------------------
+    def indexed(self, key: str, label: str, work: Callable[[], _T]) -> _T:
+        """``work()`` (a search, a context block: what reads the search index), run as a job of
+        the index's lane; ``Pending`` while it runs past the wait. The first such job of the
+        server brings the index up to date first, in steps its progress line names (a fresh
+        clone, or a deleted index, builds it: the memories, then the code map and the code)."""
+
+        def run(job: Job) -> _T:
+            if not self._index_checked:
+                job.step("indexing the memories")
+                with self.mem.index(quick=True):
+                    pending = self.mem.index_pending
+                if pending:
+                    job.step("indexing the code map and the code")
+                    self.mem.finish_index()
+                self._index_checked = True
+            job.step("working")
+            return work()
+
+        found: _T = self.jobs.run(f"{key}:{self.stamp()}", label, run, lane="index")
+        return found
+
+    def code_index(self) -> CodeIndex:
+        """The code map's reverse look-ups (``Pending`` while it is first read)."""
+        return self._code.get()
 
     def _stores(self) -> list[Memory]:
         """The project's memory, and the personal store when it holds records (its records
@@ -136,24 +202,46 @@ class Reads:
         has_records = self._personal.layout.long_term.is_dir()
         return [self.mem, self._personal] if has_records else [self.mem]
 
-    def _refresh(self, mem: Memory, folder: Path) -> bool:
-        """Re-read the records of ``folder`` whose files changed (none when the folder's own
-        time did not: the store replaces files, which changes it); whether any did."""
+    def _listing(self, mem: Memory, folder: Path) -> dict[str, int] | None:
+        """The record files of ``folder`` (name -> modification time); None when the folder is
+        gone, {} when its own time did not change since it was read (the store replaces
+        files, which changes it)."""
         try:
             folder_time = folder.stat().st_mtime_ns
         except OSError:
-            return self._folders.pop(folder, None) is not None
-        known_time, known = self._folders.get(folder, (None, {}))
-        if known_time == folder_time:
-            return False
-        fresh: dict[str, tuple[int, Record]] = {}
+            return None
+        if self._folders.get(folder, (None, {}))[0] == folder_time:
+            return {}
+        names = {}
         for entry in os.scandir(mem.store.check_inside(folder)):  # never a link out of the tree
             name = entry.name
             if not name.endswith(".json") or name.startswith("."):
                 continue
-            if not mem.store.usable_name(folder, name):
-                continue
-            mtime = entry.stat().st_mtime_ns
+            if mem.store.usable_name(folder, name):
+                names[name] = entry.stat().st_mtime_ns
+        self._pending_times[folder] = folder_time
+        return names
+
+    def _refresh(
+        self,
+        mem: Memory,
+        folder: Path,
+        names: dict[str, int] | None,
+        job: Job,
+        done: int,
+        total: int,
+    ) -> bool:
+        """Re-read the records of ``folder`` whose files changed; whether any did."""
+        if names is None:
+            with self._lock:
+                return self._folders.pop(folder, None) is not None
+        if not names and folder in self._folders:
+            return False
+        known = self._folders.get(folder, (None, {}))[1]
+        fresh: dict[str, tuple[int, Record]] = {}
+        for count, (name, mtime) in enumerate(names.items()):
+            if count % 200 == 0:
+                job.step("reading", done + count, total)
             had = known.get(name)
             if had is not None and had[0] == mtime:
                 fresh[name] = had
@@ -162,7 +250,8 @@ class Reads:
                 fresh[name] = (mtime, mem.get(name[:-5]))
             except PlanningMemoryError:
                 continue  # not a record (preferences.json) or unreadable: validate says so
-        self._folders[folder] = (folder_time, fresh)
+        with self._lock:
+            self._folders[folder] = (self._pending_times.pop(folder), fresh)
         return True
 
     # -- sessions ---------------------------------------------------------------------------------

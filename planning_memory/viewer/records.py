@@ -18,6 +18,7 @@ from planning_memory.viewer.html import (
     tag,
     url,
 )
+from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import PAGE_SIZE, Page, Request
 from planning_memory.viewer.overview import record_link
 
@@ -48,7 +49,10 @@ COUNTERS = (
 
 def listing(req: Request) -> Page:
     params = {k: req.arg(k) for k in FILTERS if req.arg(k)}
-    found, note = _matching(req, params)
+    try:
+        found, note = _matching(req, params)
+    except Pending as waiting:
+        return Page("Long-term memory", Html(filters_form(params) + line(waiting.job)))
     page, size = req.page(), PAGE_SIZE
     shown = found[(page - 1) * size : page * size]
     rows = (
@@ -85,8 +89,12 @@ def _matching(req: Request, params: dict[str, str]) -> tuple[list[Record], str]:
     if not query:
         return records, ""
     # the list holds every personal record, so the search looks at every project's too
-    hits = req.mem.search(
-        query, sources=["record"], limit=SEARCH_LIMIT, remember=False, all_projects=True
+    hits = req.reads.indexed(
+        f"search-records:{query}",
+        f"Searching the records for “{query}”",
+        lambda: req.mem.search(
+            query, sources=["record"], limit=SEARCH_LIMIT, remember=False, all_projects=True
+        ),
     )
     by_id = {r["id"]: r for r in records}
     ranked = [by_id[h.ref_id] for h in hits if h.ref_id in by_id]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 from planning_memory.errors import NotFoundError, PlanningMemoryError
 from planning_memory.viewer import agent, code, overview, records, sessions
 from planning_memory.viewer.html import tag
+from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import Page, Request, document
 from planning_memory.viewer.reads import Reads
 
@@ -121,7 +121,8 @@ class Handler(BaseHTTPRequestHandler):
             self._static(parts.path.removeprefix("/static/"), head)
             return
         if parts.path == "/api/stamp":
-            body = json.dumps({"stamp": self.server.reads.stamp()}).encode()
+            reads = self.server.reads
+            body = json.dumps({"stamp": reads.stamp(), "jobs": reads.jobs.running()}).encode()
             self._send(HTTPStatus.OK, body, "application/json", head=head)
             return
         params = {k: v[0] for k, v in parse_qs(parts.query).items()}
@@ -145,6 +146,8 @@ class Handler(BaseHTTPRequestHandler):
             return Page("Not found", tag("p", f"no page {path}", class_="error"), 404), stamp
         try:
             return route(Request(path, params, reads, stamp)), stamp
+        except Pending as waiting:  # long work: its progress line, the page follows it
+            return Page(waiting.job.label, line(waiting.job)), stamp
         except NotFoundError as exc:
             return Page("Not found", tag("p", exc.one_line(), class_="error"), 404), stamp
         except PlanningMemoryError as exc:
@@ -195,7 +198,7 @@ def serve(
     """Serve ``mem``'s viewer until interrupted; ``ready`` is called once it listens (with the
     server: its ``url`` has the real port when ``port`` is 0)."""
     server = ViewerServer(mem, host, port, quiet=quiet)
-    threading.Thread(target=server.reads.warm, name="pmem-ui-warm", daemon=True).start()
+    server.reads.warm()  # the records are read in the background as the server starts
     try:
         if ready is not None:
             ready(server)

@@ -16,6 +16,7 @@ from planning_memory.viewer.html import (
     tag,
     url,
 )
+from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import PAGE_SIZE, Page, Request
 
 END_PARTS = (
@@ -215,7 +216,12 @@ def window(req: Request, sid: str, around: str) -> Html:
 
 def timeline(req: Request, item_id: str) -> Html:
     """The chronological neighbours of one message or decision (across the memory)."""
-    entries = req.mem.timeline(item_id)
+    try:
+        entries = req.reads.indexed(
+            f"timeline:{item_id}", "Reading the timeline", lambda: req.mem.timeline(item_id)
+        )
+    except Pending as waiting:
+        return line(waiting.job)
     rows = (
         (
             e.at,

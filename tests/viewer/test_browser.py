@@ -66,7 +66,8 @@ def test_search_finds_a_record(viewer: Viewer, browser: Any) -> None:
     box.send_keys("bcrypt compare")
     box.submit()
     wait_for(lambda: "q=bcrypt" in browser.current_url)
-    rows = browser.find_elements(By.CSS_SELECTOR, "#records tbody tr")
+    # a first search may build the search index: its progress line shows, then the results
+    rows = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#records tbody tr"), 120)
     assert rows and "Comparar contraseñas con ===" in rows[0].text
     rows[0].find_element(By.TAG_NAME, "a").click()
     wait_for(lambda: "record?id=mis_" in browser.current_url)
@@ -116,7 +117,7 @@ def test_an_injection_payload_shows_as_text(viewer: Viewer, browser: Any) -> Non
     title = "<script>alert(1)</script><img src=x onerror=alert(2)> always escape"
     pmem(viewer.root, viewer.env, "save", title, "--what", '"><svg onload=alert(3)>')
     browser.get(viewer.url + "records?q=always+escape")
-    link = browser.find_element(By.CSS_SELECTOR, "#records tbody a")
+    link = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#records tbody a"), 60)[0]
     assert link.text == title
     link.click()
     wait_for(lambda: "record?id=" in browser.current_url)
