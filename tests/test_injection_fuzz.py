@@ -364,7 +364,7 @@ def test_no_injection_payload_reaches_an_agent_raw(tmp_path: Path) -> None:
 def mcp_outputs(repo: Path, task: str) -> dict[str, tuple[str, Check]]:
     """``memory_context`` (every format) and ``memory_search`` as the MCP server answers them,
     in process."""
-    from planning_memory.agents.mcp_server import MemoryTools
+    from planning_memory.agents.mcp_tools import MemoryTools
 
     server = MemoryTools(repo)
     found: dict[str, tuple[str, Check]] = {}

@@ -120,7 +120,7 @@ def decisions_and_steps(mem: Memory) -> None:
 
 
 def mcp_tools(mem: Memory) -> None:
-    from planning_memory.agents.mcp_server import MemoryTools
+    from planning_memory.agents.mcp_tools import MemoryTools
 
     tools = MemoryTools(_root(mem))
     tools.session_start(goal=SAMPLES[0][2])
