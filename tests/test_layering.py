@@ -19,6 +19,7 @@ PURE = (
     "core.model",
     "core.schema",
     "core.privacy",
+    "core.assignments",
     "longterm.similarity",
     "longterm.triggers",
     "longterm.speech",

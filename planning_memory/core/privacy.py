@@ -8,7 +8,8 @@
   of ``password=`` / ``api_key:`` / ``token=`` style assignments, random-looking values of
   other ``..._key`` assignments) becomes ``[REDACTED:<kind>]``; for assignments and URLs only
   the value goes: the key, the user name and the host stay. The provider shapes of gitleaks and
-  detect-secrets are a rule table (``secret_rules``, matched by ``secret_table``).
+  detect-secrets are a rule table (``secret_rules``, matched by ``secret_table``); the
+  assignments are read by ``assignments``.
 
 ``find_secrets`` reports the same spans for the pre-commit secret scan. Overlapping findings are
 merged, so nothing partly covered survives. ``redact`` is idempotent. Every shape's regex
@@ -18,12 +19,12 @@ the first time its literal turns up (``core.regex.Lazy``), as are the table's ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from planning_memory.core import secret_table
+from planning_memory.core import assignments, secret_table
+from planning_memory.core.assignments import secret_key_kind as secret_key_kind
 from planning_memory.core.regex import Lazy, literal_prefix
 from planning_memory.errors import LimitError
 
@@ -66,21 +67,8 @@ def _strong_token(value: str) -> bool:
     return any(c.isdigit() for c in value) or (mixed and len(value) >= 16)
 
 
-_PLACEHOLDER = Lazy(
-    r"""(?ix)^(?:
-        \*+ | x{3,} | \.{3} | … | -+ | _+ | \?+
-      | <[^<>]*> | \{\{.*\}\} | \$\{.*\} | \$\(.*\) | \$[a-z_][a-z0-9_]* | %[a-z_][a-z0-9_]*%
-      | your[-_ .][a-z_ .-]* | (?:my|the|some)[-_ ]?(?:password|secret|token|key)[a-z_ .-]*
-      | change[-_ ]?me | replace[-_ ]?me | example | dummy | fake | placeholder
-      | redacted | none | null | nil | undefined | todo | tbd | n/?a | \[redacted.*
-      | password | passwd | pass | pwd | secret | token | api[-_ ]?key | contraseña
-      | .{0,12}(?:\.\.\.|…)
-    )$"""
-)
-
-
 def _url_password_ok(value: str) -> bool:
-    return not _PLACEHOLDER.match(value)
+    return not assignments.PLACEHOLDER.match(value)
 
 
 _C = Lazy
@@ -165,52 +153,6 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
-# Assignments: a key that ends in a secret word, a separator, then the value. One regex per
-# stem, each starting with the stem, run on the lower-cased text; the value is read from the
-# original text.
-_SEP = r"(?![\w-])(?:\\?[\"'])?[ \t]{0,3}(?P<sep>=>|:=|=(?!=)|:(?![:/]))"
-_HEADS: tuple[tuple[str, Lazy], ...] = (
-    ("token", _C(r"token" + _SEP)),
-    ("password", _C(r"pass(?P<long>w(?:or)?d|phrase)?" + _SEP)),
-    ("password", _C(r"contrase(?:ñ|n|\\u00f1)a" + _SEP)),
-    ("secret", _C(r"secret(?:[_-]?(?:access[_-]?)?key)?" + _SEP)),
-    ("secret", _C(r"key" + _SEP)),
-    ("secret", _C(r"cred(?:s|entials?)" + _SEP)),
-)
-_PUBLIC_BEFORE_KEY = _C(r"(?:public|publishable|pub|site)[_-]?$")
-_KEY_BEFORE_KEY = _C(r"(?:api|access|private|signing|encryption|auth)[_-]?$")
-_VALUE = _C(
-    r"""[ \t]{0,20}(?:
-        "(?P<dq>[^"\n]+)"
-      | '(?P<sq>[^'\n]+)'
-      | `(?P<bq>[^`\n]+)`
-      | \\"(?P<edq>[^"\\\n]+)\\"   # quotes escaped inside a string of code or JSON
-      | \\'(?P<esq>[^'\\\n]+)\\'
-      | (?P<bare>[^\s"'`,;&|(){}\[\]<>]+)
-    )""",
-    re.VERBOSE,
-)
-_SECRET_KEY = _C(
-    r"(?i)^[\w.-]*?(?:(?:api|access|private|signing|encryption|auth)[_-]?key|apikey"
-    r"|secret(?:[_-]?(?:access[_-]?)?key)?|passw(?:or)?d|passphrase|contrase(?:ñ|n)a"
-    r"|[_.-]pass|token)$"
-)
-_NOT_VALUE_WORDS = (
-    "none null nil true false undefined str string int bytes number bool boolean optional any"
-    " object required secret secretstr password token buffer"
-)
-_NOT_VALUES = frozenset(_NOT_VALUE_WORDS.split())
-_DOTTED = _C(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+$")
-_SNAKE_VAR = _C(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
-_PHRASE = _C(r"^[^\W\d_]+(?:[ '-][^\W\d_]+)+[.!:?]?$")
-_LABEL_PHRASE = _C(r"(?i)passw|contrase|token|secret|key|clave|[.!:?]$")
-_WORD = _C(r"^[A-Za-z_]{1,15}$")
-_NAME = _C(r"^[A-Za-z_]+$")
-_RANDOM_CHARS = _C(r"^[A-Za-z0-9+/_~.-]+={0,3}$")
-_UUID = _C(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
-_HEX = _C(r"^[0-9a-fA-F]+$")
-_DIGIT_RUNS = _C(r"[0-9]+")
-_NOT_SECRET = _C(r"^(?:#[0-9a-fA-F]{3,8}|[-+]?[0-9]{1,5}(?:\.[0-9]+)?)$")  # a colour, a number
 _MARKER = _C(r"\[REDACTED(?::[a-z0-9_]+)?\]")
 _PRIVATE_TAG = _C(r"(?i)<(/?)private(?:\s[^<>]*)?>")
 _RESCAN_GAP = 2000  # lines closer than this are scanned again as one text
@@ -238,7 +180,7 @@ _CASED_SHAPES = (
 _LOWER_SHAPES = (
     _PRIVATE_TAG,
     *(rx for rule in _RULES if rule.lower for rx in rule.regexes),
-    *(rx for _kind, rx in _HEADS),
+    *(rx for _kind, rx in assignments.HEADS),
 )
 
 
@@ -261,127 +203,6 @@ def _after_word(text: str, start: int) -> bool:
         return False
     before = text[start - 1]
     return before.isalnum() or before == "_"
-
-
-def _stem_in(stem: str, value: str) -> bool:
-    """Whether ``value`` is a name built on the key's own word (``token=refresh_token``); a
-    value with digits or symbols (``password=Passw0rd!2024``) is a secret all the same."""
-    if not _NAME.match(value):
-        return False
-    low = value.lower()
-    stems = {"token": ("token", "tok"), "password": ("pass", "pwd", "contrase")}
-    return any(part in low for part in stems.get(stem, ("secret", "key")))
-
-
-def _is_secret_value(value: str) -> bool:
-    """Whether a quoted or whole value looks like a real secret (not empty, not a stand-in)."""
-    text = value.strip()
-    if not text or text.startswith("[REDACTED") or _PLACEHOLDER.match(text):
-        return False
-    if len(text) < 3 and not any(c.isalnum() for c in text):
-        return False  # a quote, an emoji: a symbol, not a secret
-    if _NOT_SECRET.match(text):
-        return False
-    return not (_PHRASE.match(text) and _LABEL_PHRASE.search(text))
-
-
-def _bare_is_secret(stem: str, sep: str, spaced: bool, value: str, after: str) -> bool:
-    """Whether an unquoted value is a literal secret rather than code, a type or prose."""
-    if after and after in "([{":
-        return False  # a call, an index or a ${...} reference
-    if value.startswith(("$", "%", "/", "~")) or value.lower() in _NOT_VALUES:
-        return False
-    if value.isdigit() and len(value) < 6:
-        return False
-    if spaced and _WORD.match(value):
-        return False  # ``token = word``: a variable in code, or prose
-    if sep == ":" and value.isalpha() and len(value) < 16:
-        return False  # ``token: string``, ``secret: the ...``: a type or prose
-    if _DOTTED.match(value) or _SNAKE_VAR.match(value) or _stem_in(stem, value):
-        return False
-    return _is_secret_value(value)
-
-
-def _key_strength(head: re.Match[str], lowered: str) -> bool | None:
-    """True for a key that names a secret (any literal value is one), False for a key that may
-    hold one (``storage_key``, ``hmacKey``, ``credentials``: only a random-looking value is),
-    None for no key at all."""
-    stem = head.group(0)[:3]
-    if stem == "key":
-        before = max(0, head.start() - 12), head.start()
-        if _PUBLIC_BEFORE_KEY.search(lowered, *before):
-            return None  # a public or publishable key is meant to be shared
-        return bool(_KEY_BEFORE_KEY.search(lowered, *before))
-    if stem == "cre":
-        return False
-    if stem == "pas" and head.group("long") is None:  # bare ``pass``: only as ``db_pass``
-        return (head.start() > 0 and lowered[head.start() - 1] in "_.-") or None
-    return True
-
-
-def _random_looking(value: str) -> bool:
-    """A generated key rather than a name, a word, a hash-like id or prose: 16 or more
-    characters of a token alphabet, with letters and digits, and high Shannon entropy."""
-    if not 16 <= len(value) <= 1024 or not _RANDOM_CHARS.match(value) or _UUID.match(value):
-        return False
-    if _DOTTED.match(value) or _SNAKE_VAR.match(value):
-        return False
-    digits = any(c.isdigit() for c in value)
-    upper = any(c.isupper() for c in value)
-    lower = any(c.islower() for c in value)
-    if _HEX.match(value):
-        return digits and (upper or lower) and secret_table.entropy(value) >= 3.0
-    if value.isalnum() and len(_DIGIT_RUNS.findall(value)) < 2:
-        return False  # ``PKCS12PrivateKeyTypes``: a name with a number in it
-    return digits and upper and lower and secret_table.entropy(value) >= 3.5
-
-
-def _assignment_spans(text: str, lowered: str) -> Iterator[Finding]:
-    for kind, head_re in _HEADS:
-        if kind == "secret" and not ("key" in lowered or "secret" in lowered or "cred" in lowered):
-            continue
-        for head in head_re.finditer(lowered):
-            strong = _key_strength(head, lowered)
-            if strong is None:
-                continue
-            value = _VALUE.match(text, head.end())
-            if value is None:
-                continue
-            found = _value_span(kind, head.group("sep"), value, strong)
-            if found is not None:
-                yield Finding(kind, *found)
-
-
-def _value_span(
-    kind: str, sep: str, value: re.Match[str], strong: bool = True
-) -> tuple[int, int] | None:
-    for name in ("dq", "sq", "bq", "edq", "esq"):
-        if value.group(name) is not None:
-            quoted = value.group(name)
-            if not strong:
-                return value.span(name) if _random_looking(quoted) else None
-            ok = _is_secret_value(quoted) and not _stem_in(kind, quoted)  # "ErrorIdToken"
-            return value.span(name) if ok else None
-    start, end = value.span("bare")
-    if not strong:
-        after = value.string[end : end + 1]
-        code = bool(after) and after in "([{"  # a call or an index
-        return (start, end) if not code and _random_looking(value.group("bare")) else None
-    spaced = start > value.start()
-    text = value.string
-    if _bare_is_secret(kind, sep, spaced, value.group("bare"), text[end : end + 1]):
-        return start, end
-    return None
-
-
-def secret_key_kind(key: str) -> str | None:
-    """``password``, ``token`` or ``secret`` when a mapping key names a secret, else None."""
-    if not _SECRET_KEY.match(key):
-        return None
-    low = key.lower()
-    if "pass" in low or "contrase" in low:
-        return "password"
-    return "token" if low.endswith("token") else "secret"
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -589,7 +410,7 @@ def _secret_spans(text: str, lowered: str) -> Iterator[Finding]:
     yield from _pem_spans(text)
     for rule in _RULES:
         yield from _rule_spans(rule, text, lowered)
-    yield from _assignment_spans(text, lowered)
+    yield from (Finding(*span) for span in assignments.spans(text, lowered))
 
 
 def _rule_spans(rule: _Rule, text: str, lowered: str) -> Iterator[Finding]:
@@ -630,7 +451,7 @@ def _merge(findings: list[Finding]) -> list[Finding]:
 def _redact_any(value: object, key: str | None) -> object:
     if isinstance(value, str):
         kind = secret_key_kind(key) if key is not None else None
-        if kind is not None and _is_secret_value(value):
+        if kind is not None and assignments.is_secret_value(value):
             return f"[REDACTED:{kind}]"
         return redact(value)
     if isinstance(value, dict):
