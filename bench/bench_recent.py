@@ -63,7 +63,7 @@ def main() -> None:
                 cpu[name].append(time.process_time() - c0)
         log = root / ".planning" / "memory" / "contextual" / "recent-queries.jsonl"
         size = sum(p.stat().st_size for p in log.parent.glob(log.name + "*"))
-        kept = len(on.recent_queries())
+        kept = len(on.contextual.recent_queries())
     for name in ("off", "on"):
         print(
             f"recentQueries {'20' if name == 'on' else ' 0'}: search p50 "

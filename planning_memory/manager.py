@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from planning_memory.core import Layout, Record
     from planning_memory.entity import CodeMap, ScanReport
-    from planning_memory.longterm import Outcome
+    from planning_memory.longterm import LongTerm, Outcome
     from planning_memory.search import Hit, Index, IndexReport
     from planning_memory.sessions import Sessions
     from planning_memory.store import Store
@@ -46,10 +46,18 @@ class MemoryManagerNames:
         def counts(self) -> dict[str, Any]: ...
         def scan(self) -> ScanReport: ...
         def save(self, title: str, record_type: str = ..., **fields: Any) -> Outcome: ...
-        def relevant(
-            self, record_type: str, task: str | Sequence[str] | None = ..., limit: int = ...
-        ) -> list[Record]: ...
-        def search(self, query: str, *, limit: int = ..., threshold: float = ...) -> list[Hit]: ...
+        @property
+        def longterm(self) -> LongTerm: ...
+        def search(
+            self,
+            query: str,
+            *,
+            sources: Sequence[str] = ...,
+            types: Sequence[str] = ...,
+            limit: int = ...,
+            threshold: float = ...,
+            remember: bool = ...,
+        ) -> list[Hit]: ...
         def record_error(
             self, error: str, resolution: str | None = ..., *, tool: str | None = ...
         ) -> dict[str, Any]: ...
@@ -114,14 +122,31 @@ class MemoryManagerNames:
     def get_relevant_patterns(
         self, context: str | list[str] | None = None, limit: int = 10
     ) -> list[Record]:
-        """Seed 000's ``getRelevantPatterns``: for a task text or tags (see ``relevant``)."""
-        return self.relevant("pattern", context, limit)
+        """Seed 000's ``getRelevantPatterns``: for a task text or tags (see ``_relevant``)."""
+        return self._relevant("pattern", context, limit)
 
     def get_mistakes_to_avoid(
         self, context: str | list[str] | None = None, limit: int = 10
     ) -> list[Record]:
         """Seed 000's ``getMistakesToAvoid``: for a task text or tags, most severe first."""
-        return self.relevant("mistake", context, limit)
+        return self._relevant("mistake", context, limit)
+
+    def _relevant(
+        self, record_type: str, task: str | Sequence[str] | None = None, limit: int = 10
+    ) -> list[Record]:
+        """Live records of one type for a task text (searched) or a list of tags (matched);
+        without either, pinned, established and most severe first."""
+        ranked = self.longterm.ranked(record_type)
+        if not task:
+            return ranked[:limit]
+        if isinstance(task, str):
+            by_id = {r["id"]: r for r in ranked}
+            hits = self.search(
+                task, sources=["record"], types=[record_type], limit=limit, remember=False
+            )
+            return [by_id[h.ref_id] for h in hits if h.ref_id in by_id][:limit]
+        tags = set(task)
+        return [r for r in ranked if tags & set(r.get("tags", []))][:limit]
 
     def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
         """Seed 000's ``searchContext``."""

@@ -85,7 +85,6 @@ class Memory(MemoryManagerNames):
         # what the last write saved but could not finish (a view not refreshed, a setting not
         # written), one line each: the write stands, the caller shows these as warnings
         self.warnings: list[str] = []
-        self.index_pending = False  # a quick index build left the code for ``finish_index``
         self._bulk = 0  # depth of ``bulk()``: views re-rendered once at its end
 
     # -- opening -----------------------------------------------------------------------------
@@ -178,7 +177,7 @@ class Memory(MemoryManagerNames):
         session, or a session in brief (``ses_``). ``NotFoundError`` if there is none."""
         if item_id.startswith(("msg_", "dec_")):
             hint = None  # the session an index row names, when an index exists (never built)
-            index = self._built_index()
+            index = self.contextual.built_index()
             if index is not None:
                 with index:
                     row = index.by_ref(item_id)
@@ -406,61 +405,33 @@ class Memory(MemoryManagerNames):
         return _views.sync(self.views(), self.now(), prefer=prefer)
 
     # -- contextual: the search index, search, context, timeline -----------------------------
+    @cached_property
+    def contextual(self) -> _context.Contextual:
+        """The search index and what reads it: ``index``, ``indexes``, ``finish_index``,
+        ``search``, ``context``, ``recall``, ``timeline``, ``reindex``, ``sync``, ``stats``,
+        ``recent_queries``, ``projects_named`` (docs/search.md)."""
+        return _context.Contextual(
+            self.layout,
+            self.store,
+            lambda: self.config,
+            self.now,
+            project=lambda: self.project_id,
+            personal=lambda: None if self.store.private else self.personal().contextual,
+            records=self.records,
+            require=self.require,
+        )
+
     def index(self, *, quick: bool = False) -> Index:
         """The derived search index, synced with the files on disk (rebuilt if missing).
-        Use it in a ``with`` block, which closes it.
+        Use it in a ``with`` block, which closes it. ``quick`` (what a hook can afford): a
+        missing index gets the memories only; the code waits (``index_pending``) for
+        ``contextual.finish_index``."""
+        return self.contextual.index(quick=quick)
 
-        ``quick`` (what a hook can afford): a missing index gets the memories only, and the
-        code map and the code wait (``index_pending`` says so) for ``finish_index``."""
-        self.require()
-        index = _search.Index.open(self.layout)
-        if quick:
-            self.index_pending = _search.ensure_memories(index, self.layout, self.store)
-        else:
-            _search.ensure_ready(index, self.layout, self.store, self.config)
-            self.index_pending = False
-        return index
-
-    def finish_index(self) -> bool:
-        """Index what a quick build left pending (the code map and the code): resumable, a
-        batch of files at a time. False when another process is already at it."""
-        self.require()
-        with _search.Index.open(self.layout) as index, index.build_guard() as mine:
-            if mine:
-                _search.ensure_ready(index, self.layout, self.store, self.config)
-            return mine
-
-    def _personal_index(self, *, all_projects: bool = False) -> Index | None:
-        """The personal store's own search index (under the personal store; synced, built on
-        first use), or None when the personal store holds no records (or this is it). It shows
-        the personal records saved from this project and those of no project, or with
-        ``all_projects`` every one."""
-        if self.store.private:
-            return None
-        personal = self.personal()
-        if not personal.layout.long_term.is_dir():
-            return None
-        index = _search.Index.open(personal.layout)
-        _search.ensure_ready(index, personal.layout, personal.store, self.config)
-        index.projects = None if all_projects else (self.project_id, "")
-        return index
-
-    @contextlib.contextmanager
-    def indexes(
-        self, scope: str | None = None, *, quick: bool = False, all_projects: bool = False
-    ) -> Iterator[list[Index]]:
-        """The indexes a search or context block reads: the project's, then the personal
-        store's (when it has records and ``scope`` is not ``"project"``; its records of this
-        project and of none, or of ``all_projects``); closed after."""
-        with self.index(quick=quick) as index:
-            personal = (
-                None if scope == "project" else self._personal_index(all_projects=all_projects)
-            )
-            try:
-                yield [index] if personal is None else [index, personal]
-            finally:
-                if personal is not None:
-                    personal.close()
+    @property
+    def index_pending(self) -> bool:
+        """A quick index build left the code map and the code for ``finish_index``."""
+        return self.contextual.pending
 
     def search(
         self,
@@ -482,83 +453,26 @@ class Memory(MemoryManagerNames):
         query and its hits join ``recent_queries`` unless ``remember`` is False.
 
         Personal records (the personal store) are those saved from this project and those of
-        no project; ``all_projects`` searches every project's (``projects_named`` says whose
-        each hit is).
+        no project; ``all_projects`` searches every project's (``contextual.projects_named``
+        says whose each hit is).
 
-        ``semantic`` (default: the config's ``contextual.embeddingModel`` is set) re-ranks by
-        local embeddings when the ``[semantic]`` extra is installed; otherwise a line saying so
-        is appended to ``warnings`` and the BM25 order is kept."""
-        _search.check_sources(sources)  # a bad source changes nothing, not even the index
-        ranker, problem = None, None
-        by_config = semantic is None and _search.semantic_wanted(self.config)
-        if semantic or by_config:
-            ranker, problem = _search.load_ranker()
-        decay = bool(self.settings("longTerm")["decayEnabled"])
-        with self.indexes(scope, all_projects=all_projects) as indexes:
-            if problem and warnings is not None:
-                if not by_config:
-                    warnings.append(problem)
-                elif indexes[0].get_meta("said:semantic") != problem:  # the config's: once
-                    model = self.settings("contextual")["embeddingModel"]
-                    warnings.append(f"contextual.embeddingModel is {model!r}: {problem}")
-                    indexes[0].set_meta("said:semantic", problem)
-            hits = _search.search(
-                indexes,
-                query,
-                now=self.now(),
-                sources=sources,
-                types=types,
-                scope=scope,
-                tags=tags,
-                limit=limit,
-                threshold=threshold,
-                match=match,
-                ranker=ranker,
-                decay=decay,
-            )
-        if remember:
-            names = (h.ref_id or h.path or h.key for h in hits)
-            _search.remember_query(
-                self.layout, self.store, query, names, self.now(), self._recent_keep()
-            )
-        return hits
-
-    def recent_queries(self) -> list[dict[str, Any]]:
-        """Seed 000's ``recentQueries``: the latest searches, newest first, as
-        ``{query, results, at}`` (the query redacted; ``contextual.recentQueries`` of them,
-        none when that is 0). Kept in a derived, gitignored log."""
-        return _search.recent_queries(self.layout, self.store, self._recent_keep())
-
-    def _recent_keep(self) -> int:
-        return int(self.settings("contextual").get("recentQueries", 0))
-
-    def projects_named(self, hits: Sequence[Hit], *, every: bool = False) -> dict[str, str]:
-        """The project each record hit names, by hit key (``""``: a personal record of no
-        project): with ``every`` (an ``all_projects`` search) all of them, else only those
-        that are not this repository's."""
-        found = {
-            h.key: str(h.meta.get("project") or "") if h.scope == "personal" else self.project_id
-            for h in hits
-            if h.source == "record"
-        }
-        return {k: p for k, p in found.items() if every or p != self.project_id}
-
-    def relevant(
-        self, record_type: str, task: str | Sequence[str] | None = None, limit: int = 10
-    ) -> list[Record]:
-        """Live records of one type for a task text (searched) or a list of tags (matched);
-        without either, pinned, established and most severe first."""
-        ranked = self.longterm.ranked(record_type)
-        if not task:
-            return ranked[:limit]
-        if isinstance(task, str):
-            by_id = {r["id"]: r for r in ranked}
-            hits = self.search(
-                task, sources=["record"], types=[record_type], limit=limit, remember=False
-            )
-            return [by_id[h.ref_id] for h in hits if h.ref_id in by_id][:limit]
-        tags = set(task)
-        return [r for r in ranked if tags & set(r.get("tags", []))][:limit]
+        ``semantic``: None (the default) fuses BM25 with the vectors' nearest documents when
+        the index holds vectors (docs/search.md); True asks for the model (a line in
+        ``warnings`` when it is not installed); False is BM25 alone."""
+        return self.contextual.search(
+            query,
+            sources=sources,
+            types=types,
+            scope=scope,
+            tags=tags,
+            limit=limit,
+            threshold=threshold,
+            match=match,
+            semantic=semantic,
+            warnings=warnings,
+            all_projects=all_projects,
+            remember=remember,
+        )
 
     def context(
         self,
@@ -574,20 +488,9 @@ class Memory(MemoryManagerNames):
         person taught, pinned memories, preferences, the last session, then what the task
         matches (project and personal records). ``quick``: see ``index``. With
         ``session_id``, the learnings delivered count as applied (once per session)."""
-        with self.indexes(quick=quick) as indexes:
-            pack = _context.build_context(
-                self.layout,
-                self.store,
-                task,
-                now=self.now(),
-                budget=budget,
-                fmt=fmt,
-                session_id=session_id,
-                agent=agent,
-                config=self.config,
-                index=indexes[0],
-                personal=indexes[1] if len(indexes) > 1 else None,
-            )
+        pack = self.contextual.context(
+            task, budget=budget, fmt=fmt, session_id=session_id, agent=agent, quick=quick
+        )
         if session_id is not None:  # delivered to a session: its learnings count as applied
             self.count_applied(session_id, [item.id for item in pack.items])
         return pack
@@ -597,59 +500,15 @@ class Memory(MemoryManagerNames):
         of lines: taught rules it touches and its best matching records, ``exclude``'s ids
         left out. Never builds an index: a store without one answers from its taught rules
         (read from its records)."""
-        self.require()
-        personal = self.personal()
-        stores = [self]
-        if not self.store.private and personal.layout.long_term.is_dir():
-            stores.append(personal)
-        with contextlib.ExitStack() as stack:
-            indexes, records = [], []
-            mine = (self.project_id, "")
-            for mem in stores:
-                index = mem._built_index()
-                if index is None:
-                    records += [r for r in mem.records() if r.get("project", "") in mine]
-                else:
-                    index.projects = mine if mem is not self else None
-                    indexes.append(stack.enter_context(index))
-            limit = int(self.settings("agents")["recallLimit"])
-            return _context.recall(
-                prompt,
-                now=self.now(),
-                indexes=indexes,
-                records=records,
-                exclude=exclude,
-                limit=limit,
-            )
-
-    def _built_index(self) -> Index | None:
-        """The search index synced with the files, if one was built; None (and nothing
-        built) otherwise."""
-        if not _search.index_path(self.layout).is_file():
-            return None
-        index = _search.Index.open(self.layout)
-        if not index.built:
-            index.close()
-            return None
-        _search.sync_from_files(index, self.layout, self.store)
-        return index
+        return self.contextual.recall(prompt, exclude=exclude)
 
     def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[TimelineEntry]:
         """The chronological neighbours of a memory, message or decision."""
-        with self.index() as index:
-            return _search.timeline(
-                self.layout, self.store, item_id, before=before, after=after, index=index
-            )
+        return self.contextual.timeline(item_id, before=before, after=after)
 
     def reindex(self, *, code: bool = True) -> IndexReport:
         """Rebuild the search index from the files (safe at any time)."""
-        self.require()
-        with _search.Index.open(self.layout) as index:
-            return _search.rebuild(index, self.layout, self.store, self.config, code=code)
-
-    def index_stats(self) -> dict[str, Any]:
-        with self.index() as index:
-            return index.stats()
+        return self.contextual.reindex(code=code)
 
     # -- entity: the code map ----------------------------------------------------------------
     @cached_property
@@ -687,7 +546,7 @@ class Memory(MemoryManagerNames):
             "entity": {"files": _entity.count_files(self.layout)},
             "contextual": {
                 "index_present": _search.index_path(self.layout).is_file(),
-                "recent_queries": self.recent_queries(),
+                "recent_queries": self.contextual.recent_queries(),
             },
         }
 
@@ -704,7 +563,7 @@ class Memory(MemoryManagerNames):
             config=lambda: self.config,
             sessions=lambda: self.sessions,
             entity=lambda: self.code.snapshot(),
-            recent=lambda: self.recent_queries(),
+            recent=lambda: self.contextual.recent_queries(),
             applied=self._imported,
         )
 
@@ -769,39 +628,3 @@ class Memory(MemoryManagerNames):
             if on:
                 self.refresh_views()
         return True
-
-    def sync_index(self, paths: list[str] | None) -> IndexReport | None:
-        """Bring a search index that exists up to date after files changed, without building
-        one: the repository files ``paths`` (``[]``: none, ``None``: all), then the records,
-        sessions and entity shards changed on disk. None while there is no index (the watch
-        daemon's reaction)."""
-        if not _search.index_path(self.layout).is_file():
-            return None
-        with _search.Index.open(self.layout) as index:
-            if not index.built:
-                return None
-            if paths is None:
-                report = _search.reindex_codebase(index, self.layout, self.config)
-            else:
-                report = _search.index_files(index, self.layout.repo_root, paths, self.config)
-            return report + _search.sync_from_files(index, self.layout, self.store)
-
-    # -- viewer reads --
-    def preview_context(
-        self, task: str | dict[str, Any], *, budget: int | None = None, fmt: str = "md"
-    ) -> ContextPack:
-        """The block ``context`` gives for ``task``, as a person previews it (``pmem ui``):
-        its items are not counted as used, so looking changes no later ranking."""
-        with self.indexes() as indexes:
-            return _context.build_context(
-                self.layout,
-                self.store,
-                task,
-                now=self.now(),
-                budget=budget,
-                fmt=fmt,
-                config=self.config,
-                index=indexes[0],
-                personal=indexes[1] if len(indexes) > 1 else None,
-                touch=False,
-            )

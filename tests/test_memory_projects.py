@@ -113,7 +113,7 @@ def test_seed003_memory_search_shows_this_projects_personal_records_and_those_of
 def test_seed003_memory_search_all_projects_names_each_hits_project(tmp_path: Path) -> None:
     shop, blog, ids = _three_projects(tmp_path)
     hits = shop.search("release checklist", limit=20, all_projects=True)
-    named = shop.projects_named(hits, every=True)
+    named = shop.contextual.projects_named(hits, every=True)
     by_id = {h.ref_id: named[h.key] for h in hits}
     assert by_id == {
         ids["shop"]: shop.project_id,
@@ -122,7 +122,7 @@ def test_seed003_memory_search_all_projects_names_each_hits_project(tmp_path: Pa
         ids["repo"]: shop.project_id,
     }
     only_mine = shop.search("release checklist", limit=20)
-    assert shop.projects_named(only_mine) == {f"record:{ids['none']}": ""}
+    assert shop.contextual.projects_named(only_mine) == {f"record:{ids['none']}": ""}
 
 
 def test_seed003_pmem_search_all_projects_and_pmem_show_name_the_project(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def search(
     )
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    named = mem.projects_named(hits, every=all_projects)
+    named = mem.contextual.projects_named(hits, every=all_projects)
     lines = [
         f"{h.score:5.2f}  {h.type:<10} {h.ref_id or h.key}  {h.title}"
         + (f"  [{named[h.key] or 'no project'}]" if h.key in named else "")
@@ -206,7 +206,7 @@ def reindex(ctx: Context, no_code: bool, finish: bool, as_json: bool) -> None:
       pmem reindex --finish
     """
     if finish:
-        done = ctx.memory().finish_index()
+        done = ctx.memory().contextual.finish_index()
         text = "Index complete." if done else "Another process is finishing the index."
         emit({"finished": done}, as_json, text)
         return
@@ -227,7 +227,7 @@ def stats(ctx: Context, as_json: bool) -> None:
     """
     mem = ctx.memory()
     data: dict[str, Any] = mem.counts()
-    data["index"] = mem.index_stats()
+    data["index"] = mem.contextual.stats()
     data["entity"]["last_scan"] = mem.code.last_written()
     idx = data["index"]
     lines = [

@@ -14,6 +14,7 @@ from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
     from planning_memory.context.agent_result import process_agent_result as process_agent_result
+    from planning_memory.context.level import Contextual as Contextual
     from planning_memory.context.packer import ContextPack as ContextPack
     from planning_memory.context.packer import build_context as build_context
     from planning_memory.context.packer import full_context as full_context
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
     __all__ = [
         "ContextPack",
+        "Contextual",
         "build_context",
         "full_context",
         "prepare_agent_context",
@@ -33,6 +35,7 @@ else:
         __name__,
         {
             "ContextPack": "packer",
+            "Contextual": "level",
             "build_context": "packer",
             "full_context": "packer",
             "prepare_agent_context": "packer",

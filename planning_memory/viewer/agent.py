@@ -1,9 +1,9 @@
 """What the agent sees: the context block for a task, item by item, and what was injected.
 
-The block is built by ``Memory.preview_context``: ``Memory.context`` (what ``pmem context``
-and the SessionStart hook call) without counting its items as used, so the text shown is the
-text an agent gets and looking at it changes nothing. Each item shows why it is
-there and its share of the token budget (tokens estimated as characters / 4, as the packer
+The block is built by ``Memory.contextual.context(..., touch=False)``: ``Memory.context`` (what
+``pmem context`` and the SessionStart hook call) without counting its items as used, so the
+text shown is the text an agent gets and looking at it changes nothing. Each item shows why it
+is there and its share of the token budget (tokens estimated as characters / 4, as the packer
 counts them).
 """
 
@@ -79,7 +79,7 @@ def pack_view(req: Request, task: str, budget: str, fmt: str) -> Html:
         pack = req.reads.indexed(
             f"context:{wanted}:{shape}:{task}",
             f"Building the context block for “{task}”",
-            lambda: req.mem.preview_context(task, budget=wanted, fmt=shape),
+            lambda: req.mem.contextual.context(task, budget=wanted, fmt=shape, touch=False),
         )
     except Pending as waiting:
         return line(waiting.job)

@@ -40,7 +40,7 @@ def sync_views(memory: Memory, paths: list[str] | None) -> object:
 
 def sync_index(memory: Memory, paths: list[str] | None) -> object:
     """The search index, once built: the changed repository files, then the memory files."""
-    return memory.sync_index(paths)
+    return memory.contextual.sync(paths)
 
 
 SUMMARY_BATCH = 10  # messages a session gathers before the daemon summarises them ...

@@ -55,7 +55,7 @@ def test_seed000_recent_queries_keep_the_latest_searches_newest_first(tmp_path: 
     mem.search("fetch timeout")
     mem.search("nothing matches zzzqqq")
     mem.get_relevant_patterns("authentication")  # the library's own look-ups are not kept
-    found = Memory(tmp_path).recent_queries()
+    found = Memory(tmp_path).contextual.recent_queries()
     assert [q["query"] for q in found] == [
         "nothing matches zzzqqq",
         "fetch timeout",
@@ -74,14 +74,17 @@ def test_seed000_recent_queries_are_redacted_bounded_and_can_be_off(tmp_path: Pa
     mem.search(f"where is {SECRET} used <private>my note</private>")
     stored = b"".join(p.read_bytes() for p in log_files(tmp_path))
     assert SECRET.encode() not in stored and b"my note" not in stored
-    assert mem.recent_queries()[0]["query"] == "where is [REDACTED:github_token] used [REDACTED]"
+    assert (
+        mem.contextual.recent_queries()[0]["query"]
+        == "where is [REDACTED:github_token] used [REDACTED]"
+    )
     mem.search("x" * 5000)
-    assert len(mem.recent_queries()[0]["query"]) == recent.MAX_QUERY
+    assert len(mem.contextual.recent_queries()[0]["query"]) == recent.MAX_QUERY
     set_keep(tmp_path, 3)
     mem = Memory(tmp_path)
     for i in range(400):
         mem.search(f"query number {i} " + "padding " * 60)
-    assert [q["query"].split()[2] for q in mem.recent_queries()] == ["399", "398", "397"]
+    assert [q["query"].split()[2] for q in mem.contextual.recent_queries()] == ["399", "398", "397"]
     total = sum(p.stat().st_size for p in log_files(tmp_path))
     assert total <= 2 * 3 * recent.MAX_LINE + 2 * recent.MAX_LINE  # rotated, never growing
     set_keep(tmp_path, 0)
@@ -89,7 +92,7 @@ def test_seed000_recent_queries_are_redacted_bounded_and_can_be_off(tmp_path: Pa
         path.unlink()
     mem = Memory(tmp_path)
     mem.search("authentication")
-    assert mem.recent_queries() == [] and log_files(tmp_path) == []
+    assert mem.contextual.recent_queries() == [] and log_files(tmp_path) == []
 
 
 WRITER = textwrap.dedent(

@@ -94,7 +94,8 @@ def test_previewing_the_context_counts_no_use(example_repo: Path) -> None:
         return {h.key: h.access_count for h in mem.search(task, limit=50)}
 
     before = uses()
-    assert mem.preview_context(task).text == mem.preview_context(task).text
+    preview = mem.contextual.context
+    assert preview(task, touch=False).text == preview(task, touch=False).text
     assert uses() == before
     mem.context(task)
     assert uses() != before
