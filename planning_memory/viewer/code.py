@@ -381,21 +381,25 @@ def _component_page(req: Request, name: str, found: list[dict[str, Any]]) -> Pag
 
 
 def _function_page(req: Request, name: str, found: list[dict[str, Any]]) -> Page:
-    body = []
-    for d in found:
-        body.append(
-            definitions(
-                [
-                    ("file", _files([d["file"]])),
-                    ("calls (callees)", _names(d.get("calls", []))),
-                    ("called by (callers)", _names(d.get("called_by", []))),
-                    ("side effects", ", ".join(d.get("side_effects", []))),
-                ]
-            )
+    body = [
+        definitions(
+            [
+                ("file", _files([d["file"]])),
+                ("calls (callees)", _names(d.get("calls", []))),
+                ("called by (callers)", _names(d.get("called_by", []))),
+                ("side effects", ", ".join(d.get("side_effects", []))),
+            ]
         )
-        body.append(tag("h3", "Memories anchored to ", tag("code", d["key"])))
-        body.append(memories(req, str(d["file"]), d))
+        for d in found
+    ]
     body.append(_areas(req, sorted({str(d["file"]) for d in found})))
+    anchored_here = [
+        Html(tag("h3", tag("code", d["key"])) + memories(req, str(d["file"]), d))
+        if len(found) > 1
+        else memories(req, str(d["file"]), d)
+        for d in found
+    ]
+    body.append(section("Memories anchored here", anchored_here, id_="anchored"))
     return Page(f"function: {name}", Html(lookup_form(name) + "".join(body)))
 
 

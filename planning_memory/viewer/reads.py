@@ -182,7 +182,8 @@ class Reads:
                     pending = self.mem.index_pending
                 if pending:
                     job.step("indexing the code map and the code")
-                    self.mem.contextual.finish_index()
+                    owner: Any = getattr(self.mem, "contextual", self.mem)
+                    owner.finish_index()
                 self._index_checked = True
             job.step("working")
             return work()

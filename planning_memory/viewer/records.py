@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from planning_memory.viewer import history
+from planning_memory.viewer import anchored, history
 from planning_memory.viewer.html import (
     Html,
     badge,
@@ -186,7 +186,7 @@ def detail(req: Request) -> Page:
         tag("p", flags(record), " ", tag("code", record_id)),
         section("Fields", definitions((k, _value(v)) for k, v in fields.items())),
         section("Body", definitions((k, _value(v)) for k, v in (record.get("body") or {}).items())),
-        section("Anchors", anchors(record)),
+        section("Anchors", anchors(req, record), id_="anchors"),
         section("Counters", definitions((k, _value(record[k])) for k in COUNTERS if k in record)),
         section("History in git", git_history(req, record)),
     ]
@@ -203,18 +203,24 @@ def _value(value: object) -> Html | str:
     return tag("pre", json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True))
 
 
-def anchors(record: Record) -> Html:
-    review = record.get("needs_review")
+def anchors(req: Request, record: Record) -> Html:
+    """The record's anchors, each linked to its code, and whether that code changed since."""
+    found = anchored.by_path([{**record, "deleted_at": None}])
+    kept = [a for items in found.values() for a in items]
+    states = anchored.states(req, kept)
     rows = (
         (
-            link(url("/code/file", path=a.get("path")), str(a.get("path"))),
-            link(url("/code/name", q=a["symbol"]), str(a["symbol"])) if a.get("symbol") else "",
-            str(a.get("hash") or "—"),
+            link(url("/code/file", path=a.path), a.path),
+            anchored.symbol_link(a.path, a.symbol),
+            str(a.hash or "—"),
+            anchored.state_badge(state),
         )
-        for a in record.get("anchors", [])
+        for a, state in zip(kept, states, strict=True)
     )
+    review = record.get("needs_review")
     note = tag("p", "The anchored code changed since this was saved: review it.", class_="warn")
-    return Html((note if review else "") + table(("path", "symbol", "hash when saved"), rows))
+    head = ("path", "symbol", "hash when saved", "code since saved")
+    return Html((note if review else "") + table(head, rows, class_="anchors"))
 
 
 def git_history(req: Request, record: Record) -> Html:
