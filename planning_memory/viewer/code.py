@@ -28,7 +28,8 @@ from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import PAGE_SIZE, Page, Request
 
 MAX_NODES = 40  # files drawn in one folder's picture
-MAX_DEFINITIONS = 50  # definitions of one name shown
+MAX_DEFINITIONS = 12  # definitions of one name shown (each reads its folder)
+FOLDERS_EVERY_S = 30
 FOUND_LIMIT = 30
 
 
@@ -79,9 +80,6 @@ def lookup_form(query: str = "", find: str = "") -> Html:
 
 def page(req: Request) -> Page:
     areas: dict[str, Any] = req.reads.memo("code-areas", req.mem.code.areas, part="entity")
-    folders: list[str] = req.reads.memo(
-        "code-folders", req.mem.code.folders, part="entity", max_age=30
-    )
     find = req.arg("find")
     body = [lookup_form(find=find)]
     if find:
@@ -107,6 +105,24 @@ def page(req: Request) -> Page:
             charts.graph(list(label.values()), edges, "how feature areas depend on each other"),
         )
     )
+    body.append(section("Folders", folder_list(req)))
+    return Page("Code map", Html("".join(body)))
+
+
+def folder_list(req: Request) -> Html:
+    """The map's folders, a page at a time (listed in the background: at 100k files the walk
+    takes a second; listed again after a scan, or every ``FOLDERS_EVERY_S`` for the changes
+    the change stamp does not see, deep in the map)."""
+    try:
+        folders: list[str] = req.reads.jobs.kept(
+            "code-folders",
+            "Listing the code map's folders",
+            lambda job: req.mem.code.folders(),
+            every=FOLDERS_EVERY_S,
+            version=req.reads.stamps()["entity"],
+        )
+    except Pending as waiting:
+        return line(waiting.job)
     pg = req.page()
     shown = folders[(pg - 1) * PAGE_SIZE : pg * PAGE_SIZE]
     listing = tag(
@@ -114,8 +130,7 @@ def page(req: Request) -> Page:
         [tag("li", link(url("/code/folder", dir=f), f or "(repository root)")) for f in shown],
         class_="folders",
     )
-    body.append(section("Folders", listing, pager("/code", {}, pg, len(folders), PAGE_SIZE)))
-    return Page("Code map", Html("".join(body)))
+    return Html(listing + pager("/code", {}, pg, len(folders), PAGE_SIZE))
 
 
 def area_label(name: str, area: dict[str, Any]) -> str:
@@ -303,20 +318,29 @@ def lookup(req: Request) -> Page:
     if "::" in name:
         functions = code.functions(name)
         components = [] if functions else code.components(name)
+        total = len(functions or components)
     else:
         index = req.reads.code_index()
-        components = _load(req, index.components.get(name, []), "components")
-        functions = [] if components else _load(req, index.functions.get(name, []), "functions")
+        keys = index.components.get(name) or index.functions.get(name) or []
+        kind = "components" if name in index.components else "functions"
+        found = _load(req, keys, kind)
+        components, functions = (found, []) if kind == "components" else ([], found)
+        total = len(keys)
     if components:
-        return _component_page(req, name, components)
-    if functions:
-        return _function_page(req, name, functions)
-    raise NotFoundError(f"no area, file, component or function named {name!r}")
+        page = _component_page(req, name, components)
+    elif functions:
+        page = _function_page(req, name, functions)
+    else:
+        raise NotFoundError(f"no area, file, component or function named {name!r}")
+    if total > len(components or functions):
+        note = f"{total:,} definitions of {name}: the first {len(components or functions)} shown"
+        return Page(page.title, Html(tag("p", note, class_="note") + page.body))
+    return page
 
 
 def _load(req: Request, keys: list[str], kind: str) -> list[dict[str, Any]]:
     """The entities of ``keys`` in their full shape (one folder read per folder they are in)."""
-    wanted = set(keys[:MAX_DEFINITIONS])
+    wanted = set(sorted(keys)[:MAX_DEFINITIONS])
     folders = sorted({k.split("::", 1)[0].rpartition("/")[0] for k in wanted})
     found = [e for f in folders for e in req.mem.code.folder(f)[kind] if e["key"] in wanted]
     return sorted(found, key=lambda e: str(e["key"]))

@@ -12,12 +12,11 @@ folders whose shard files changed (a walk of the shard tree's ``stat``s, at most
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from planning_memory.errors import PlanningMemoryError
-from planning_memory.viewer.jobs import Job, Pending
+from planning_memory.viewer.jobs import Job
 
 if TYPE_CHECKING:
     from planning_memory.memory import Memory
@@ -89,26 +88,13 @@ class CodeIndexes:
         self.reads = reads
         self._parts: dict[str, Part] = {}  # source folder -> its part (the job's alone)
         self._signatures: dict[str, Signature] = {}
-        self._checked = -CHECK_EVERY_S
-        self._round = 0
 
     def get(self) -> CodeIndex:
         """The index; ``Pending`` while the first one is read (later checks run behind the
         index already read)."""
-        jobs = self.reads.jobs
-        latest = jobs.latest("code-index:")
-        if latest is not None and time.monotonic() - self._checked < CHECK_EVERY_S:
-            return latest.value()  # type: ignore[no-any-return]
-        self._checked = time.monotonic()
-        self._round += 1
-        try:
-            found: CodeIndex = jobs.run(
-                f"code-index:{self._round}", "Reading the code map", self._update, lane="code-index"
-            )
-        except Pending:
-            if latest is None:
-                raise
-            return latest.value()  # type: ignore[no-any-return]
+        found: CodeIndex = self.reads.jobs.kept(
+            "code-index", "Reading the code map", self._update, every=CHECK_EVERY_S
+        )
         return found
 
     def _walk(self) -> dict[str, Signature]:

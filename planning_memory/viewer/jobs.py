@@ -81,6 +81,7 @@ class Jobs:
         self._lock = threading.Lock()
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lanes: dict[str, threading.Lock] = {}
+        self._kept: dict[str, tuple[float, int, str]] = {}  # name -> (when, rounds, version)
 
     def start(self, key: str, label: str, work: Callable[[Job], Any], *, lane: str = "") -> Job:
         """The job of ``key``: the running or finished one, or a new one started now."""
@@ -114,6 +115,36 @@ class Jobs:
         if not job.wait(wait):
             raise Pending(job)
         return job.value()
+
+    def kept(
+        self,
+        name: str,
+        label: str,
+        work: Callable[[Job], Any],
+        *,
+        every: float,
+        version: str = "",
+        lane: str = "",
+    ) -> Any:
+        """``work``'s latest result, worked out again in the background when ``version``
+        changed or ``every`` seconds passed since it last was; ``Pending`` only while no result
+        was ever worked out (afterwards a page answers with the one it has meanwhile)."""
+        now = time.monotonic()
+        with self._lock:
+            since, rounds, seen = self._kept.get(name, (now, 0, version))
+            due = rounds == 0 or seen != version or now - since >= every
+            if due:
+                rounds += 1
+                self._kept[name] = (now, rounds, version)
+        latest = self.latest(f"{name}:")
+        if latest is not None and not due:
+            return latest.value()
+        try:
+            return self.run(f"{name}:{rounds}", label, work, lane=lane or name)
+        except Pending:
+            if latest is None:
+                raise
+            return latest.value()
 
     def latest(self, prefix: str) -> Job | None:
         """The newest finished job whose key starts with ``prefix`` that did not fail."""

@@ -3,39 +3,71 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from planning_memory.viewer import charts, history
 from planning_memory.viewer.html import Html, badge, definitions, link, section, table, tag, url
+from planning_memory.viewer.jobs import Pending, line
 from planning_memory.viewer.layout import Page, Request
 
 RECENT = 10
+SHOWN = 50  # records needing review listed (the badge counts them all)
+COMMITS_EVERY_S = 60
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the overview shows of the records, worked out once per reading of them."""
+
+    live: int
+    deleted: int
+    pinned: int
+    established: int
+    by_type: list[tuple[str, int]]
+    per_day: list[tuple[str, int]]
+    flagged: list[dict[str, Any]]
+    newest: list[dict[str, Any]]
+
+
+def summarize(every: list[dict[str, Any]]) -> Summary:
+    live = [r for r in every if not r.get("deleted_at")]
+    per_day = Counter(str(r.get("created_at") or "")[:10] for r in every if r.get("created_at"))
+    return Summary(
+        live=len(live),
+        deleted=len(every) - len(live),
+        pinned=sum(1 for r in live if r.get("pinned")),
+        established=sum(1 for r in live if r.get("established")),
+        by_type=sorted(Counter(r["type"] for r in live).items(), key=lambda kv: -kv[1]),
+        per_day=sorted(per_day.items()),
+        flagged=[r for r in live if r.get("needs_review")],
+        newest=sorted(live, key=lambda r: str(r.get("updated_at") or ""), reverse=True)[:RECENT],
+    )
 
 
 def page(req: Request) -> Page:
-    every = req.reads.records()
-    live = [r for r in every if not r.get("deleted_at")]
+    summary: Summary = req.reads.derived("overview", req.reads.records(), summarize)
     sessions = req.reads.sessions()
     body = [
-        section("In memory", counts(req, live, len(every) - len(live), len(sessions))),
-        section("Growth", growth(req, every)),
-        section("Needs review", review(req, live)),
-        section("Changed lately", recent(live), recent_sessions(req)),
+        section("In memory", counts(req, summary, len(sessions))),
+        section("Growth", growth(req, summary)),
+        section("Needs review", review(req, summary.flagged)),
+        section("Changed lately", recent(summary.newest), recent_sessions(req)),
     ]
     return Page("Overview", Html("".join(body)))
 
 
-def counts(req: Request, live: list[dict[str, Any]], deleted: int, sessions: int) -> Html:
-    by_type = Counter(r["type"] for r in live)
+def counts(req: Request, summary: Summary, sessions: int) -> Html:
+    deleted = summary.deleted
     long_term = definitions(
         [
-            ("records", link("/records", str(len(live)))),
+            ("records", link("/records", str(summary.live))),
             (
                 "soft-deleted",
                 link(url("/records", deleted="only"), str(deleted)) if deleted else "0",
             ),
-            ("pinned", str(sum(1 for r in live if r.get("pinned")))),
-            ("established patterns", str(sum(1 for r in live if r.get("established")))),
+            ("pinned", str(summary.pinned)),
+            ("established patterns", str(summary.established)),
         ]
     )
     areas = req.reads.memo("code-areas", req.mem.code.areas, part="entity")
@@ -49,16 +81,23 @@ def counts(req: Request, live: list[dict[str, Any]], deleted: int, sessions: int
             ("code map feature areas", link("/code", str(len(areas)))),
         ]
     )
-    chart = charts.hbars(sorted(by_type.items(), key=lambda kv: -kv[1]), "records per type")
+    chart = charts.hbars(summary.by_type, "records per type")
     return tag("div", tag("div", long_term, levels), chart, class_="columns")
 
 
-def growth(req: Request, every: list[dict[str, Any]]) -> Html:
-    per_day = Counter(str(r.get("created_at") or "")[:10] for r in every if r.get("created_at"))
+def growth(req: Request, summary: Summary) -> Html:
     lay = req.mem.layout
-    commits = req.reads.memo(
-        "commits", lambda: history.commits_per_day(lay.repo_root, lay.memory), max_age=60
-    )
+    try:
+        commits: dict[str, int] = req.reads.jobs.kept(
+            "commits",
+            "Reading the memory's git history",
+            lambda job: history.commits_per_day(lay.repo_root, lay.memory),
+            every=COMMITS_EVERY_S,
+            version=req.reads.stamps()["long-term"],
+        )
+        waiting = Html("")
+    except Pending as running:
+        commits, waiting = {}, line(running.job)  # the bars follow when git has answered
     note = tag(
         "p",
         "Line: records by the day they were created (cumulative). Bars: commits that changed ",
@@ -68,13 +107,13 @@ def growth(req: Request, every: list[dict[str, Any]]) -> Html:
     )
     return tag(
         "div",
-        charts.growth(sorted(per_day.items()), sorted(commits.items()), "memory growth over time"),
+        charts.growth(summary.per_day, sorted(commits.items()), "memory growth over time"),
         note,
+        waiting,
     )
 
 
-def review(req: Request, live: list[dict[str, Any]]) -> Html:
-    flagged = [r for r in live if r.get("needs_review")]
+def review(req: Request, flagged: list[dict[str, Any]]) -> Html:
     queue = req.reads.memo("review", req.mem.review_queue, part="short-term")
     anchored = table(
         ("record", "type", "anchors", "updated"),
@@ -85,7 +124,7 @@ def review(req: Request, live: list[dict[str, Any]]) -> Html:
                 ", ".join(_anchor_text(a) for a in r.get("anchors", [])),
                 r.get("updated_at", ""),
             )
-            for r in flagged
+            for r in flagged[:SHOWN]
         ),
     )
     queued = table(
@@ -114,8 +153,7 @@ def review(req: Request, live: list[dict[str, Any]]) -> Html:
     )
 
 
-def recent(live: list[dict[str, Any]]) -> Html:
-    newest = sorted(live, key=lambda r: str(r.get("updated_at") or ""), reverse=True)[:RECENT]
+def recent(newest: list[dict[str, Any]]) -> Html:
     return table(
         ("updated", "record", "type", "tags"),
         (

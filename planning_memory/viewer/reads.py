@@ -182,8 +182,7 @@ class Reads:
                     pending = self.mem.index_pending
                 if pending:
                     job.step("indexing the code map and the code")
-                    owner: Any = getattr(self.mem, "contextual", self.mem)
-                    owner.finish_index()
+                    self.mem.contextual.finish_index()
                 self._index_checked = True
             job.step("working")
             return work()
