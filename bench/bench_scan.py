@@ -240,7 +240,8 @@ def stage_costs(root: Path, floor_cpu: float) -> dict[str, float]:
     saved = scanstate.Clock.__init__, scanstate.Clock.lap
     scanstate.Clock.__init__, scanstate.Clock.lap = start, lap  # type: ignore[method-assign]
     try:
-        report = scan(layout, Store(layout), {"parallelThreshold": 10**9})
+        single = {"memory": {"entity": {"parallelThreshold": 10**9, "scanWorkers": 1}}}
+        report = scan(layout, Store(layout), single)
     finally:
         scanstate.Clock.__init__, scanstate.Clock.lap = saved  # type: ignore[method-assign]
     stages = dict(report.phases)

@@ -24,6 +24,8 @@ them:
   call reaches the methods ``name`` in view unless more than ``AMBIGUOUS`` match, never the
   caller itself; a call on a type or a path (``String.valueOf``, ``Vec::new``) never
   guesses.
+- A Python call of a class (``Class()``, ``mod.Class()``) that reaches no function of that
+  name reaches the class's own ``__init__``.
 - ``new X`` calls and macros are not linked.
 """
 
@@ -47,6 +49,8 @@ _ANY_KIND = frozenset({"method", "constructor", "function", None})
 _BARE_LOCAL = frozenset({"python", "java"})  # bare calls that reach their own file only
 _TYPED = frozenset({"go", "java", "rust"})  # calls on a call's result read its declared type
 _CHAIN_DEPTH = 4  # ``a().b().c().d()``: results read through at most this many calls
+_CLASS_FORMS = frozenset({"bare", "dotted"})  # Python: ``Class()``, ``mod.Class()``
+_INIT = "__init__"
 _PY_TAILS = (".py", ".pyi", "/__init__.py", "/__init__.pyi")
 _FOLDER_STEMS = {"js": ("index",), "rust": ("mod", "lib", "main")}
 
@@ -116,7 +120,7 @@ class Linker:
                     if not found:
                         found, name = site.default_export(shape), "default"
                 elif not candidates:
-                    continue
+                    found = []
                 elif form == "own":
                     found = site.own(qualified, name)
                 elif form == "bare":
@@ -125,6 +129,8 @@ class Linker:
                     found, guessed = site.dotted(shape, candidates, qualified)
                     if guessed:  # a value of unknown type: not the caller itself
                         found = [f for f in found if f[1] != caller_key]
+                if not found and family == "python" and form in _CLASS_FORMS:
+                    name, found = _INIT, self._constructed(site, call, qualified)
                 if shape.args is not None and found:
                     found = [f for f in found if self.types.accepts(f, shape.args)]
                 for target, key in found:
@@ -134,6 +140,21 @@ class Linker:
                             result[key] = {caller_key}
                         else:
                             callers.add(caller_key)
+
+    def _constructed(self, site: _Site, call: str, qualified: str) -> list[tuple[str, str]]:
+        """Python: ``Class()`` (``mod.Class()``) reaches the class's own ``__init__``."""
+        if not call.rpartition(".")[2][:1].isupper() or not self.by_name.get(_INIT):
+            return []
+        shapes = self._calls["python"]
+        text = call + "." + _INIT
+        shape = shapes.get(text)
+        if shape is None:
+            if text in shapes:
+                return []
+            shape = shapes[text] = read(text, "python")
+            if shape is None:
+                return []
+        return site.dotted(shape, self.by_name[_INIT], qualified)[0]
 
     def modules(self, family: str) -> dict[str, list[str]]:
         """The files of ``family`` by every name a qualified call can give their module: a

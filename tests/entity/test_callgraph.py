@@ -351,3 +351,67 @@ def test_a_receiver_named_like_the_callers_own_module_is_not_that_module(tmp_pat
     )
     links = called_by(tmp_path, {"rich/__init__.py": "", "rich/progress.py": source})
     assert links["rich/progress.py::wrap_file"] == []
+
+
+# -- Python: a class called is its __init__; @overload signatures are not functions -------
+SHAPES = """class Circle:
+    def __init__(self, r):
+        self.r = r
+
+
+class Square:
+    side = 1
+
+
+def Make():
+    return Circle(1)
+"""
+
+
+def test_a_python_call_of_a_class_links_its_own_init(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/shapes.py": SHAPES,
+            "pkg/app.py": (
+                "from .shapes import Circle, Make, Square\nfrom . import shapes\n\n\n"
+                "def direct():\n    return Circle(2)\n\n\n"
+                "def through_module():\n    return shapes.Circle(3)\n\n\n"
+                "def no_init():\n    return Square()\n\n\n"
+                "def function():\n    return Make()\n"
+            ),
+        },
+    )
+    assert links["pkg/shapes.py::Circle.__init__"] == [
+        "pkg/app.py::direct",
+        "pkg/app.py::through_module",
+        "pkg/shapes.py::Make",
+    ]
+    assert links["pkg/shapes.py::Make"] == ["pkg/app.py::function"]  # a function: itself
+
+
+def test_an_init_added_later_gets_the_class_callers(tmp_path: Path) -> None:
+    files = {"shapes.py": "class Circle:\n    r = 1\n", "app.py": ""}
+    files["app.py"] = "from shapes import Circle\n\n\ndef make():\n    return Circle()\n"
+    assert "shapes.py::Circle.__init__" not in called_by(tmp_path, files)
+    files["shapes.py"] = "class Circle:\n    def __init__(self):\n        self.r = 1\n"
+    incremental = called_by(tmp_path, {"shapes.py": files["shapes.py"]})
+    assert incremental["shapes.py::Circle.__init__"] == ["app.py::make"]
+
+
+def test_python_overload_signatures_are_not_functions(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "conv.py": (
+                "import typing as t\nfrom typing import overload\n\n\n"
+                "@t.overload\ndef conv(v: int) -> int: ...\n\n\n"
+                "@overload\ndef conv(v: str) -> str: ...\n\n\n"
+                "def conv(v):\n    return v\n\n\n"
+                "def use():\n    return conv(1)\n"
+            ),
+        },
+    )
+    assert links["conv.py::conv"] == ["conv.py::use"]
+    assert "conv.py::conv#2" not in links

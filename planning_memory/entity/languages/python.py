@@ -64,6 +64,7 @@ _MODEL_BASES = frozenset({"Model", "Base", "DeclarativeBase", "Document"})
 _HEAD = re.compile(r"\w+(?=$|[.(\[])")  # a call's first name
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
 _BLANK = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
+_OVERLOAD = re.compile(r"@\s*(?:\w+\.)*overload")
 
 
 @cache
@@ -74,7 +75,11 @@ def grammar() -> Grammar:
 def extract(source: bytes, path: str | None = None) -> FileFacts:
     """The facts of one Python module (``path`` is not used)."""
     root, caps = grammar().captures(source)
-    scopes = [Scope(n, field_text(n, "name"), "function") for n in caps.get("function", [])]
+    scopes = [
+        Scope(n, field_text(n, "name"), "function")
+        for n in caps.get("function", [])
+        if not _overload_stub(n)
+    ]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
     every = nest(scopes + classes)
     for scope in every:
@@ -119,6 +124,17 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         "parse_errors": root.has_error,
         "models": _models(every),
     }
+
+
+def _overload_stub(node: Node) -> bool:
+    """Whether a ``def`` is a ``@typing.overload`` signature: the implementation that
+    follows is the function (its calls, its callers)."""
+    parent = node.parent
+    if parent is None or parent.type != "decorated_definition":
+        return False
+    return any(
+        c.type == "decorator" and _OVERLOAD.fullmatch(text(c)) is not None for c in parent.children
+    )
 
 
 def _position(call: tuple[int, str]) -> int:
