@@ -1,25 +1,26 @@
 """The only writer of files under a memory tree: atomic, locked, never rewriting equal bytes.
 
 Writes go to a temp file in the same folder, are fsynced, and replace the target with
-``os.replace``; the folder is fsynced after. Inside ``Store.batch()`` (bulk paths: an import,
-``Memory.bulk()``) the per-file fsyncs are skipped and one ``os.sync()`` at the end of the
-batch makes every write durable at once: each file is still whole or absent (temp file and
-rename), only durability against a power loss waits for the end of the batch. One lock file
-per memory root serialises writers (``flock``: the kernel drops it when the holder dies). The
-lock file names its holder (pid, start time, host): a lock kept by a dead holder's leftover
-children is taken over, and a wait is bounded by ``lock_timeout``. An update may carry the
-digest of what the caller read; if the file changed since (an editor, ``git pull``),
-``ConflictError``.
+``os.replace``; the folder is fsynced after (``atomic``). Inside ``Store.batch()`` (bulk paths:
+an import, ``Memory.bulk()``) the per-file fsyncs are skipped and one ``os.sync()`` at the end
+of the batch makes every write durable at once: each file is still whole or absent (temp file
+and rename), only durability against a power loss waits for the end of the batch. One lock
+file per memory root serialises writers (``flock``: the kernel drops it when the holder dies).
+The lock file names its holder (pid, start time, host): a lock kept by a dead holder's
+leftover children is taken over, and a wait is bounded by ``lock_timeout`` (``lockfile``). An
+update may carry the digest of what the caller read; if the file changed since (an editor,
+``git pull``), ``ConflictError``.
 
 Only regular files are read (a FIFO, a device or a socket is refused with one line, and never
 opened in a way that blocks), and never more than a size limit. A reader that skips a broken
 file warns once per file (``BrokenFileWarning``).
 
 Nothing follows a symbolic link out of the tree (a cloned repository may carry one that points
-at ``~/.bashrc``): every path is checked by ``inside_tree`` before it is opened, read, written
-or handed to SQLite, and files opened in place (locks, logs) are opened with ``O_NOFOLLOW``.
-The first time a store touches its tree it looks over the tree's own folders (``audit``), so a
-command refuses a tree holding such a link before it changes anything, not half way.
+at ``~/.bashrc``): every path is checked by ``inside_tree`` (``paths``) before it is opened,
+read, written or handed to SQLite, and files opened in place (locks, logs) are opened with
+``O_NOFOLLOW``. The first time a store touches its tree it looks over the tree's own folders
+(``audit``), so a command refuses a tree holding such a link before it changes anything, not
+half way.
 """
 
 from __future__ import annotations
@@ -31,32 +32,38 @@ import hashlib
 import os
 import stat
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory import core
-from planning_memory.core import PLANNING_DIR, Layout, codec
+from planning_memory import core, lockfile
+from planning_memory.atomic import TEMP_SUFFIX as TEMP_SUFFIX
+from planning_memory.atomic import atomic_write, current_umask, fsync_dir
+from planning_memory.atomic import remove_outside as remove_outside
+from planning_memory.atomic import use_umask as use_umask
+from planning_memory.atomic import write_outside as write_outside
+from planning_memory.core import Layout, codec
 from planning_memory.errors import (
     BrokenFileWarning,
     ConflictError,
     InputError,
-    LimitError,
-    LockError,
     NotFoundError,
     PlanningMemoryError,
     StorageError,
     UnsafePathError,
-    printable,
 )
+from planning_memory.paths import DATABASE_FILES as DATABASE_FILES
+from planning_memory.paths import check_database as check_database
+from planning_memory.paths import check_root, link_inside, link_out
+from planning_memory.paths import inside_tree as inside_tree
+from planning_memory.paths import open_inside as open_inside
+from planning_memory.paths import read_regular as read_regular
+from planning_memory.paths import valid_name as valid_name
 
-TEMP_SUFFIX = ".pm-tmp"
 ABSENT = "absent"
 REPO_FILES = frozenset({"CLAUDE.md", "AGENTS.md"})  # ``expect`` value: the file must not exist yet
-STALE_CHECK_S = 0.2  # how often a waiter looks whether the lock's holder is still alive
 
 
 def digest(data: bytes) -> str:
@@ -90,7 +97,6 @@ class Store:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
-        self._took_over = False  # the lock was taken from a dead holder while waiting
         self._audited = False
         self._safe_folders: set[str] = set()
         self._batch = 0  # depth of ``batch()``: writes inside skip their fsyncs
@@ -115,7 +121,7 @@ class Store:
         the databases live) holds a symbolic link that leads out of it, or the tree itself is
         a link out of its repository: ``UnsafePathError`` naming the link."""
         root = os.fspath(self.layout.planning)
-        _check_root(root)
+        check_root(root)
         for folder in self.layout.own_folders():
             try:
                 with os.scandir(folder) as entries:
@@ -123,7 +129,7 @@ class Store:
             except OSError:  # absent, not a folder: nothing in it to follow
                 continue
             for link in links:
-                _link_inside(root, link)
+                link_inside(root, link)
 
     def open_file(self, path: Path, flags: int, mode: int | None = None) -> int:
         """A descriptor of the regular file ``path`` in the tree, for a file used in place
@@ -135,7 +141,7 @@ class Store:
         if flags & os.O_CREAT:
             self._mkdirs(path.parent)
         if mode is None:
-            mode = 0o600 if self.private else 0o666 & ~_umask()
+            mode = 0o600 if self.private else 0o666 & ~current_umask()
         return open_inside(path, flags, mode, name=self.rel(path))
 
     def check_database(self, path: Path) -> Path:
@@ -149,7 +155,7 @@ class Store:
         wait for the lock (the watch daemon's pid and status files)."""
         path = self.check_inside(Path(path))
         self._mkdirs(path.parent)
-        mode = 0o600 if self.private else 0o666 & ~_umask()
+        mode = 0o600 if self.private else 0o666 & ~current_umask()
         atomic_write(path, data, new_mode=mode, durable=False)
 
     # -- lock --------------------------------------------------------------------------------
@@ -168,59 +174,25 @@ class Store:
                     self._release()
 
     def _acquire(self) -> None:
-        self.check_inside(self.layout.lock_file)
+        lock_file = self.layout.lock_file
+        self.check_inside(lock_file)
         self._mkdirs(self.layout.planning)
+        took_over = False
         while True:
-            fd = self._wait_for(self.layout.lock_file)
+            fd, taken = lockfile.wait_for(
+                lock_file, self._open_lock, self.lock_timeout, self.rel(lock_file)
+            )
+            took_over = took_over or taken
             # every write holds the lock and a release clears the holder's name: a name still
             # there (or a takeover) means a holder died, maybe leaving a temp file behind
-            died_holding = _holder_of(fd) is not None or self._took_over
-            _claim(fd)
-            if _is_current(fd, self.layout.lock_file):
+            died_holding = lockfile.holder_of(fd) is not None or took_over
+            lockfile.claim(fd)
+            if lockfile.is_current(fd, lock_file):
                 break
             os.close(fd)  # taken over between our flock and our claim: take the new file
         self._fd = fd
-        self._took_over = False
         if died_holding:
             self.sweep_temps()
-
-    def _wait_for(self, lock_file: Path) -> int:
-        """A descriptor of ``lock_file`` holding its flock (a lock file replaced by a takeover
-        while we waited is opened again); LockError after ``lock_timeout``."""
-        deadline = time.monotonic() + self.lock_timeout
-        look_at = time.monotonic() + STALE_CHECK_S
-        delay = 0.0005
-        fd = self._open_lock()
-        try:
-            while True:
-                if _try_flock(fd):
-                    if _is_current(fd, lock_file):
-                        return fd
-                    os.close(fd)  # the lock file was replaced while we waited: take the new one
-                    fd = self._open_lock()
-                    continue
-                now = time.monotonic()
-                if now >= look_at:
-                    look_at = now + STALE_CHECK_S
-                    if not _is_current(fd, lock_file) or _take_over(fd, lock_file):
-                        self._took_over = True
-                        os.close(fd)
-                        fd = self._open_lock()
-                        continue
-                if now > deadline:
-                    holder = _holder_of(fd)
-                    who = f"process {holder[0]}" if holder else "another process"
-                    raise LockError(
-                        f"memory is locked by {who} for over {self.lock_timeout:g} s",
-                        path=self.rel(lock_file),
-                        hint="another pmem command or the daemon is busy; try again",
-                    )
-                time.sleep(delay)
-                delay = min(delay * 2, 0.005)  # short polls: flock is not FIFO
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            raise
 
     def _open_lock(self) -> int:
         return self.open_file(self.layout.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
@@ -287,7 +259,7 @@ class Store:
         self._check_folder(os.path.dirname(path))
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
-                _link_inside(os.fspath(self.layout.planning), os.fspath(path))
+                link_inside(os.fspath(self.layout.planning), os.fspath(path))
         except FileNotFoundError:
             raise NotFoundError("no such file", path=self.rel(path)) from None
         try:
@@ -409,7 +381,11 @@ class Store:
         try:
             size = os.fstat(fd).st_size
             os.write(fd, data)
-            if size + len(data) > rotate_at and _try_flock(fd) and _is_current(fd, path):
+            if (
+                size + len(data) > rotate_at
+                and lockfile.try_flock(fd)
+                and lockfile.is_current(fd, path)
+            ):
                 os.replace(path, path.with_name(path.name + ".1"))  # one appender rotates
         finally:
             os.close(fd)
@@ -419,7 +395,7 @@ class Store:
         root = os.path.realpath(self.layout.repo_root)
         real = os.path.realpath(path)
         if os.path.dirname(real) != root and os.path.islink(path):
-            raise _link_out(
+            raise link_out(
                 os.fspath(path),
                 real,
                 os.fspath(self.layout.repo_root),
@@ -503,7 +479,7 @@ class Store:
         ``path``, raised before ``path`` changed."""
         try:
             self._mkdirs(path.parent)
-            mode = 0o600 if self.private else 0o666 & ~_umask()
+            mode = 0o600 if self.private else 0o666 & ~current_umask()
             atomic_write(path, data, new_mode=mode, durable=durable and not self._batch)
         except OSError as exc:
             refused = StorageError.of(exc, self.rel(path))
@@ -514,402 +490,3 @@ class Store:
     @staticmethod
     def _fsync_dir(folder: Path) -> None:
         fsync_dir(folder)
-
-
-def read_regular(path: Path | str, max_bytes: int = codec.MAX_BYTES) -> bytes | None:
-    """The bytes of the regular file ``path`` (None if it does not exist), read without ever
-    blocking or reading more than ``max_bytes``: the file is opened non-blocking and checked
-    with ``fstat`` before a byte is read, so a FIFO, a device or a socket is refused with an
-    ``InputError`` and ``/dev/zero`` cannot fill memory."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:  # a socket (ENXIO), no permission, a loop of symlinks...
-        raise InputError(f"cannot open: {exc.strerror}", path=str(path)) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(
-                f"is {_file_kind(st.st_mode)}, expected a regular file", path=str(path)
-            )
-        if st.st_size > max_bytes:
-            raise LimitError(
-                f"file is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit", path=str(path)
-            )
-        chunks = [os.read(fd, st.st_size + 1)]  # not max_bytes: that would allocate max_bytes
-        size = len(chunks[0])
-        while size > st.st_size and size <= max_bytes:  # it grew since the fstat
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > max_bytes:
-        raise LimitError(f"file is over the {max_bytes:,}-byte limit", path=str(path))
-    return b"".join(chunks)
-
-
-# -- staying inside the tree: the one check for every path opened under it ---------------------
-def inside_tree(tree: Path | str, path: Path | str) -> Path:
-    """``path`` if it lies in the memory tree ``tree`` and nothing on the way leads out.
-
-    Each part of ``path`` below ``tree`` that exists is looked at with ``lstat``: a symbolic
-    link must resolve inside the tree (a link out is refused with ``UnsafePathError`` naming
-    it, so a cloned repository's ``.planning/.lock -> ~/.bashrc`` is never opened), and a
-    repository's ``.planning`` may not be a link out of the repository. The walk ends at the
-    first part that does not exist: what is made there (a folder, a temp file renamed into
-    place, a file opened with ``O_CREAT | O_NOFOLLOW``) is real. A path with ``..`` or not
-    under ``tree`` is resolved whole with ``realpath``."""
-    root = os.fspath(tree)
-    text = os.fspath(path)
-    _check_root(root)
-    if text == root:
-        return Path(path)
-    parts = text[len(root) + 1 :].split(os.sep) if text.startswith(root + os.sep) else [".."]
-    if ".." in parts:
-        real_root = os.path.realpath(root)
-        if not _is_within(os.path.realpath(text), real_root):
-            raise UnsafePathError(
-                "path resolves outside the memory tree",
-                path=text,
-                hint="ids and paths may not contain '..', absolute parts or symlinks out",
-            )
-        return Path(path)
-    here = root
-    for part in parts:
-        here += os.sep + part
-        try:
-            mode = os.lstat(here).st_mode
-        except OSError:  # absent (or under a file): nothing further to follow
-            break
-        if stat.S_ISLNK(mode):
-            _link_inside(root, here)
-    return Path(path)
-
-
-def _check_root(root: str) -> None:
-    """A repository's ``.planning`` that is a symlink must stay inside the repository."""
-    if os.path.basename(root) != PLANNING_DIR:
-        return  # the personal store, or a copy of a tree named on the command line
-    try:
-        if not stat.S_ISLNK(os.lstat(root).st_mode):
-            return
-    except OSError:
-        return
-    real = os.path.realpath(root)
-    if not _is_within(real, os.path.realpath(os.path.dirname(root))):
-        raise _link_out(root, real, os.path.dirname(root), "the repository")
-
-
-def _link_inside(root: str, link: str) -> None:
-    """Refuse the symlink ``link`` unless it resolves inside the tree ``root``."""
-    real = os.path.realpath(link)
-    if not _is_within(real, os.path.realpath(root)):
-        raise _link_out(link, real, os.path.dirname(root), "the memory tree")
-
-
-def _is_within(real: str, folder: str) -> bool:
-    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def _link_out(link: str, real: str, repo: str, what: str) -> UnsafePathError:
-    name = Layout(Path(repo) / PLANNING_DIR).relative(Path(link))
-    return UnsafePathError(
-        f"is a symbolic link that leads outside {what} (to {printable(real)}); pmem never "
-        "reads or writes through one",
-        path=name,
-        hint=f"a cloned repository may carry one: remove it with `rm {printable(name)}`, "
-        "then run the command again",
-    )
-
-
-def open_inside(path: Path, flags: int, mode: int, *, name: str) -> int:
-    """``os.open`` of a path ``inside_tree`` vouched for, never through a symlink and never
-    blocking (a FIFO), for a regular file only; errors name the file as ``name``."""
-    flags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
-    try:
-        fd = os.open(path, flags, mode)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:  # a symlink (ELOOP), a folder, no permission...
-        if exc.errno == errno.ELOOP:
-            raise UnsafePathError(
-                "is a symbolic link; pmem never opens this file through one",
-                path=name,
-                hint=f"remove it with `rm {printable(name)}`, then run the command again",
-            ) from None
-        if exc.errno == errno.EISDIR:
-            raise InputError(
-                "is a directory, expected a regular file",
-                path=name,
-                hint="pmem keeps a file there: move the folder away, then run the command again",
-            ) from None
-        raise InputError(f"cannot open: {exc.strerror}", path=name) from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise InputError(
-            f"is {_file_kind(st.st_mode)}, expected a regular file",
-            path=name,
-            hint=f"remove it with `rm {printable(name)}`, then run the command again",
-        )
-    return fd
-
-
-DATABASE_FILES = ("", "-wal", "-shm", "-journal")  # SQLite's file and the journals beside it
-
-
-def check_database(path: Path, *, name: str) -> Path:
-    """``path`` (checked by ``inside_tree``) for ``sqlite3.connect``: SQLite opens the file
-    and its journals by name and follows symlinks, so each of them must be a regular file or
-    absent (``UnsafePathError`` / ``InputError`` naming it); a FIFO would block it."""
-    for suffix in DATABASE_FILES:
-        try:
-            mode = os.lstat(f"{path}{suffix}").st_mode
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(mode):
-            continue
-        what = "a symbolic link" if stat.S_ISLNK(mode) else _file_kind(mode)
-        raise (UnsafePathError if stat.S_ISLNK(mode) else InputError)(
-            f"is {what}; pmem keeps a database there and opens it only as a regular file",
-            path=name + suffix,
-            hint=f"remove it with `rm {printable(name + suffix)}`: it is derived and rebuilt",
-        )
-    return path
-
-
-def valid_name(name: str) -> bool:
-    """Whether ``name`` (a file name or path as ``os.listdir`` or git gives it) is valid
-    UTF-8: the bytes of one that is not come as lone surrogates, which JSON, SQLite and a
-    terminal refuse (``errors.printable`` shows them as ``\\xe9``)."""
-    if name.isascii():
-        return True
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
-# -- the lock file: who holds it, and taking over one whose holder is dead ----------------------
-def _try_flock(fd: int) -> bool:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno not in (errno.EAGAIN, errno.EACCES):
-            raise
-        return False
-    return True
-
-
-def _is_current(fd: int, lock_file: Path) -> bool:
-    """True while ``fd`` is still the file at ``lock_file`` (not replaced by a takeover)."""
-    try:
-        st = os.stat(lock_file)
-    except FileNotFoundError:
-        return False
-    mine = os.fstat(fd)
-    return (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
-
-
-def _identity(pid: int) -> str:
-    """``pid start-time host``: a pid alone could be reused by an unrelated process."""
-    return f"{pid} {_start_time(pid)} {_hostname()}"
-
-
-def _start_time(pid: int) -> str:
-    return _proc_stat(pid)[1]
-
-
-def _proc_stat(pid: int) -> tuple[str, str]:
-    """(state, start time in clock ticks) of ``pid`` from /proc (``("?", "0")`` unknown)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return fields[0].decode(), fields[19].decode()  # stat(5) fields 3 and 22
-    except (OSError, IndexError):
-        return "?", "0"
-
-
-def _claim(fd: int) -> None:
-    """Name this process as the holder of the lock it just took."""
-    with contextlib.suppress(OSError):
-        data = (_identity(os.getpid()) + "\n").encode()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, data, 0)
-
-
-def _holder_of(fd: int) -> tuple[int, str, str] | None:
-    """The holder the lock file names (pid, start time, host), or None if it names none."""
-    try:
-        pid, start, host = os.pread(fd, 200, 0).decode("ascii").split()
-        return int(pid), start, host
-    except (OSError, ValueError):
-        return None
-
-
-def _holder_dead(holder: tuple[int, str, str]) -> bool:
-    pid, start, host = holder
-    if host != _hostname() or pid <= 0:
-        return False  # another machine or container: its processes cannot be seen from here
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass
-    state, started = _proc_stat(pid)
-    return state in ("Z", "X") or (start != "0" and started not in (start, "0"))
-
-
-def _take_over(fd: int, lock_file: Path) -> bool:
-    """Replace the lock file when the holder it names is dead (its flock lives on only in
-    leftover children that inherited it); True if it was replaced. Takeovers are serialised
-    by a flock on the memory folder itself, and a lock file is replaced only while it is still
-    the one seen dead."""
-    holder = _holder_of(fd)
-    if holder is None or not _holder_dead(holder):
-        return False
-    guard = os.open(lock_file.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        if not _try_flock(guard):
-            return False
-        if not _is_current(fd, lock_file) or _holder_of(fd) != holder:
-            return False
-        fd, fresh = create_temp(lock_file.parent, f".{lock_file.name}.", TEMP_SUFFIX)
-        os.close(fd)
-        try:
-            os.replace(fresh, lock_file)
-        except FileNotFoundError:  # swept by a holder of a newer lock file: nothing to do
-            return False
-        return True
-    finally:
-        os.close(guard)
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes, *, new_mode: int = 0o644, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically: a temp file in the same folder, fsync,
-    ``os.replace``, fsync of the folder (without ``durable``, no fsync: the caller syncs
-    later, ``Store.batch``). An existing file keeps its mode; a new one gets ``new_mode``.
-    The caller serialises writers (the Store holds the memory lock)."""
-    folder = path.parent
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = new_mode
-    fd, tmp = create_temp(folder, f".{path.name}.", TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            if durable:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        fsync_dir(folder)
-
-
-def create_temp(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new file ``<prefix><random><suffix>`` in ``folder``, mode 0600, open for writing, as
-    ``tempfile.mkstemp`` makes one (without importing ``tempfile``, which costs a command
-    line's start-up several milliseconds): its descriptor and path."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
-    for _ in range(100):
-        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
-        try:
-            return os.open(name, flags, 0o600), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(folder))
-
-
-def _hostname() -> str:
-    """The host's name, as ``socket.gethostname()`` gives it (without importing ``socket``)."""
-    return os.uname().nodename
-
-
-_UMASK: int | None = None
-
-
-def _umask() -> int:
-    """This process's umask, read once (reading it means setting it)."""
-    global _UMASK
-    if _UMASK is None:
-        current = os.umask(0)
-        os.umask(current)
-        _UMASK = current
-    return _UMASK
-
-
-def _forget_umask() -> None:
-    global _UMASK
-    _UMASK = None
-
-
-def use_umask(mask: int) -> None:
-    """Take ``mask`` as this process's umask (the hook server answering for a client)."""
-    global _UMASK
-    os.umask(mask)
-    _UMASK = mask
-
-
-os.register_at_fork(after_in_child=_forget_umask)  # a forked worker may take another umask
-
-
-def remove_outside(path: Path, up_to: Path | None = None) -> bool:
-    """Remove a file outside any memory tree (an agent's config file that held only what an
-    installer wrote), then the folders it leaves empty below ``up_to``; False when there is
-    no such file."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    folder = path.parent
-    while up_to is not None and folder != up_to and folder.is_relative_to(up_to):
-        try:
-            os.rmdir(folder)  # only an empty folder goes
-        except OSError:
-            break
-        folder = folder.parent
-    return True
-
-
-def write_outside(path: Path, data: bytes) -> bool:
-    """Write ``data`` to a file outside any memory tree (an agent's config file) the way the
-    store writes its own: atomically, the folder made if needed, the mode kept; False when the
-    bytes on disk are already equal."""
-    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-        if path.read_bytes() == data:
-            return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
-    return True

@@ -23,6 +23,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "planning_memory"
 TOP_LEVEL = {"__init__", "__main__", "errors", "store", "memory", "manager", "validate"}
+STORE_HELPERS = ("paths", "atomic", "lockfile")  # the store's own: path checks, replace, lock
+TOP_LEVEL |= set(STORE_HELPERS)
 TOP_LEVEL |= {"background"}  # detached work: the hook server, summaries, index builds
 PARTS = ("core", "longterm", "sessions", "entity", "search", "context", "views", "transfer")
 PARTS += ("gitops",)
@@ -30,6 +32,8 @@ ENTRYPOINTS = ("cli", "agents", "watch", "viewer")
 # modules that write files themselves, and why (everything else writes through Store)
 WRITERS_OUTSIDE_STORE = {
     "planning_memory.store": "the writer",
+    "planning_memory.atomic": "the store's atomic replace; an agent's config file outside any tree",
+    "planning_memory.lockfile": "the memory's lock file, replaced when its holder died",
     "planning_memory.search.database": "the SQLite index file, its journal, its build lock",
     "planning_memory.longterm.catalog": "the SQLite catalog of records and its journal (derived)",
     "planning_memory.watch.process": "the daemon's pid, log and status (never wait for the lock)",
@@ -136,10 +140,11 @@ def test_core_imports_only_core_and_errors(name: str) -> None:
 
 
 def test_the_store_builds_only_on_core() -> None:
-    assert {folder_of(t) for t, _, _ in imports("planning_memory.store")} <= {"core", None}
-    assert {t for t, _, _ in imports("planning_memory.store") if folder_of(t) is None} <= {
-        "planning_memory.errors"
-    }
+    helpers = {f"planning_memory.{name}" for name in STORE_HELPERS}
+    for name in ("planning_memory.store", *sorted(helpers)):
+        targets = {t for t, _, _ in imports(name)}
+        assert {folder_of(t) for t in targets} <= {"core", None}, name
+        assert {t for t in targets if folder_of(t) is None} <= {"planning_memory.errors", *helpers}
 
 
 def _writes(name: str) -> list[int]:

@@ -33,6 +33,7 @@ PURE = (
 )
 IMPURE_FOR_PURE = ("subprocess", "sqlite3", "threading", "multiprocessing", "shutil")
 SHELL = ("planning_memory.store", "planning_memory.memory", "planning_memory.cli")
+SHELL += ("planning_memory.paths", "planning_memory.atomic", "planning_memory.lockfile")
 
 
 def module_name(path: Path) -> str:
