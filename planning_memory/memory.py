@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from planning_memory import background as _background
 from planning_memory import context as _context
@@ -433,73 +433,29 @@ class Memory(MemoryManagerNames):
         """A quick index build left the code map and the code for ``finish_index``."""
         return self.contextual.pending
 
-    def search(
-        self,
-        query: str,
-        *,
-        sources: Sequence[str] = (),
-        types: Sequence[str] = (),
-        scope: str | None = None,
-        tags: Sequence[str] = (),
-        limit: int = 10,
-        threshold: float = 0.0,
-        match: str = "auto",
-        semantic: bool | None = None,
-        warnings: list[str] | None = None,
-        all_projects: bool = False,
-        remember: bool = True,
-    ) -> list[Hit]:
-        """Ranked hits (BM25 with bounded recency and access boosts; pinned first). The
-        query and its hits join ``recent_queries`` unless ``remember`` is False.
-
-        Personal records (the personal store) are those saved from this project and those of
-        no project; ``all_projects`` searches every project's (``contextual.projects_named``
-        says whose each hit is).
-
-        ``semantic``: None (the default) fuses BM25 with the vectors' nearest documents when
-        the index holds vectors (docs/search.md); True asks for the model (a line in
-        ``warnings`` when it is not installed); False is BM25 alone."""
-        return self.contextual.search(
-            query,
-            sources=sources,
-            types=types,
-            scope=scope,
-            tags=tags,
-            limit=limit,
-            threshold=threshold,
-            match=match,
-            semantic=semantic,
-            warnings=warnings,
-            all_projects=all_projects,
-            remember=remember,
-        )
+    def search(self, query: str, **options: Unpack[_context.SearchOptions]) -> list[Hit]:
+        """Ranked hits for ``query`` from the project's index and the personal store's
+        (``Contextual.search`` tells the options)."""
+        return self.contextual.search(query, **options)
 
     def context(
         self,
         task: str | dict[str, Any],
         *,
-        budget: int | None = None,
-        fmt: str = "md",
         session_id: str | None = None,
-        agent: str | None = None,
-        quick: bool = False,
+        **options: Unpack[_context.ContextOptions],
     ) -> ContextPack:
-        """The context block an agent needs before ``task``, within ``budget`` tokens: what a
-        person taught, pinned memories, preferences, the last session, then what the task
-        matches (project and personal records). ``quick``: see ``index``. With
-        ``session_id``, the learnings delivered count as applied (once per session)."""
-        pack = self.contextual.context(
-            task, budget=budget, fmt=fmt, session_id=session_id, agent=agent, quick=quick
-        )
+        """The context block an agent needs before ``task`` (``Contextual.context`` tells the
+        options). With ``session_id``, the learnings delivered count as applied (once per
+        session)."""
+        pack = self.contextual.context(task, session_id=session_id, **options)
         if session_id is not None:  # delivered to a session: its learnings count as applied
             self.count_applied(session_id, [item.id for item in pack.items])
         return pack
 
     def recall(self, prompt: str, *, exclude: Sequence[str] = ()) -> ContextPack:
-        """The few memories relevant to one prompt (the UserPromptSubmit hook), in a handful
-        of lines: taught rules it touches and its best matching records, ``exclude``'s ids
-        left out. Never builds an index: a store without one answers from its taught rules
-        (read from its records)."""
+        """The few memories relevant to one prompt (the UserPromptSubmit hook), never
+        building an index (``Contextual.recall``)."""
         return self.contextual.recall(prompt, exclude=exclude)
 
     def timeline(self, item_id: str, *, before: int = 5, after: int = 5) -> list[TimelineEntry]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from planning_memory import search
 from planning_memory.context.items import ContextPack
@@ -20,6 +20,31 @@ from planning_memory.context.prompt import recall
 from planning_memory.core import Layout, Record
 from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
 from planning_memory.store import Store
+
+
+class SearchOptions(TypedDict, total=False):
+    """``search``'s options, as ``Memory.search`` passes them on."""
+
+    sources: Sequence[str]
+    types: Sequence[str]
+    scope: str | None
+    tags: Sequence[str]
+    limit: int
+    threshold: float
+    match: str
+    semantic: bool | None
+    warnings: list[str] | None
+    all_projects: bool
+    remember: bool
+
+
+class ContextOptions(TypedDict, total=False):
+    """``context``'s options, as ``Memory.context`` passes them on."""
+
+    budget: int | None
+    fmt: str
+    agent: str | None
+    quick: bool
 
 
 class Contextual:
@@ -164,7 +189,16 @@ class Contextual:
         all_projects: bool = False,
         remember: bool = True,
     ) -> list[Hit]:
-        """See ``Memory.search``."""
+        """Ranked hits (BM25 with bounded recency and access boosts; pinned first). The
+        query and its hits join ``recent_queries`` unless ``remember`` is False.
+
+        Personal records (the personal store) are those saved from this project and those of
+        no project; ``all_projects`` searches every project's (``projects_named`` says whose
+        each hit is).
+
+        ``semantic``: None (the default) fuses BM25 with the vectors' nearest documents when
+        the index holds vectors (docs/search.md); True asks for the model (a line in
+        ``warnings`` when it is not installed); False is BM25 alone."""
         search.check_sources(sources)  # a bad source changes nothing, not even the index
         by_config = semantic is None and search.semantic_wanted(self._config())
         embedder, problem = search.chosen_embedder(True if by_config else semantic)
@@ -230,8 +264,11 @@ class Contextual:
         quick: bool = False,
         touch: bool = True,
     ) -> ContextPack:
-        """See ``Memory.context``; ``touch=False`` (a person previewing it) counts none of
-        its items as used, so looking changes no later ranking."""
+        """The context block an agent needs before ``task``, within ``budget`` tokens: what a
+        person taught, pinned memories, preferences, the last session, then what the task
+        matches (project and personal records). ``quick``: see ``index``. ``touch=False`` (a
+        person previewing it) counts none of its items as used, so looking changes no later
+        ranking."""
         with self.indexes(quick=quick) as indexes:
             return build_context(
                 self.layout,
@@ -249,7 +286,10 @@ class Contextual:
             )
 
     def recall(self, prompt: str, *, exclude: Sequence[str] = ()) -> ContextPack:
-        """See ``Memory.recall``."""
+        """The few memories relevant to one prompt (the UserPromptSubmit hook), in a handful
+        of lines: taught rules it touches and its best matching records, ``exclude``'s ids
+        left out. Never builds an index: a store without one answers from its taught rules
+        (read from its records)."""
         self._require()
         personal = self._personal()
         levels = [self]
