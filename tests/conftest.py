@@ -18,6 +18,7 @@ EXAMPLE = REPO / ".planning.example"
 # before any fixture: a module-scoped one that runs `pmem` must not start a server either
 os.environ["PMEM_SERVER"] = "0"
 os.environ["PMEM_BACKGROUND"] = "0"
+os.environ["PMEM_EMBEDDINGS"] = "0"  # no vectors unless a test asks (tests/search/test_hybrid.py)
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +37,7 @@ def _isolated_home(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(home))
     monkeypatch.setenv("PMEM_SERVER", "0")  # tests/agents/test_hook_server.py turns it on
     monkeypatch.setenv("PMEM_BACKGROUND", "0")  # the tests of background work turn it on
+    monkeypatch.setenv("PMEM_EMBEDDINGS", "0")  # embedding every record costs 20-50 ms each
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")

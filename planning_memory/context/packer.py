@@ -9,10 +9,12 @@ by importance, and keeps whole items while the rendered text stays within the bu
 2. the sections of ``preferences.json``, critical mistakes, high-severity mistakes (those
    matching the task first, then ``SEVERE_UP_FRONT`` others), files named by the task, the
    session summary and current task, the last session's open next steps;
-3. the 5 best matching records (patterns, mistakes, learnings), the 5 newest messages of the
-   session window and its 3 newest decisions;
-4. further matching records, the 5 best relevant files (entities, code), the rest of the
-   window and decisions, what the last session accomplished;
+3. the records the task matches (patterns, mistakes, learnings, decisions, preferences:
+   searched apart from the code, so code never crowds them out), then, for a small memory
+   (at most ``WHOLE_MEMORY`` records), every other record, newest first; the 5 newest
+   messages of the session window and its 3 newest decisions;
+4. the 5 best relevant files (entities, code), the rest of the window and decisions, what
+   the last session accomplished;
 5. related content (docs, other sessions), further files, and more high-severity mistakes
    that do not match the task (up to ``MAX_UNMATCHED_SEVERE``).
 
@@ -56,6 +58,7 @@ from planning_memory.core import Layout, effective_config, temporal, timestamp
 from planning_memory.errors import InputError
 from planning_memory.search import (
     CHARS_PER_TOKEN,
+    SOURCES,
     Filters,
     Hit,
     Index,
@@ -71,9 +74,11 @@ DEFAULT_BUDGET = 1500
 MIN_BUDGET = 100
 MAX_BUDGET = 20_000
 FORMATS = ("md", "xml", "json", "agent")
-SEARCH_LIMIT = 25
+SEARCH_LIMIT = 25  # records, and as many other hits (code, docs, sessions)
+OTHER_SOURCES = tuple(s for s in SOURCES if s != "record")
 RELATED_THRESHOLD = 0.1
-TOP_MATCHES = 5  # matching records (and files) that rank with the newest messages
+TOP_MATCHES = 5  # relevant files that rank before the rest of the session window
+WHOLE_MEMORY = 10  # records: a memory this small is shown whole (seed 002: the last ten facts)
 MAX_SEVERE = 100  # high/critical mistakes considered (the most recently updated)
 MAX_UNMATCHED_SEVERE = 10  # high-severity mistakes shown without matching the task
 SEVERE_UP_FRONT = 3  # ... of which this many rank above search hits
@@ -125,7 +130,8 @@ def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str])
 
 
 def _hit_items(hits: Sequence[Hit], session_id: str) -> list[Item]:
-    """Search hits: the best records with the newest messages, then files, then the rest."""
+    """Search hits: every matching record with the newest messages, then the best files,
+    then the rest."""
     items = []
     seen = {"record": 0, "files": 0, "other": 0}
     for hit in hits:
@@ -135,11 +141,23 @@ def _hit_items(hits: Sequence[Hit], session_id: str) -> list[Item]:
         kind = kind if hit.source in ("record", "entity", "code") else "other"
         n = seen[kind]
         seen[kind] += 1
-        tier = {"record": 3 if n < TOP_MATCHES else 4, "files": 4 if n < TOP_MATCHES else 5}
+        tier = {"record": 3, "files": 4 if n < TOP_MATCHES else 5}
         item = hit_item(hit, tier.get(kind, 5), n)
         if item is not None:
             items.append(item)
     return items
+
+
+def _whole_memory(indexes: Sequence[Index]) -> list[Item]:
+    """Every record, newest first, when there are at most ``WHOLE_MEMORY`` of them (after
+    the task's matches): a small memory is shown whole, and relevance decides only when
+    there is more than that."""
+    records = Filters(("record",))
+    rows = [r for ix in indexes for r in ix.where("1 = 1", [], records, WHOLE_MEMORY + 1)]
+    if len(rows) > WHOLE_MEMORY:
+        return []
+    rows.sort(key=lambda r: (r.doc.updated_at, r.doc.key), reverse=True)
+    return [record_item(r, 3, 1000 + n, "memory: shown whole") for n, r in enumerate(rows)]
 
 
 def _named_files(index: Index, task: Task) -> list[Item]:
@@ -158,20 +176,26 @@ def _memory_items(
     indexes: Sequence[Index], task: Task, now: datetime, session_id: str, decay: bool = False
 ) -> list[Item]:
     query = " ".join([task.description, *task.context])
-    hits = search_index(
-        indexes,
-        query,
-        now=now,
-        limit=SEARCH_LIMIT,
-        threshold=RELATED_THRESHOLD,
-        include_pinned=False,
-        decay=decay,
-    )
+    hits = [
+        hit
+        for sources in (("record",), OTHER_SOURCES)  # records apart: code never crowds them
+        for hit in search_index(
+            indexes,
+            query,
+            now=now,
+            sources=sources,
+            limit=SEARCH_LIMIT,
+            threshold=RELATED_THRESHOLD,
+            include_pinned=False,
+            decay=decay,
+        )
+    ]
     matched = {h.key for h in hits}
     return [
         *_always_items(indexes),
         *_severe_items(indexes, matched, query_terms(query)),
         *_hit_items(hits, session_id),
+        *_whole_memory(indexes),
         *_named_files(indexes[0], task),
     ]
 

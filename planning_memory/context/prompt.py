@@ -4,13 +4,16 @@ At most ``limit`` items (the config's ``agents.recallLimit``, 8 by default) with
 ``RECALL_BUDGET`` tokens, of two kinds:
 
 - taught rules (``taught``) that share a word with the prompt once its words are widened with
-  related ones (``RELATED``: "add lodash as a dependency" is also about npm, pnpm, yarn,
+  related ones (``search.related``: "add lodash as a dependency" is also about npm, pnpm, yarn,
   installing), so a rule comes back when the prompt does not name its subject;
-- with a search index, the saved memories the prompt matches best: at least two of its
-  words (its only one for a one-word prompt), never only generic words ("add", "fix").
+- the saved memories the prompt matches best: at least two of its words (its only one for a
+  one-word prompt), never only generic words ("add", "fix"), or, with the index's vectors,
+  one close in meaning (a search hit only the vectors found, in other words or another
+  language).
 
-Without an index (none built yet) only the taught rules are looked at, from the records the
-caller passes: a hook never builds an index. Pure apart from the index reads.
+Without an index (none built yet: a fresh clone's first prompt) the records the caller
+passes are matched word by word instead: a hook never builds an index. Pure apart from the
+index reads.
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ from datetime import datetime
 from planning_memory.context.formats import render_line
 from planning_memory.context.items import ContextPack, Item, hit_doc, record_item
 from planning_memory.context.taught import MAX_TAUGHT, is_taught
-from planning_memory.search import Filters, Index, Row, estimate_tokens, query_terms, record_doc
+from planning_memory.search import (
+    Filters,
+    Index,
+    Row,
+    estimate_tokens,
+    query_terms,
+    record_doc,
+    related_words,
+)
 from planning_memory.search import search as search_index
 
 RECALL_BUDGET = 300  # tokens
@@ -34,25 +45,6 @@ _GENERIC_TEXT = """
     delete write run implement refactor new please let try show look code file files project
     repo thing things help now today again always never avoid prefer dont don"""
 GENERIC = frozenset(_GENERIC_TEXT.split())
-# words that stand for each other in a prompt: any of a group widens the prompt to the group
-RELATED: tuple[frozenset[str], ...] = tuple(
-    frozenset(group.split())
-    for group in (
-        "dependency dependencies package packages install library libraries deps npm pnpm yarn"
-        " bun pip poetry uv cargo lockfile",
-        "secret secrets credential credentials password passwords token tokens env dotenv apikey",
-        "commit commits push branch merge rebase git",
-        "test tests testing spec specs coverage vitest jest pytest mock mocks",
-        "typescript types typing interface interfaces",
-        "style formatting lint linter prettier eslint ruff indentation quotes semicolons",
-        "database db sql migration migrations schema orm prisma",
-        "error errors exception exceptions catch logging logger",
-        "api endpoint endpoints route routes fetch request requests http timeout",
-        "auth authentication login logout signin signup oauth jwt nextauth",
-        "deploy deployment release production pipeline docker",
-        "css styles styling tailwind",
-    )
-)
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -73,10 +65,13 @@ def recall(
     terms = [t for t in query_terms(prompt) if t not in GENERIC]
     records_only = Filters(("record",))
     taught = [r for ix in indexes for r in ix.listed("taught", records_only, MAX_TAUGHT)]
-    docs = [d for d in map(record_doc, records) if d is not None and is_taught(d)]
-    items = _taught_items([*taught, *(Row(d, 0.0, 0, "") for d in docs)], terms)
+    docs = [d for d in map(record_doc, records) if d is not None]
+    rows = [Row(d, 0.0, 0, "") for d in docs]
+    items = _taught_items([*taught, *(r for r in rows if is_taught(r.doc))], terms)
     if indexes and terms and limit:
         items += _matching_items(indexes, prompt, terms, now, limit)
+    elif terms and limit:  # no index yet: the records by the words they share
+        items += _word_matches([r for r in rows if not is_taught(r.doc)], terms)
     seen = set(exclude)
     unique = []
     for item in items:
@@ -84,20 +79,6 @@ def recall(
             seen.add(item.id)
             unique.append(item)
     return _pack(unique[:limit], budget)
-
-
-def related_words(terms: Sequence[str]) -> dict[str, str]:
-    """``{related word: the prompt's word it came from}`` for the groups ``terms`` touch."""
-    found: dict[str, str] = {}
-    for term in terms:
-        for group in RELATED:
-            if term in group or _singular(term) in group:
-                found.update((w, term) for w in sorted(group) if w not in found)
-    return found
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def _hits(term: str, words: set[str]) -> bool:
@@ -147,7 +128,23 @@ def _matching_items(
         shared = [t for t in terms if _hits(t, _words(row))]
         if len(shared) >= min(2, len(terms)):
             items.append(record_item(row, 2, len(items), f"matches {', '.join(shared[:4])}"))
+        elif hit.match == "vector":
+            items.append(record_item(row, 2, len(items), "close in meaning"))
     return items
+
+
+def _word_matches(rows: Sequence[Row], terms: Sequence[str]) -> list[Item]:
+    """Records sharing at least two of the prompt's words (its only one), most first."""
+    scored = []
+    for row in rows:
+        shared = [t for t in terms if _hits(t, _words(row))]
+        if len(shared) >= min(2, len(terms)):
+            scored.append((-len(shared), row.doc.updated_at, row.doc.key, row, shared))
+    scored.sort(key=lambda s: s[:3])
+    return [
+        record_item(row, 2, n, f"matches {', '.join(shared[:4])}")
+        for n, (*_k, row, shared) in enumerate(scored)
+    ]
 
 
 def _pack(items: Sequence[Item], budget: int) -> ContextPack:

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from planning_memory.search.chunks import estimate_tokens as estimate_tokens
     from planning_memory.search.database import Filters as Filters
     from planning_memory.search.database import Index as Index
-    from planning_memory.search.database import Row as Row
     from planning_memory.search.database import index_path as index_path
+    from planning_memory.search.documents import SOURCES as SOURCES
     from planning_memory.search.documents import Doc as Doc
     from planning_memory.search.documents import read_session as read_session
     from planning_memory.search.documents import record_doc as record_doc
@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from planning_memory.search.ranking import search as search
     from planning_memory.search.recent import recent as recent_queries
     from planning_memory.search.recent import remember as remember_query
-    from planning_memory.search.semantic import load_ranker as load_ranker
+    from planning_memory.search.related import related_words as related_words
+    from planning_memory.search.rows import Row as Row
+    from planning_memory.search.semantic import chosen as chosen_embedder
+    from planning_memory.search.semantic import load_embedder as load_embedder
     from planning_memory.search.semantic import semantic_wanted as semantic_wanted
     from planning_memory.search.upkeep import IndexReport as IndexReport
     from planning_memory.search.upkeep import ensure_memories as ensure_memories
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 
     __all__ = [
         "CHARS_PER_TOKEN",
+        "SOURCES",
         "Doc",
         "Filters",
         "Hit",
@@ -51,12 +55,13 @@ if TYPE_CHECKING:
         "Row",
         "TimelineEntry",
         "check_sources",
+        "chosen_embedder",
         "ensure_memories",
         "ensure_ready",
         "estimate_tokens",
         "index_files",
         "index_path",
-        "load_ranker",
+        "load_embedder",
         "matched_terms",
         "query_terms",
         "read_session",
@@ -64,6 +69,7 @@ if TYPE_CHECKING:
         "recent_queries",
         "record_doc",
         "reindex_codebase",
+        "related_words",
         "remember_query",
         "search",
         "semantic_wanted",
@@ -81,7 +87,8 @@ else:
             "Hit": "ranking",
             "Index": "database",
             "IndexReport": "upkeep",
-            "Row": "database",
+            "Row": "rows",
+            "SOURCES": "documents",
             "TimelineEntry": "chronology",
             "check_sources": "ranking",
             "ensure_memories": "upkeep",
@@ -89,7 +96,8 @@ else:
             "estimate_tokens": "chunks",
             "index_files": "upkeep",
             "index_path": "database",
-            "load_ranker": "semantic",
+            "chosen_embedder": "semantic:chosen",
+            "load_embedder": "semantic",
             "matched_terms": "ranking",
             "query_terms": "ranking",
             "read_session": "documents",
@@ -97,6 +105,7 @@ else:
             "recent_queries": "recent:recent",
             "record_doc": "documents",
             "reindex_codebase": "upkeep",
+            "related_words": "related",
             "remember_query": "recent:remember",
             "search": "ranking",
             "semantic_wanted": "semantic",

@@ -19,7 +19,8 @@ from planning_memory.errors import NotFoundError
 from planning_memory.longterm import load_checked
 from planning_memory.search import documents as sources
 from planning_memory.search import upkeep as indexer
-from planning_memory.search.database import Filters, Index, Row
+from planning_memory.search.database import Filters, Index
+from planning_memory.search.rows import Row
 from planning_memory.store import Store
 
 DEFAULT_SPAN = 3

@@ -18,9 +18,7 @@ transaction in flight. A file that is not a usable database is deleted and recre
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,11 +27,14 @@ from typing import Any
 
 from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES, Layout
 from planning_memory.errors import StorageError
+from planning_memory.search import vectors
 from planning_memory.search.documents import Doc
+from planning_memory.search.rows import COLUMNS, Row, doc_values, read_row, select_columns, varints
 from planning_memory.store import check_database, inside_tree, open_inside
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 4  # 3: code and Markdown chunks stored redacted; 4: the lists' partial indexes
+SCHEMA_VERSION = 5  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
+# indexes; 5: vectors (document ids never reused, so a vector knows its document)
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
@@ -51,7 +52,7 @@ LISTS = {
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS docs(
-      id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, grp TEXT NOT NULL,
+      id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE, grp TEXT NOT NULL,
       source TEXT NOT NULL, type TEXT NOT NULL, scope TEXT NOT NULL, tags TEXT NOT NULL,
       ref_id TEXT NOT NULL, session_id TEXT NOT NULL, created_at TEXT NOT NULL,
       updated_at TEXT NOT NULL, pinned INTEGER NOT NULL, severity INTEGER NOT NULL,
@@ -68,6 +69,7 @@ _SCHEMA = (
         f"CREATE INDEX IF NOT EXISTS docs_{name} ON docs(updated_at) WHERE {condition}"
         for name, condition in LISTS.items()
     ),
+    *vectors.SCHEMA,
     """CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
       title, body, tags, path, terms, content='docs', content_rowid='id',
       tokenize='porter unicode61 remove_diacritics 2')""",
@@ -87,38 +89,8 @@ _DROP = (
     "DROP TABLE IF EXISTS docs",
     "DROP TABLE IF EXISTS groups",
     "DROP TABLE IF EXISTS meta",
+    "DROP TABLE IF EXISTS vectors",
 )
-_COLUMNS = (
-    "key, source, type, scope, tags, title, body, path, ref_id, session_id, created_at, "
-    "updated_at, pinned, severity, meta"
-)
-_CAMEL_RE = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b")
-_CAMEL_HINT_RE = re.compile(r"[a-z0-9][A-Z]")
-_CAMEL_SPLIT_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-
-
-def split_identifiers(text: str) -> str:
-    """The words of every camelCase / PascalCase identifier in ``text``, space-separated."""
-    seen: dict[str, None] = {}
-    if not _CAMEL_HINT_RE.search(text):
-        return ""
-    for ident in _CAMEL_RE.findall(text):
-        for word in _CAMEL_SPLIT_RE.findall(ident):
-            seen.setdefault(word.lower(), None)
-    return " ".join(seen)
-
-
-@dataclass(frozen=True)
-class Row:
-    """A document read back from the index, with its BM25 value, access count and length in
-    tokens (all columns; 0 when not read)."""
-
-    doc: Doc
-    bm25: float
-    access_count: int
-    group: str
-    length: int = 0
-    terms: str = ""  # the split identifiers of the ``terms`` column (read by ``match`` only)
 
 
 @dataclass(frozen=True)
@@ -305,9 +277,9 @@ class Index:
         with self.write():
             self.conn.execute("DELETE FROM docs WHERE grp = ?", (group,))
             self.conn.executemany(
-                f"INSERT OR REPLACE INTO docs(grp, terms, {_COLUMNS}) "
+                f"INSERT OR REPLACE INTO docs(grp, terms, {COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(group, *_doc_values(doc)) for doc in docs],
+                [(group, *doc_values(doc)) for doc in docs],
             )
             self.conn.execute(
                 "INSERT OR REPLACE INTO groups(grp, hash, mtime_ns, size) VALUES (?, ?, ?, ?)",
@@ -416,14 +388,14 @@ class Index:
         scores = dict(ranked)
         marks = ",".join("?" * len(scores))
         rows = self.conn.execute(
-            f"SELECT {_select()}, d.terms, z.sz, d.id FROM docs d "
+            f"SELECT {select_columns()}, d.terms, z.sz, d.id FROM docs d "
             "LEFT JOIN access a ON a.key = d.key "
             f"LEFT JOIN fts_docsize z ON z.id = d.id WHERE d.id IN ({marks})",
             list(scores),
         ).fetchall()
         out = {}
         for *columns, terms, sizes, rowid in rows:
-            out[rowid] = _row((*columns, scores[rowid]), sum(varints(sizes or b"")), terms)
+            out[rowid] = read_row((*columns, scores[rowid]), sum(varints(sizes or b"")), terms)
         return out
 
     def totals(self) -> Totals:
@@ -478,10 +450,11 @@ class Index:
         where, extra = self._filter_sql(filters)
         indexed = f" INDEXED BY {index}" if index else ""
         sql = (
-            f"SELECT {_select()}, 0.0 FROM docs d{indexed} LEFT JOIN access a ON a.key = d.key "
-            f"WHERE {condition}{where} ORDER BY d.updated_at DESC, d.key LIMIT ?"
+            f"SELECT {select_columns()}, 0.0 FROM docs d{indexed} "
+            f"LEFT JOIN access a ON a.key = d.key WHERE {condition}{where} "
+            "ORDER BY d.updated_at DESC, d.key LIMIT ?"
         )
-        return [_row(r) for r in self.conn.execute(sql, [*args, *extra, limit])]
+        return [read_row(r) for r in self.conn.execute(sql, [*args, *extra, limit])]
 
     def listed(self, name: str, filters: Filters, limit: int) -> list[Row]:
         """The documents of list ``name`` (``LISTS``) that pass ``filters``, the most recently
@@ -502,14 +475,14 @@ class Index:
     ) -> tuple[list[Row], list[Row]]:
         """Documents of ``source`` created just before / just after (created_at, ref_id)."""
         sql = (
-            f"SELECT {_select()}, 0.0 FROM docs d LEFT JOIN access a ON a.key = d.key "
+            f"SELECT {select_columns()}, 0.0 FROM docs d LEFT JOIN access a ON a.key = d.key "
             "WHERE d.source = ? AND (d.created_at, d.ref_id) {op} (?, ?) "
             "ORDER BY d.created_at {order}, d.ref_id {order} LIMIT ?"
         )
         args = (source, created_at, ref_id)
         earlier = self.conn.execute(sql.format(op="<", order="DESC"), [*args, before])
         later = self.conn.execute(sql.format(op=">", order="ASC"), [*args, after])
-        return [_row(r) for r in earlier][::-1], [_row(r) for r in later]
+        return [read_row(r) for r in earlier][::-1], [read_row(r) for r in later]
 
     def stats(self) -> dict[str, Any]:
         """Document counts per source and type, groups, accesses, file size."""
@@ -531,6 +504,7 @@ class Index:
             "bytes": size,
             "built_at": self.get_meta("built_at"),
             "code_indexed_at": self.get_meta("code_indexed_at"),
+            **vectors.stats(self),
         }
 
 
@@ -563,77 +537,3 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
         if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
             conn.execute("ROLLBACK")
         raise
-
-
-def _doc_values(doc: Doc) -> tuple[Any, ...]:
-    tags = f" {' '.join(doc.tags)} " if doc.tags else ""
-    terms = split_identifiers(f"{doc.title}\n{doc.path}\n{doc.body}")
-    return (
-        terms,
-        doc.key,
-        doc.source,
-        doc.type,
-        doc.scope,
-        tags,
-        doc.title,
-        doc.body,
-        doc.path,
-        doc.ref_id,
-        doc.session_id,
-        doc.created_at,
-        doc.updated_at,
-        int(doc.pinned),
-        doc.severity,
-        json.dumps(dict(doc.meta), sort_keys=True, ensure_ascii=False),
-    )
-
-
-def varints(blob: bytes) -> list[int]:
-    """The SQLite varints packed in ``blob`` (FTS5's totals record and document sizes): 7 bits
-    a byte while the high bit is set, a ninth byte counting all 8."""
-    out: list[int] = []
-    value = length = 0
-    for byte in blob:
-        if length == 8:
-            out.append(value << 8 | byte)
-            value = length = 0
-            continue
-        value = value << 7 | byte & 0x7F
-        length += 1
-        if not byte & 0x80:
-            out.append(value)
-            value = length = 0
-    return out
-
-
-def _select() -> str:
-    cols = ", ".join(f"d.{c.strip()}" for c in _COLUMNS.split(","))
-    return f"{cols}, d.grp, coalesce(a.count, 0)"
-
-
-def _row(r: Sequence[Any], length: int = 0, terms: str = "") -> Row:
-    doc = Doc(
-        key=r[0],
-        source=r[1],
-        type=r[2],
-        scope=r[3],
-        tags=tuple(r[4].split()),
-        title=r[5],
-        body=r[6],
-        path=r[7],
-        ref_id=r[8],
-        session_id=r[9],
-        created_at=r[10],
-        updated_at=r[11],
-        pinned=bool(r[12]),
-        severity=int(r[13]),
-        meta=json.loads(r[14]),
-    )
-    return Row(
-        doc=doc,
-        bm25=float(r[17]),
-        access_count=int(r[16]),
-        group=str(r[15]),
-        length=length,
-        terms=terms,
-    )

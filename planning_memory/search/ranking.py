@@ -22,10 +22,10 @@ Ranking (documented in docs/search.md)::
 The boosts are bounded: together they multiply relevance by at most 1.25, so they reorder
 near-ties but never lift a poor match over a good one. Pinned long-term records that match the
 filters are always returned (after the ranked hits, not counted in ``limit``, reason
-``pinned``); soft-deleted records are never in the index at all. With a ``ranker`` (the
-``[semantic]`` extra), the best ``SEMANTIC_POOL`` hits are re-ordered by ``rrf_fuse`` of their
-BM25 order (counted ``BM25_RRF_WEIGHT`` times) and the ranker's order, then cut to ``limit``
-(scores stay the BM25 ones).
+``pinned``) when they match the query; soft-deleted records are never in the index at all.
+With an embedder (``hybrid``: the default when the index holds vectors), that BM25 list and
+the documents closest to the query's vector are fused by reciprocal rank, and the normalised
+score is the fused one.
 """
 
 from __future__ import annotations
@@ -36,13 +36,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from planning_memory.core import parse_timestamp
 from planning_memory.errors import InputError
-from planning_memory.search.database import Filters, Index, Row, Totals
+from planning_memory.search import hybrid
+from planning_memory.search.database import Filters, Index, Totals
 from planning_memory.search.documents import SOURCES
+from planning_memory.search.rows import Row
 from planning_memory.search.scoring import Scorer
+
+if TYPE_CHECKING:
+    from planning_memory.search.semantic import Embedder
 
 MAX_TERMS = 16
 RECENCY_WEIGHT = 0.15
@@ -51,11 +56,8 @@ ACCESS_WEIGHT = 0.10
 ACCESS_SATURATION = 50
 POOL_FACTOR = 3
 MIN_POOL = 30
-RRF_K = 60
 DECAY_HALF_LIFE_DAYS = 180.0  # decayEnabled: an unused record's weight halves every 180 days
 DECAY_FLOOR = 0.5  # ... but never below half: decay reorders, it does not hide
-SEMANTIC_POOL = 20  # BM25 hits a ranker re-orders (each costs an embedding on a cache miss)
-BM25_RRF_WEIGHT = 2  # the BM25 order counts twice in the fusion (docs/search.md: measured)
 PINNED_LIMIT = 20  # pinned records appended to a search (the context packer takes more)
 COMMON_DF = 500  # documents: a word in fewer is counted exactly, a more common one estimated
 AND_TRUST = 1.0  # all-word matches rank first when chance would give fewer than this
@@ -125,12 +127,6 @@ class Hit:
             "updated_at": self.updated_at,
             "access_count": self.access_count,
         }
-
-
-class Ranker(Protocol):
-    """An optional second ranking (e.g. local embeddings) fused with BM25 by RRF."""
-
-    def rank(self, query: str, candidates: Sequence[Hit]) -> list[str]: ...
 
 
 def query_terms(text: str) -> list[str]:
@@ -241,9 +237,13 @@ def matched_terms(row: Row, terms: Sequence[str]) -> list[str]:
     return [t for t in terms if t[: max(4, len(t) - 2)] in text]
 
 
-def _reason(row: Row, terms: Sequence[str], rank: int) -> str:
-    found = matched_terms(row, terms) or list(terms)
-    return f"matches {', '.join(found[:6])} (rank {rank})"
+def _reason(row: Row, terms: Sequence[str], rank: int, how: str = "all") -> str:
+    found = matched_terms(row, terms)
+    if how == "vector" and not found:
+        return f"similar meaning (rank {rank})"
+    if how == "related" and not found:
+        return f"related words (rank {rank})"
+    return f"matches {', '.join((found or list(terms))[:6])} (rank {rank})"
 
 
 def check_sources(sources: Sequence[str] | str) -> tuple[str, ...]:
@@ -275,30 +275,37 @@ def search(
     threshold: float = 0.0,
     match: str = "auto",
     include_pinned: bool = True,
-    ranker: Ranker | None = None,
+    embedder: Embedder | str | None = hybrid.AUTO,
     decay: bool = False,
 ) -> list[Hit]:
     """Ranked hits for ``text`` (see the module docstring for the formula and the modes); an
     ``InputError`` for a source the index does not have (``check_sources``) or an unknown
     ``match``. Several indexes (the project's and the personal store's) are searched as one:
-    their matches are ranked and normalised together."""
+    their matches are ranked and normalised together. ``embedder``: ``"auto"`` (the model
+    when an index holds vectors), one given, or ``None`` for BM25 alone."""
     indexes = [index] if isinstance(index, Index) else list(index)
     filters = Filters(check_sources(sources), tuple(types), scope, tuple(tags), session_id)
     check_match(match)
     terms = query_terms(text)
     limit = max(1, limit)
     scored = _scored(indexes, terms, filters, limit, match, now, decay) if terms else []
+    model = hybrid.resolve(indexes, embedder) if len(terms) >= hybrid.MIN_TERMS else None
+    near = hybrid.nearest_rows(indexes, model.query(text), filters) if model else []
+    related = hybrid.related_rows(indexes, terms, filters)
+    if near or related:
+        lists = (
+            (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, near),
+            (hybrid.RELATED_WEIGHT, hybrid.RELATED, related),
+        )
+        scored = hybrid.fuse(scored, *lists)
     best = max((s for s, _r, _m, _rel in scored), default=1.0)
     hits = []
-    cut = max(limit, SEMANTIC_POOL) if ranker is not None else limit
-    for rank, (score, found, how, relevance) in enumerate(scored[:cut], start=1):
+    for rank, (score, found, how, relevance) in enumerate(scored[:limit], start=1):
         row = replace(found, bm25=-relevance)
         norm = score / best
         if norm + 1e-12 < threshold:
             continue
-        hits.append(_hit(row, norm, how, _reason(row, terms, rank), terms))
-    if ranker is not None and hits:
-        hits = fuse(hits, ranker, text)[:limit]
+        hits.append(_hit(row, norm, how, _reason(row, terms, rank, how), terms))
     if include_pinned:
         for ix in indexes:
             hits += pinned_hits(ix, filters, exclude={h.key for h in hits}, terms=terms)
@@ -418,33 +425,15 @@ def _within(words: Sequence[str], costs: Sequence[float], budget: float) -> list
 def pinned_hits(
     index: Index, filters: Filters, *, exclude: set[str], terms: Sequence[str] = ()
 ) -> list[Hit]:
-    """Pinned long-term records that pass ``filters`` (always included; the
-    ``PINNED_LIMIT`` most recently updated when there are more)."""
+    """Pinned long-term records that pass ``filters`` and hold a word of the query (the
+    ``PINNED_LIMIT`` most recently updated when there are more); a search for words no
+    pinned record holds returns none of them."""
     only_records = Filters(("record",), filters.types, filters.scope, filters.tags)
     if filters.sources and "record" not in filters.sources:
         return []
     rows = index.listed("pinned", only_records, PINNED_LIMIT)
     return [
-        _hit(r, 0.0, "pinned", "pinned: always included", terms)
+        _hit(r, 0.0, "pinned", "pinned: matches the query", terms)
         for r in rows
-        if r.doc.key not in exclude
+        if r.doc.key not in exclude and terms and matched_terms(r, terms)
     ]
-
-
-def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
-    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over the rankings, best first."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-    return sorted(scores, key=lambda key: (-scores[key], key))
-
-
-def fuse(
-    hits: Sequence[Hit], ranker: Ranker, query: str, bm25_weight: int = BM25_RRF_WEIGHT
-) -> list[Hit]:
-    """Re-order ``hits`` by RRF of their BM25 order (``bm25_weight`` times) and ``ranker``'s."""
-    by_key = {h.key: h for h in hits if h.match != "pinned"}
-    order = rrf_fuse([list(by_key)] * bm25_weight + [ranker.rank(query, list(by_key.values()))])
-    fused = [by_key[k] for k in order if k in by_key]
-    return fused + [h for h in hits if h.match == "pinned"]

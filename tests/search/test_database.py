@@ -24,9 +24,8 @@ from planning_memory.search.database import (
     Filters,
     Index,
     index_path,
-    split_identifiers,
-    varints,
 )
+from planning_memory.search.rows import split_identifiers, varints
 from planning_memory.store import Store
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)

@@ -36,8 +36,9 @@ def test_search_finds_personal_records_with_their_scope(mem: Memory) -> None:
     by_title = {h.title: h for h in hits}
     assert by_title["Retry webhooks with backoff"].scope == "personal"
     assert by_title["Retry webhooks with backoff"].match != "pinned"
-    pinned = by_title["Prefer short commit titles"]
-    assert pinned.match == "pinned" and pinned.scope == "personal"
+    assert "Prefer short commit titles" not in by_title  # pinned, but not what was asked
+    pinned = {h.title: h for h in mem.search("commit titles")}["Prefer short commit titles"]
+    assert pinned.scope == "personal" and pinned.pinned
     assert {h.scope for h in mem.search("webhooks", scope="project")} == {"project"}
     assert {h.scope for h in mem.search("webhooks", scope="personal")} == {"personal"}
 

