@@ -6,7 +6,6 @@ Library first: the CLI, the MCP server and the hooks call these methods and form
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
@@ -19,7 +18,6 @@ from planning_memory import core as _core
 from planning_memory import entity as _entity
 from planning_memory import gitops as _gitops
 from planning_memory import longterm as _longterm
-from planning_memory import search as _search
 from planning_memory import sessions as _sessions
 from planning_memory import transfer as _transfer
 from planning_memory import validate as _validate
@@ -176,13 +174,7 @@ class Memory(MemoryManagerNames):
         personal scope's), a session message (``msg_``) or decision (``dec_``) with its
         session, or a session in brief (``ses_``). ``NotFoundError`` if there is none."""
         if item_id.startswith(("msg_", "dec_")):
-            hint = None  # the session an index row names, when an index exists (never built)
-            index = self.contextual.built_index()
-            if index is not None:
-                with index:
-                    row = index.by_ref(item_id)
-                hint = row.doc.session_id if row is not None else None
-            return self.sessions.find_entry(item_id, first=hint)
+            return self.sessions.find_entry(item_id, first=self.contextual.session_of(item_id))
         if item_id.startswith("ses_"):
             return self.sessions.overview(item_id)
         try:
@@ -344,7 +336,7 @@ class Memory(MemoryManagerNames):
         if appended.newly_queued:  # summarised where the messages arrive, never blocking
             root = str(self.layout.repo_root)
             args = ("-C", root, "session", "summarize", appended.session_id)
-            self.in_background("planning_memory", *args, cwd=root)
+            _background.detach("planning_memory", *args, cwd=root)
         return appended
 
     def record_error(
@@ -367,16 +359,6 @@ class Memory(MemoryManagerNames):
     ) -> dict[str, Any]:
         """Mark a session error (default: the newest open one) resolved by ``resolution``."""
         return self.sessions.resolve_error(session_id, resolution, error_id)
-
-    in_background = staticmethod(_background.detach)
-
-    @staticmethod
-    def next_request(umask: int) -> None:
-        """In a long-lived process that answers other processes (the hook server), before
-        each answer: write with the caller's ``umask``, and keep no file of a memory tree
-        open from the last answer (its repository may be gone)."""
-        use_umask(umask)
-        _longterm.close_catalogs()
 
     # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
     def views(self) -> Views:
@@ -484,26 +466,13 @@ class Memory(MemoryManagerNames):
     def counts(self) -> dict[str, Any]:
         """What is in memory, per level."""
         self.require()
-        live, every = self.records(), self.records(deleted=True)
         return {
             "root": str(self.layout.planning),
             "project": self.project_id,
             "short_term": {"sessions": len(self.store.list_json(self.layout.short_term))},
-            "long_term": {
-                "records": len(live),
-                "deleted": len(every) - len(live),
-                "by_type": dict(sorted(Counter(r["type"] for r in live).items())),
-                "preferences": sum(
-                    1 for key in self.longterm.preferences(skip_broken=True) if key != "updated_at"
-                ),
-                "pinned": sum(1 for r in live if r.get("pinned")),
-                "established_patterns": sum(1 for r in live if r.get("established")),
-            },
+            "long_term": self.longterm.counts(),
             "entity": {"files": _entity.count_files(self.layout)},
-            "contextual": {
-                "index_present": _search.index_path(self.layout).is_file(),
-                "recent_queries": self.contextual.recent_queries(),
-            },
+            "contextual": self.contextual.counts(),
         }
 
     @cached_property
@@ -547,24 +516,6 @@ class Memory(MemoryManagerNames):
         (memory text an entry point shows to an agent)."""
         return _views.inline(text, limit)
 
-    @staticmethod
-    def read_json_file(path: Path) -> Any:
-        """A JSON file read the strict, bounded way memory files are, or one clear error."""
-        return _transfer.read_document(path)
-
-    @staticmethod
-    def write_file(path: Path, text: str) -> bool:
-        """Write a file outside the memory tree (an agent's config) the way the store writes:
-        atomically, keeping its mode; False when its bytes are already equal."""
-        return write_outside(path, text.encode("utf-8"))
-
-    @staticmethod
-    def remove_file(path: Path, up_to: Path | None = None) -> bool:
-        """Remove a file outside the memory tree (an agent's config holding only what an
-        installer wrote) and the folders that leaves empty below ``up_to``; False when it is
-        already gone."""
-        return remove_outside(path, up_to)
-
     def set_render_target(self, name: str, on: bool) -> bool:
         """Turn the managed block of the repository's own ``CLAUDE.md`` or ``AGENTS.md``
         (``render.targets``) on or off in ``memory-config.json``, rendering it when turned
@@ -584,3 +535,28 @@ class Memory(MemoryManagerNames):
             if on:
                 self.refresh_views()
         return True
+
+
+# -- for the entry points: files outside the memory tree, processes that answer others ---------
+in_background = _background.detach  # ``python -m module args``, detached
+
+
+def write_file(path: Path, text: str) -> bool:
+    """Write a file outside the memory tree (an agent's config) the way the store writes:
+    atomically, keeping its mode; False when its bytes are already equal."""
+    return write_outside(path, text.encode("utf-8"))
+
+
+def remove_file(path: Path, up_to: Path | None = None) -> bool:
+    """Remove a file outside the memory tree (an agent's config holding only what an
+    installer wrote) and the folders that leaves empty below ``up_to``; False when it is
+    already gone."""
+    return remove_outside(path, up_to)
+
+
+def next_request(umask: int) -> None:
+    """In a long-lived process that answers other processes (the hook server), before each
+    answer: write with the caller's ``umask``, and keep no file of a memory tree open from
+    the last answer (its repository may be gone)."""
+    use_umask(umask)
+    _longterm.close_catalogs()

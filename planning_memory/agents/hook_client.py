@@ -224,9 +224,9 @@ def _send(event: str, data: bytes, busy_wait: float) -> _socket.socket | None:
 def detach(module: str, *args: str, cwd: str = "/") -> None:
     """Run ``python -m module args`` in the background, detached from this hook and its pipes
     (the agent waits for the hook's output to close, never for this)."""
-    from planning_memory.memory import Memory  # only when starting one
+    from planning_memory.memory import in_background  # only when starting one
 
-    Memory.in_background(module, *args, cwd=cwd)
+    in_background(module, *args, cwd=cwd)
 
 
 def spawn() -> None:

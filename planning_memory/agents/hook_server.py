@@ -45,7 +45,7 @@ from planning_memory.agents.hook_client import (
     private,
     socket_path,
 )
-from planning_memory.memory import Memory
+from planning_memory.memory import Memory, next_request
 
 IDLE_EXIT = 600.0  # seconds without a request (``PMEM_SERVER_IDLE`` changes it)
 READ_WAIT = 5.0  # for a client's whole request
@@ -83,7 +83,7 @@ def _in_client_world(request: Request) -> None:
     os.environ.clear()
     os.environ.update(request.env)
     time.tzset()
-    Memory.next_request(request.umask)
+    next_request(request.umask)
     os.chdir(request.cwd if os.path.isdir(request.cwd) else "/")
 
 

@@ -172,6 +172,21 @@ class Contextual:
         with self.index() as index:
             return index.stats()
 
+    def counts(self) -> dict[str, Any]:
+        """Whether an index exists, and the latest searches (``pmem show``)."""
+        present = search.index_path(self.layout).is_file()
+        return {"index_present": present, "recent_queries": self.recent_queries()}
+
+    def session_of(self, item_id: str) -> str | None:
+        """The session a message or decision id belongs to, as an index row names it; None
+        without an index (never built here) or row."""
+        index = self.built_index()
+        if index is None:
+            return None
+        with index:
+            row = index.by_ref(item_id)
+        return row.doc.session_id if row is not None else None
+
     # -- reading -----------------------------------------------------------------------------
     def search(
         self,

@@ -7,6 +7,7 @@ Markdown views nor the search index: the ``Memory`` facade does that after each 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -91,6 +92,19 @@ class LongTerm:
     def ranked(self, record_type: str) -> list[Record]:
         """Live records of one type, in ``priority`` order."""
         return sorted(self.records([record_type]), key=priority)
+
+    def counts(self) -> dict[str, Any]:
+        """How many records (live, deleted, per type, pinned, established patterns) and
+        preferences there are (``pmem show``)."""
+        live, every = self.records(), self.records(deleted=True)
+        return {
+            "records": len(live),
+            "deleted": len(every) - len(live),
+            "by_type": dict(sorted(Counter(r["type"] for r in live).items())),
+            "preferences": sum(1 for k in self.preferences(skip_broken=True) if k != "updated_at"),
+            "pinned": sum(1 for r in live if r.get("pinned")),
+            "established_patterns": sum(1 for r in live if r.get("established")),
+        }
 
     # -- learning ----------------------------------------------------------------------------
     def save(self, record_type: str, title: str, **fields: Any) -> rules.Outcome:

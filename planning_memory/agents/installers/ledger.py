@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.memory import Memory
+from planning_memory.memory import Memory, remove_file, write_file
 
 NAME = "installs.json"
 
@@ -99,10 +99,10 @@ class Ledger:
     def save(self) -> None:
         """Write the entries back (the file goes when none is left)."""
         if not self.entries:
-            Memory.remove_file(self.path)
+            remove_file(self.path)
             return
         data = {k: _plain(v) for k, v in sorted(self.entries.items())}
-        Memory.write_file(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        write_file(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _plain(made: Made) -> dict[str, Any]:
