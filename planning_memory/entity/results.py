@@ -94,6 +94,11 @@ class Types:
                 for key, _kind, q in defs[target]
                 if q == wanted or (family != "go" and q.endswith(nested))
             ]
+            if family == "java" and not dot and len(found) > 1:
+                # a simple name is the class of that name nested where ``home`` names it
+                # (``Builder`` in CommandLine.java is CommandLine.Builder) before another's
+                local = [d for d in found if d[0] == home]
+                found = local or found
             if family == "java" and depth > 0:  # and the overloads its bases add
                 counts = {self._count(d) for d in found}
                 for base, base_home in self.bases(kind, files):

@@ -415,3 +415,22 @@ def test_python_overload_signatures_are_not_functions(tmp_path: Path) -> None:
     )
     assert links["conv.py::conv"] == ["conv.py::use"]
     assert "conv.py::conv#2" not in links
+
+
+def test_a_function_of_an_object_passed_to_a_call_is_no_bare_call_target(
+    tmp_path: Path,
+) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "retry.ts": (
+                "import {setTimeout as delay} from 'node:timers/promises';\n"
+                "import ky from 'ky';\n\n"
+                "export async function slow() {\n  await delay(300);\n}\n\n"
+                "ky('/a', {retry: {delay: () => 10}, hooks: {before() {}}});\n\n"
+                "export const api = {get: () => 1, list() { return api.get(); }};\n"
+            ),
+        },
+    )
+    assert links["retry.ts::delay"] == []  # `delay(300)` is the imported setTimeout
+    assert links["retry.ts::api.get"] == ["retry.ts::api.list"]

@@ -472,3 +472,34 @@ func Gen(c *kit.Command) {
     assert incremental == called_by(fresh, files)
     assert incremental["kit.go::Helper"] == ["doc/doc.go::Gen"]
     assert incremental["kit.go::Command.Name"] == ["doc/doc.go::Gen"]
+
+
+# -- Java: a nested class's simple name is the one nested where it is named ----------------
+JAVA_BUILT = """package org.example;
+
+class %s {
+    static Builder builder() { return new Builder(); }
+
+    static class Builder {
+        Builder set() { return this; }
+        %s get() { return null; }
+    }
+}
+"""
+
+
+def test_a_java_result_type_is_the_class_nested_in_the_declaring_file(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/org/example/Line.java": JAVA_BUILT % ("Line", "Line"),
+            "src/org/example/Parser.java": JAVA_BUILT % ("Parser", "Parser"),
+            "src/org/example/Main.java": (
+                "package org.example;\n\nclass Main {\n"
+                "    void run() { Line.builder().set().get(); }\n}\n"
+            ),
+        },
+    )
+    run = ["src/org/example/Main.java::Main.run"]
+    assert links["src/org/example/Line.java::Line.Builder.get"] == run
+    assert links["src/org/example/Parser.java::Parser.Builder.get"] == []

@@ -253,7 +253,24 @@ def _scopes(caps: dict[str, list[Node]]) -> list[Scope]:
     for scope in scopes:
         if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
             scope.kind = "constructor" if scope.name == "constructor" else "method"
+        elif scope.kind == "function" and _argument_member(scope.node):
+            scope.kind = "method"  # an option object's function: no bare call reaches it
     return scopes
+
+
+def _argument_member(node: Node) -> bool:
+    """Whether ``node`` is bound to a key of an object literal passed to a call (``ky(url,
+    {retry: {delay: () => 10}})``), directly or inside such objects: a property the callee
+    reads, which no bare call in the file can reach."""
+    parent = node.parent
+    while parent is not None and parent.type in TRANSPARENT:
+        parent = parent.parent
+    if parent is None or parent.type not in ("pair", "object"):
+        if node.type != "method_definition" or parent is None or parent.type != "object":
+            return False
+    while parent is not None and parent.type in ("pair", "object", *TRANSPARENT):
+        parent = parent.parent
+    return parent is not None and parent.type == "arguments"
 
 
 def _interface(node: Node) -> list[Scope]:
