@@ -266,8 +266,7 @@ def _argument_member(node: Node) -> bool:
     while parent is not None and parent.type in TRANSPARENT:
         parent = parent.parent
     if parent is None or parent.type not in ("pair", "object"):
-        if node.type != "method_definition" or parent is None or parent.type != "object":
-            return False
+        return False  # a key's value, or a method written in the object
     while parent is not None and parent.type in ("pair", "object", *TRANSPARENT):
         parent = parent.parent
     return parent is not None and parent.type == "arguments"
