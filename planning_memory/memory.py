@@ -90,10 +90,8 @@ class Memory(MemoryManagerNames):
     def open(
         cls, start: Path | str | None = None, *, clock: Clock | None = None, **options: Any
     ) -> Memory:
-        """The memory of the repository containing ``start`` (default: the working dir): the
-        nearest folder with ``.planning/``, else the git work tree; a linked git worktree
-        without its own ``.planning/`` shares its main worktree's. The one rule every entry
-        point (CLI, hooks, MCP server, daemon) opens memory by."""
+        """The memory of the repository containing ``start`` (default: the working dir), found
+        by ``locate``: the one rule every entry point opens memory by."""
         here = Path(start) if start else None
         root = cls.locate(here)
         if root is None or not (root / PLANNING_DIR).is_dir():
@@ -106,8 +104,9 @@ class Memory(MemoryManagerNames):
 
     @staticmethod
     def locate(start: Path | str | None = None) -> Path | None:
-        """The project folder ``open`` would use for ``start`` (it may have no memory yet),
-        or None outside any repository."""
+        """The project folder ``open`` would use for ``start`` (it may have no memory yet):
+        the nearest folder with ``.planning/``, else the git work tree (a linked worktree
+        without its own shares its main one's); None outside any repository."""
         return _core.project_root(Path(start) if start else None)
 
     @classmethod
@@ -211,15 +210,9 @@ class Memory(MemoryManagerNames):
             return self.for_scope(scope).save(title, record_type, **{**fields, "scope": scope})
         if self.store.private:  # the personal store holds personal records of a project
             fields.update(scope="personal", project=fields.get("project") or self.project_id)
-        if fields.get("anchors"):
-            fields["anchors"] = self.anchor(fields["anchors"])
+        if fields.get("anchors"):  # completed with the code's hash: a change marks it for review
+            fields["anchors"] = self.code.complete_anchors(fields["anchors"])
         return self._wrote(self.longterm.save(record_type, title, **fields))
-
-    def anchor(self, anchors: Sequence[dict[str, Any] | str]) -> list[dict[str, Any]]:
-        """Complete code anchors (``path`` or ``path::symbol`` strings, or dicts) with the
-        current content hash from the code map, so a later change marks the memory for
-        review. An anchor the code map does not know keeps ``hash: null``."""
-        return self.code.complete_anchors(anchors)
 
     def learn_utterance(self, utterance: str, *, source: str = "cli") -> Lesson:
         """Learn every rule an utterance states by its trigger phrases ("always use X",
@@ -389,9 +382,7 @@ class Memory(MemoryManagerNames):
     # -- contextual: the search index, search, context, timeline -----------------------------
     @cached_property
     def contextual(self) -> _context.Contextual:
-        """The search index and what reads it: ``index``, ``indexes``, ``finish_index``,
-        ``search``, ``context``, ``recall``, ``timeline``, ``reindex``, ``sync``, ``stats``,
-        ``recent_queries``, ``projects_named`` (docs/search.md)."""
+        """The search index and what reads it (``Contextual``; docs/search.md)."""
         return _context.Contextual(
             self.layout,
             self.store,
@@ -404,15 +395,13 @@ class Memory(MemoryManagerNames):
         )
 
     def index(self, *, quick: bool = False) -> Index:
-        """The derived search index, synced with the files on disk (rebuilt if missing).
-        Use it in a ``with`` block, which closes it. ``quick`` (what a hook can afford): a
-        missing index gets the memories only; the code waits (``index_pending``) for
-        ``contextual.finish_index``."""
+        """The derived search index, synced with the files (``Contextual.index``); use it in
+        a ``with`` block."""
         return self.contextual.index(quick=quick)
 
     @property
     def index_pending(self) -> bool:
-        """A quick index build left the code map and the code for ``finish_index``."""
+        """A quick index build left the code for ``contextual.finish_index``."""
         return self.contextual.pending
 
     def search(self, query: str, **options: Unpack[_context.SearchOptions]) -> list[Hit]:
@@ -520,17 +509,10 @@ class Memory(MemoryManagerNames):
         """Turn the managed block of the repository's own ``CLAUDE.md`` or ``AGENTS.md``
         (``render.targets``) on or off in ``memory-config.json``, rendering it when turned
         on; False when the config already said so."""
-        key = {"CLAUDE.md": "claudeMd", "AGENTS.md": "agentsMd"}[name]
         self.require()
         with self.store.lock():
-            path = self.layout.config
-            config = self.store.read_json(path) if path.is_file() else {}
-            render = config.setdefault("memory", {}).setdefault("render", {})
-            targets = render.setdefault("targets", {})
-            if bool(targets.get(key)) == on:
+            if not _views.set_target(self.layout, self.store, name, on):
                 return False
-            targets[key] = on
-            self.store.write_json(self.layout.config, config)
             self._config = None
             if on:
                 self.refresh_views()

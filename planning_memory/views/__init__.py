@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from planning_memory.views.inert import make_inert as make_inert
     from planning_memory.views.state import Views as Views
     from planning_memory.views.state import ViewState as ViewState
+    from planning_memory.views.targets import set_target as set_target
     from planning_memory.views.workflow import SyncReport as SyncReport
     from planning_memory.views.workflow import check as check
     from planning_memory.views.workflow import refresh as refresh
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         "make_inert",
         "refresh",
         "render_all",
+        "set_target",
         "sync",
     ]
 else:
@@ -54,6 +56,7 @@ else:
             "make_inert": "inert",
             "refresh": "workflow",
             "render_all": "workflow",
+            "set_target": "targets",
             "sync": "workflow",
         },
     )
