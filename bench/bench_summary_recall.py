@@ -340,6 +340,107 @@ class Baseline:
         )
 
 
+# -- facts among filler ------------------------------------------------------------------------
+FILLER = (
+    ("user", "ok, run the tests again please"),
+    ("assistant", "Running the tests again now."),
+    ("user", "continue"),
+    ("assistant", "Still looking into it, one moment."),
+    ("user", "ok keep going"),
+    ("assistant", "Let me check that again."),
+    ("user", "vale, sigue"),
+    ("assistant", "Working on it, running them once more."),
+)
+PLANTED = (  # (who says it, the sentence, what must survive of it)
+    ("assistant", "We'll use Postgres 16 instead of MySQL because we need JSONB indexes.",
+     "postgres 16"),
+    ("user", "The webhook secret lives in config/stripe.toml.", "config/stripe.toml"),
+    ("assistant", "TypeError: cannot read property 'id' of undefined in src/cart/merge.ts.",
+     "src/cart/merge.ts"),
+    ("user", "Set the retry limit to 7 attempts with a 250 ms backoff.", "250 ms"),
+    ("user", "Marta from the billing team owns the invoices service.", "marta"),
+    ("assistant", "The root cause was a race in flush_queue() when two workers share a lock.",
+     "flush_queue()"),
+    ("user", "Decidimos usar pnpm 9 porque npm rompe los workspaces.", "pnpm 9"),
+    ("user", "Port 8443 is reserved for the admin API.", "8443"),
+    ("assistant", "The migration 0042_add_refunds.sql failed with a duplicate key error.",
+     "0042_add_refunds.sql"),
+    ("user", "The rate limit is 120 requests per minute per API key.", "120 requests"),
+    ("assistant", "Fixed by pinning urllib3 to 1.26.18.", "1.26.18"),
+    ("assistant", "Next: wire the refund webhook into src/payments/refunds.py.",
+     "src/payments/refunds.py"),
+    ("user", "Javier approved switching the queue to Redis Streams.", "redis streams"),
+    ("user", "El timeout del worker es de 45 segundos.", "45 segundos"),
+    ("assistant", "ConnectionResetError appears when the proxy idles for 60 s.",
+     "connectionreseterror"),
+    ("assistant", "We chose Argon2id over bcrypt since it resists GPU attacks.", "argon2id"),
+    ("user", "The feature flag is called checkout_v2_enabled.", "checkout_v2_enabled"),
+    ("user", "Cache TTL stays at 300 seconds.", "300 seconds"),
+    ("assistant", "The staging database is db-staging-3.internal.", "db-staging-3.internal"),
+    ("user", "Don't touch legacy/billing_old.py, it is frozen until March.",
+     "legacy/billing_old.py"),
+    ("user", "Coverage must stay above 85%.", "85%"),
+)  # fmt: skip
+FILLER_MESSAGES = 100
+DAEMON_BATCH = 10  # what the watch daemon folds at a time
+
+
+def filler_case() -> Case:
+    """``FILLER_MESSAGES`` near-identical filler messages with the ``PLANTED`` facts spread
+    among them, one fact after every few filler messages."""
+    said: list[tuple[str, str]] = [("user", "Let's get the refunds feature through CI.")]
+    every = FILLER_MESSAGES // len(PLANTED)
+    for n in range(FILLER_MESSAGES):
+        role, text = FILLER[n % len(FILLER)]
+        said.append((role, text if n % 3 else f"{text} ({n})"))
+        if n % every == every - 1 and n // every < len(PLANTED):
+            role, text, _ = PLANTED[n // every]
+            said.append((role, text))
+    messages = [{"role": r, "content": t} for r, t in said]
+    facts = [fact for _, _, fact in PLANTED]
+    return _case({"id": "filler", "language": "en", "messages": messages, "facts": facts})
+
+
+def filler_lines(texts: Iterable[str]) -> int:
+    """How many of ``texts`` (summary lines, key facts, end-summary items) only say again a
+    filler message."""
+    fill = {normalise(re.sub(r"\W+", " ", t)) for _, t in FILLER}
+    count = 0
+    for text in texts:
+        for part in re.split(r"\n| - |; ", text):
+            words = normalise(re.sub(r"\(\d+\)|\b(?:user|assistant)\b|\W+", " ", part))
+            count += bool(words) and any(
+                words == f or (f in words and len(words) < len(f) + 12) for f in fill
+            )
+    return count
+
+
+def filler_scores(s: Summarizer) -> list[tuple[str, int, int, int]]:
+    """For each way of summarising ``filler_case``: its label, the facts recalled, the
+    facts planted and the filler lines kept."""
+    case = filler_case()
+    out = []
+    for label, batch in (("rolling, batches of 10", DAEMON_BATCH), ("rolling, one batch", 200)):
+        summary, facts = rolling(s, case, batch=batch)
+        text = normalise("\n".join([summary.summary, *facts]))
+        got = sum(found(f, text) for f in case.facts)
+        out.append((label, got, len(case.facts), filler_lines([summary.summary, *facts])))
+    older, window = case.messages[:-WINDOW], case.messages[-WINDOW:]
+    summary, facts = rolling(s, replace_messages(case, older), batch=DAEMON_BATCH)
+    result = s.end_summary(EndRequest(case.goal, summary.summary, tuple(facts), window))
+    items = [result.goal, *_flat(result.as_dict().values())]
+    got = sum(found(f, normalise("\n".join(items))) for f in case.facts)
+    out.append(("end summary", got, len(case.facts), filler_lines(items)))
+    return out
+
+
+def filler_report(s: Summarizer) -> str:
+    return "\n".join(
+        f"  {label:24} facts {got}/{total}  filler lines {junk}"
+        for label, got, total, junk in filler_scores(s)
+    )
+
+
 # -- main --------------------------------------------------------------------------------------
 def main() -> None:
     cases = load_cases()
@@ -356,6 +457,10 @@ def main() -> None:
             "  conversations' characters; random sentences of that size recall "
             f"{random_recall(summarizer, cases):.3f}"
         )
+    print(f"\n{len(PLANTED)} facts among {FILLER_MESSAGES} near-identical filler messages")
+    for summarizer in (Baseline(), ExtractiveSummarizer()):
+        print(f"{summarizer.name}")
+        print(filler_report(summarizer))
     print("\ntiming (best of 7, ms)")
     for label, join in (("200 messages of the set", 1), ("200 messages of ~1,500 chars", 20)):
         big = batch_of(cases, join=join)

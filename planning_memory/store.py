@@ -113,15 +113,14 @@ class Store:
         if not self._audited:
             self.audit()
             self._audited = True
-        return inside_tree(self.layout.planning, path)
+        return inside_tree(self.layout.tree_of(path), path)
 
     def audit(self) -> None:
         """Refuse the tree when one of its own folders (the tree's top, ``memory/`` and its
         levels, the derived folders: where the lock, the views, the config, the caches and
         the databases live) holds a symbolic link that leads out of it, or the tree itself is
         a link out of its repository: ``UnsafePathError`` naming the link."""
-        root = os.fspath(self.layout.planning)
-        check_root(root)
+        check_root(os.fspath(self.layout.planning))
         for folder in self.layout.own_folders():
             try:
                 with os.scandir(folder) as entries:
@@ -129,7 +128,7 @@ class Store:
             except OSError:  # absent, not a folder: nothing in it to follow
                 continue
             for link in links:
-                link_inside(root, link)
+                link_inside(os.fspath(self.layout.tree_of(link)), link)
 
     def open_file(self, path: Path, flags: int, mode: int | None = None) -> int:
         """A descriptor of the regular file ``path`` in the tree, for a file used in place
@@ -176,7 +175,7 @@ class Store:
     def _acquire(self) -> None:
         lock_file = self.layout.lock_file
         self.check_inside(lock_file)
-        self._mkdirs(self.layout.planning)
+        self._mkdirs(self.layout.lock_file.parent)
         took_over = False
         while True:
             fd, taken = lockfile.wait_for(
@@ -259,7 +258,7 @@ class Store:
         self._check_folder(os.path.dirname(path))
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
-                link_inside(os.fspath(self.layout.planning), os.fspath(path))
+                link_inside(os.fspath(self.layout.tree_of(path)), os.fspath(path))
         except FileNotFoundError:
             raise NotFoundError("no such file", path=self.rel(path)) from None
         try:

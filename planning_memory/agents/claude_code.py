@@ -2,7 +2,9 @@
 
 - ``SessionStart`` (``startup``, ``resume``, ``clear``, ``compact``): prints the memory
   context block (and the last session's end summary) as ``hookSpecificOutput.
-  additionalContext``, within the config's ``injectBudgetTokens``, and keeps it with the
+  additionalContext``, opened by the unfinished work of the other open sessions (one that
+  crashed a moment ago, or runs in another terminal or worktree: goal, next step, when last
+  active), within the config's ``injectBudgetTokens``, and keeps it with the
   session (``pmem session injected``). Without a search index (a fresh clone) it indexes the
   memories only and leaves the code map and the code to ``pmem reindex --finish``, started
   in the background.
@@ -23,17 +25,12 @@
   decision records, folds the session's older messages into its rolling summary, and keeps a
   checkpoint: the summary so far with its outcome (confirmed, failed, unknown). A
   ``SessionStart`` after compaction keeps the decisions too, before it answers.
-- ``SessionEnd``: logs the transcript's last lines, then ends the session with its Goal /
+- ``SessionEnd``: logs the transcript's last lines and keeps the decisions they state
+  (as PreCompact does), then ends the session with its Goal /
   Instructions / Discoveries / Accomplished / Next Steps / Relevant Files summary.
 
-Sessions live on the channel ``claude-code``; Claude's ``session_id`` maps to ours through a
-small file per Claude session under ``memory/short-term/claude-code/`` (gitignored with the
-rest of short-term memory), which also keeps how far its transcript (``transcript_path``) has
-been read; the session's ``name`` is ``claude-code <session_id>``. Capturing the transcript
-reads only the bytes added since the last capture and logs Claude's text and tool calls and
-any prompt ``UserPromptSubmit`` did not log. Mapping a new Claude session first closes the
-``claude-code`` sessions left open with no activity for a while (a crash, a closed terminal):
-their transcript is captured and they end with the built-in summariser.
+Sessions live on the channel ``claude-code``, one of ours per Claude session
+(``agents.claude_map``: the map files, the transcript capture, the sessions left behind).
 
 A hook never blocks the agent: any error becomes one line on stderr and exit code 0. The hook
 path imports only the facade; the index, the context packer and the summariser are loaded by
@@ -42,24 +39,29 @@ the events that need them.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from planning_memory.agents.claude_map import CHANNEL as CHANNEL
+from planning_memory.agents.claude_map import (
+    capture_payload,
+    ensure_session,
+    keep_decisions,
+    mapped_session,
+    unfinished,
+)
+from planning_memory.agents.claude_map import capture_session as capture_session
+from planning_memory.agents.claude_map import live_session as live_session
 from planning_memory.agents.hook_client import detach
-from planning_memory.agents.transcript import Turns, parse_time, read_new, tool_summary, turns
+from planning_memory.agents.transcript import tool_summary
 from planning_memory.errors import PlanningMemoryError, UnsafePathError
 from planning_memory.memory import Memory
 
-CHANNEL = "claude-code"
-MAP_DIR = "claude-code"  # under memory/short-term/
 MAX_STDIN = 64 * 1024 * 1024
 ITEM_CHARS = 200
 FILE_TOOLS = {
@@ -68,208 +70,11 @@ FILE_TOOLS = {
     "MultiEdit": "modified",
     "NotebookEdit": "modified",
 }
+UNFINISHED_HEADING = "## Unfinished in other sessions"
+UNFINISHED_LEAD = "Open elsewhere (still running, or crashed): check before redoing their work."
+MIN_BUDGET = 200  # tokens left to the memory block whatever the other sessions take
 LOCK_WAIT = 5.0  # seconds a hook waits for the memory lock (installed timeouts: 15 s and up)
-STALE_AFTER = timedelta(minutes=5)  # an open session idle this long was left behind
-STALE_PER_START = 20  # sessions left behind closed by one start (the newest first)
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_KEBAB = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
-# -- session mapping -------------------------------------------------------------------------------
-def _map_path(mem: Memory, claude_id: str) -> Path:
-    safe = (
-        claude_id if _SAFE_ID.match(claude_id) else hashlib.sha256(claude_id.encode()).hexdigest()
-    )
-    return mem.layout.short_term / MAP_DIR / f"{safe[:100]}.json"
-
-
-def _status(mem: Memory, session_id: str) -> str | None:
-    path = mem.layout.session_path(session_id)
-    if not path.is_file():
-        return None
-    value = mem.store.read_json(path)
-    return str(value.get("status")) if isinstance(value, dict) else None
-
-
-def mapped_session(mem: Memory, payload: Mapping[str, Any]) -> str | None:
-    """Our open session for the payload's Claude session, or None."""
-    claude_id = payload.get("session_id")
-    if not isinstance(claude_id, str) or not claude_id:
-        return _current(mem)
-    path = _map_path(mem, claude_id)
-    if not path.is_file():
-        return None
-    value = mem.store.read_json(path)
-    sid = value.get("session_id") if isinstance(value, dict) else None
-    if isinstance(sid, str) and _status(mem, sid) in ("active", "paused"):
-        return sid
-    return None
-
-
-def _current(mem: Memory) -> str | None:
-    try:
-        return mem.sessions.current_id(start=False)
-    except PlanningMemoryError:
-        return None
-
-
-def ensure_session(mem: Memory, payload: Mapping[str, Any]) -> str:
-    """The session for the payload's Claude session, started (and mapped) if there is none.
-    Starting one first closes the sessions left open (``close_stale``), then carries the
-    standing facts of the last ended session into the new one (``Sessions.inherit``); a
-    resumed Claude session keeps how far its transcript was read."""
-    with mem.store.lock():  # parallel tool calls run their hooks at the same time
-        found = mapped_session(mem, payload)
-        if found is not None:
-            return found
-        claude_id = payload.get("session_id")
-        if not isinstance(claude_id, str) or not claude_id:
-            return mem.sessions.current_id()
-        close_stale(mem)
-        last = mem.sessions.last_summarized(CHANNEL)
-        name = f"{CHANNEL} {claude_id}"[:200] if "\n" not in claude_id else None
-        sid = str(mem.sessions.start(name=name)["id"])
-        if last is not None:
-            mem.sessions.inherit(sid, last[0].id)
-        state = _state(mem, claude_id)
-        state.update(claude_session_id=claude_id, session_id=sid, seen=0)
-        path = payload.get("transcript_path")
-        if isinstance(path, str) and path:
-            state.setdefault("transcript_path", path)
-        _save_state(mem, claude_id, state)
-        return sid
-
-
-def _state(mem: Memory, claude_id: str) -> dict[str, Any]:
-    """The map file of a Claude session: ``session_id`` (ours), ``transcript_path``,
-    ``offset`` (bytes read), ``last_at`` (the newest line's time), ``seen`` (our session's
-    message count after the last capture) and ``decided`` (how many of its messages were
-    read for decisions); {} when there is none."""
-    path = _map_path(mem, claude_id)
-    value = mem.store.read_json(path) if path.is_file() else None
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _save_state(mem: Memory, claude_id: str, state: Mapping[str, Any]) -> None:
-    mem.store.write_json(_map_path(mem, claude_id), dict(state))
-
-
-def _claude_id(name: Any) -> str | None:
-    """The Claude session id in one of our session names (``claude-code <id>``)."""
-    prefix = f"{CHANNEL} "
-    return name[len(prefix) :] if isinstance(name, str) and name.startswith(prefix) else None
-
-
-def live_session(mem: Memory) -> str | None:
-    """The hooks' open session with the latest activity, unless it has been idle for
-    ``STALE_AFTER`` (what the MCP server's session tools join), or None."""
-    found = [(last, info.id) for info, mapped, last in _hooked(mem) if mapped is not None]
-    last, sid = max(found, default=(None, None))
-    return sid if last is not None and mem.now() - last < STALE_AFTER else None
-
-
-def _hooked(mem: Memory) -> list[tuple[Any, dict[str, Any] | None, datetime]]:
-    """The open ``claude-code`` sessions, each with its map file's state when a Claude
-    session maps to it (else None) and when it was last active (our file or the
-    transcript)."""
-    found = []
-    for info in mem.sessions.list(channel=CHANNEL, status="active"):
-        claude_id = _claude_id(info.name)
-        state = _state(mem, claude_id) if claude_id else {}
-        mapped = state if state.get("session_id") == info.id else None
-        found.append((info, mapped, _last_activity(info.updated_at, mapped or {})))
-    return found
-
-
-# -- the transcript ------------------------------------------------------------------------------
-def capture(
-    mem: Memory, claude_id: str, path: str | None = None, *, final: bool = False
-) -> str | None:
-    """Log what the Claude session's transcript gained since the last capture into its open
-    session of ours: assistant text and tool calls, and prompts UserPromptSubmit did not log.
-    Lines read while the session is ended are passed over; a paused one waits. Returns the
-    open session's id, None when there is none. ``final``: the session is over, so an
-    unterminated last line is taken if it parses."""
-    with mem.store.lock():
-        state = _state(mem, claude_id)
-        sid = state.get("session_id")
-        status = _status(mem, sid) if isinstance(sid, str) else None
-        where = path or state.get("transcript_path")
-        if not isinstance(sid, str) or status == "paused" or not isinstance(where, str):
-            return sid if status in ("active", "paused") else None
-        same = state.get("transcript_path") == where
-        chunk = read_new(Path(where), int(state.get("offset") or 0) if same else 0, final=final)
-        active = status == "active"
-        since = _since(mem, sid, state, fresh=not same or chunk.restarted) if active else None
-        read = turns(chunk.entries, since=since, cwd=str(mem.layout.repo_root))
-        if active:
-            _log(mem, sid, read, int(state.get("seen") or 0))
-            state["seen"] = _message_count(mem, sid)
-        state.update(transcript_path=where, offset=chunk.offset)
-        state["last_at"] = read.last_at or state.get("last_at")
-        _save_state(mem, claude_id, state)
-        return sid if active else None
-
-
-def _since(mem: Memory, sid: str, state: Mapping[str, Any], *, fresh: bool) -> datetime | None:
-    """Lines older than this are not logged: before the first capture, those from before our
-    session started (a resumed conversation's history); on a new or shorter file, those up to
-    the last line read."""
-    if "offset" not in state:
-        return parse_time(mem.sessions.load(sid).value.get("started_at"))
-    last = parse_time(state.get("last_at"))
-    return last + timedelta(microseconds=1) if fresh and last else None  # newer lines only
-
-
-def _log(mem: Memory, sid: str, read: Turns, seen: int) -> None:
-    prompts = [t.text for t in read.turns if t.role == "user"]
-    logged = iter(mem.sessions.recorded(sid, "user", prompts, after=seen) if prompts else [])
-    for turn in read.turns:
-        if turn.role == "user" and next(logged):
-            continue  # UserPromptSubmit logged it
-        results = tuple({"name": name, "output": said} for name, said in turn.tools)
-        mem.log(Memory.clip(turn.text), role=turn.role, session_id=sid, tool_results=results)
-    if read.todos is not None:
-        mem.sessions.set_context(sid, {"active_task": read.active_task()})
-
-
-def _message_count(mem: Memory, sid: str) -> int:
-    session = mem.sessions.load(sid).value
-    return len(session["messages"]) + int(session.get("archived_count") or 0)
-
-
-def capture_session(mem: Memory, session_id: str, *, final: bool = False) -> None:
-    """Capture the transcript of the Claude session that ``session_id`` of ours is mapped
-    to, if it is one (the MCP server's ``session_end`` does this before ending)."""
-    claude_id = _claude_id(mem.sessions.load(session_id).value.get("name"))
-    if claude_id and _state(mem, claude_id).get("session_id") == session_id:
-        capture(mem, claude_id, final=final)
-
-
-def close_stale(mem: Memory) -> list[str]:
-    """End the open ``claude-code`` sessions with no activity (our session file or its
-    transcript) for ``STALE_AFTER``, at most ``STALE_PER_START`` of them, the newest first:
-    what their transcript gained is logged first, and the built-in summariser writes their
-    summary, so that a new session starts knowing them."""
-    closed: list[str] = []
-    for info, state, last in _hooked(mem):
-        if mem.now() - last < STALE_AFTER or len(closed) >= STALE_PER_START:
-            continue
-        if state is not None:
-            capture(mem, str(state["claude_session_id"]), final=True)
-        mem.sessions.end(info.id, mem.sessions.extractive)
-        closed.append(info.id)
-    return closed
-
-
-def _last_activity(updated_at: str, state: Mapping[str, Any]) -> datetime:
-    times = [parse_time(updated_at) or datetime.min.replace(tzinfo=UTC)]
-    where = state.get("transcript_path")
-    if isinstance(where, str) and where:
-        with contextlib.suppress(OSError):
-            times.append(datetime.fromtimestamp(Path(where).stat().st_mtime, UTC))
-    return max(times)
 
 
 # -- events ----------------------------------------------------------------------------------------
@@ -308,18 +113,45 @@ def _task_hint(mem: Memory, session_id: str, last: Mapping[str, Any] | None) -> 
 
 def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Inject the context block (at startup, resume, clear and after compaction), within
-    ``injectBudgetTokens``: what a person taught, pinned memories, preferences, the last
-    session (when it ended, its open next steps), then what the session's task matches."""
+    ``injectBudgetTokens``: the unfinished work of the other open sessions (crashed, or
+    running elsewhere), what a person taught, pinned memories, preferences, the last session
+    (when it ended, its open next steps), then what the session's task matches."""
     sid = ensure_session(mem, payload)
     if payload.get("source") == "compact":  # what was just compacted: its decisions stay
         keep_decisions(mem, payload)
+    elsewhere = _unfinished_lines(mem, sid)
     last = last_ended_summary(mem, exclude=sid)
     task = _task_hint(mem, sid, last)
-    pack = mem.context(task, session_id=sid, agent=CHANNEL, quick=True)
-    mem.sessions.record_injection(sid, "SessionStart", task, pack.as_dict())
+    budget = int(mem.config["memory"]["contextual"]["injectBudgetTokens"])
+    spent = (sum(map(len, elsewhere)) + 3) // 4
+    pack = mem.context(
+        task, session_id=sid, agent=CHANNEL, quick=True, budget=max(MIN_BUDGET, budget - spent)
+    )
+    text = _with_section(pack.text, elsewhere)
+    mem.sessions.record_injection(sid, "SessionStart", task, {**pack.as_dict(), "text": text})
     if mem.index_pending:  # a fresh clone: the memories are indexed, the code comes after
         detach("planning_memory", "-C", str(mem.layout.repo_root), "reindex", "--finish")
-    return _context_output("SessionStart", pack.text)
+    return _context_output("SessionStart", text)
+
+
+def _unfinished_lines(mem: Memory, sid: str) -> list[str]:
+    """The section on the other open sessions: a heading and one line each, or none."""
+    found = unfinished(mem, sid)
+    if not found:
+        return []
+    now = mem.now()
+    lines = [f"- {Memory.inline(u.line(now), 500)} [{u.session_id}]" for u in found]
+    return [UNFINISHED_HEADING, UNFINISHED_LEAD, *lines]
+
+
+def _with_section(text: str, lines: list[str]) -> str:
+    """``lines`` as the first section of the block ``text`` (under its title)."""
+    if not lines:
+        return text
+    head, _, rest = text.partition("\n")
+    if not head.startswith("# "):
+        return "\n".join([*lines, text])
+    return "\n".join([head, *lines, rest])
 
 
 def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -436,44 +268,10 @@ def post_tool_use_failure(mem: Memory, payload: Mapping[str, Any]) -> dict[str, 
     return None
 
 
-def _capture_payload(mem: Memory, payload: Mapping[str, Any], *, final: bool = False) -> str | None:
-    """Capture the payload's transcript; our open session for it, or None."""
-    claude_id = payload.get("session_id")
-    if not isinstance(claude_id, str) or not claude_id:
-        return mapped_session(mem, payload)
-    path = payload.get("transcript_path")
-    return capture(mem, claude_id, path if isinstance(path, str) and path else None, final=final)
-
-
 def stop(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Log what Claude's reply added to the transcript: its text and tool calls."""
-    _capture_payload(mem, payload)
+    capture_payload(mem, payload)
     return None
-
-
-def keep_decisions(mem: Memory, payload: Mapping[str, Any]) -> str | None:
-    """Log the transcript's new lines, then record the decisions stated in the messages not
-    yet read for them (``sessions.decided``) as the session's decisions, each once. Returns
-    our open session, or None."""
-    sid = _capture_payload(mem, payload)
-    claude_id = payload.get("session_id")
-    if sid is None:
-        return None
-    with mem.store.lock():
-        state = _state(mem, claude_id) if isinstance(claude_id, str) and claude_id else {}
-        history = mem.sessions.history(sid)
-        known = {_said(d["decision"]) for d in mem.sessions.load(sid).value["decisions"]}
-        for found in mem.sessions.stated_decisions(history, int(state.get("decided") or 0)):
-            if _said(found.decision) not in known:
-                mem.sessions.record_decision(sid, found.question, found.decision)
-                known.add(_said(found.decision))
-        if state:
-            _save_state(mem, str(claude_id), {**state, "decided": len(history)})
-    return sid
-
-
-def _said(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -488,8 +286,9 @@ def pre_compact(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
 
 
 def session_end(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Log the transcript's last lines, then end the session with its end summary."""
-    sid = _capture_payload(mem, payload, final=True)
+    """Log the transcript's last lines and keep the decisions they state, then end the
+    session with its end summary."""
+    sid = keep_decisions(mem, payload, final=True)
     if sid is not None:
         mem.sessions.end(sid, summarize=bool(mem.settings("agents")["autoSummary"]))
     return None

@@ -4,18 +4,20 @@ Pure: values in, values out (``now`` is passed in)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
 from planning_memory.core import parse_timestamp, temporal
 from planning_memory.search import Doc, Hit, Row
+from planning_memory.sessions import collapse_repeats, repeat_words, said_before
 
 TEXT_CAP = 300  # characters of one item's text (a message, a description)
 TOP_MESSAGES = 5  # newest session messages in the same tier as the best matches
 REVIEW_FLAG = "code changed since: review"  # an anchored memory whose code changed
 LAST_ITEMS = 5  # next steps (and accomplishments) shown of the last session
+INHERITED = "Earlier session: "  # how a key fact a session inherited begins (sessions)
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,9 @@ def hit_item(hit: Hit, tier: int, order: float) -> Item | None:
         data = {"path": where, "kind": hit.type, "purpose": cap(purpose or hit.snippet, 200)}
         return Item("files", where, text, hit.reason, tier, order, hit.key, data)
     kind = {"doc": hit.path or "doc", "message": f"message ({hit.type})"}.get(hit.source, "")
-    text = f"{kind or hit.source}: {cap(hit.title, 120)} — {cap(hit.snippet, 200)}"
+    text = f"{kind or hit.source}: {cap(hit.title, 120)}"
+    if " ".join(hit.snippet.split()) != " ".join(hit.title.split()):  # a message is its title
+        text += f" — {cap(hit.snippet, 200)}"
     data = {"source": hit.source, "path": hit.path, "session_id": hit.session_id}
     return Item("related", hit.ref_id or hit.key, text, hit.reason, tier, order, hit.key, data)
 
@@ -156,18 +160,29 @@ def hit_doc(hit: Hit) -> Doc:
 
 
 def session_items(
-    session: Mapping[str, Any] | None, window: int, *, stale: bool = False
+    session: Mapping[str, Any] | None,
+    window: int,
+    *,
+    stale: bool = False,
+    shown: Sequence[Item] = (),
 ) -> list[Item]:
     """The session's summary and current task, its newest messages and decisions. After a
     long gap (``stale``: the temporal notice is shown) its messages rank one tier lower: the
-    summary keeps the gist, what the new task matches comes first."""
+    summary keeps the gist, what the new task matches comes first. Near-duplicate messages
+    ("run the tests again", many times) are one item that says how many; a key fact that
+    ``shown`` items (the last session's) already say is left out."""
     if not session:
         return []
     sid = str(session.get("id"))
     items: list[Item] = []
     rolling = session.get("rolling_summary") or {}
     summary = str(rolling.get("summary") or "")
-    facts = [str(f) for f in rolling.get("key_facts") or []]
+    known = [repeat_words(i.text) for i in shown]
+    facts = [
+        str(f)
+        for f in rolling.get("key_facts") or []
+        if not said_before(str(f).removeprefix(INHERITED), known, within=True)
+    ]
     if summary or facts:
         text = cap(summary, 1200) + "".join(f"\n- {cap(f, 200)}" for f in facts[:20])
         data = {"kind": "summary", "message_count": rolling.get("message_count", 0)}
@@ -182,10 +197,14 @@ def session_items(
             Item("session", f"{sid}:current", "; ".join(parts), "current task", 2, 1, "", data)
         )
     messages = [m for m in session.get("messages") or [] if isinstance(m, Mapping)][-window:]
-    for age, msg in enumerate(reversed(messages)):
-        role = str(msg.get("role") or "user")
-        text = f"[{role} {msg.get('at', '')}] {cap(str(msg.get('content') or ''))}"
-        data = {"kind": "message", "role": role, "at": msg.get("at"), "seq": len(messages) - age}
+    newest = messages[::-1]
+    said = [str(m.get("content") or "") for m in newest]
+    for age, (n, times) in enumerate(collapse_repeats(said)):
+        msg, role = newest[n], str(newest[n].get("role") or "user")
+        again = f" (said {times} times)" if times > 1 else ""
+        text = f"[{role} {msg.get('at', '')}] {cap(said[n])}{again}"
+        data = {"kind": "message", "role": role, "at": msg.get("at"), "seq": len(messages) - n}
+        data.update({"times": times} if times > 1 else {})
         tier = (3 if age < TOP_MESSAGES else 4) + int(stale)
         items.append(
             Item("session", str(msg.get("id")), text, "session window", tier, age, "", data)

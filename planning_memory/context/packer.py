@@ -68,6 +68,7 @@ from planning_memory.search import (
     query_terms,
 )
 from planning_memory.search import search as search_index
+from planning_memory.sessions import repeat_words, said_before
 from planning_memory.store import Store
 
 DEFAULT_BUDGET = 1500
@@ -84,6 +85,7 @@ MAX_UNMATCHED_SEVERE = 10  # high-severity mistakes shown without matching the t
 SEVERE_UP_FRONT = 3  # ... of which this many rank above search hits
 STANDING_SHARE = 1 / 3  # of the budget: standing items beyond it wait for the best matches
 ITEM_CHARS = 40  # an item's id, reason and markup, roughly
+AT_START = 5  # newest, and most used, memories shown when a session starts with no last one
 TAUGHT_WHY = "taught: always included"
 
 
@@ -108,6 +110,22 @@ def _always_items(indexes: Sequence[Index]) -> list[Item]:
     ]
 
 
+def _start_items(indexes: Sequence[Index]) -> list[Item]:
+    """A session that starts with no ended session to go on: the newest memories and the
+    most used ones (by how often a context carried them)."""
+    records = Filters(("record",))
+    newest = [r for ix in indexes for r in ix.where("d.source = 'record'", [], records, AT_START)]
+    used = [r for ix in indexes for r in ix.where("a.count > 0", [], records, 20 * AT_START)]
+    used.sort(key=lambda r: -r.access_count)
+    return [
+        *(record_item(r, 2, 20 + n, "recent memory") for n, r in enumerate(newest)),
+        *(
+            record_item(r, 2, 30 + n, f"most used memory ({r.access_count} uses)")
+            for n, r in enumerate(used[:AT_START])
+        ),
+    ]
+
+
 def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str]) -> list[Item]:
     """Critical mistakes and the high-severity ones matching the task, then other
     high-severity mistakes: the first ``SEVERE_UP_FRONT`` still above search hits."""
@@ -129,14 +147,21 @@ def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str])
     return items
 
 
-def _hit_items(hits: Sequence[Hit], session_id: str) -> list[Item]:
+def _hit_items(hits: Sequence[Hit], session_id: str, said: Sequence[str] = ()) -> list[Item]:
     """Search hits: every matching record with the newest messages, then the best files,
-    then the rest."""
+    then the rest.
+    A message or session that only says again what ``said`` holds (the task itself, the
+    sessions' items) or what a better hit said is left out."""
     items = []
     seen = {"record": 0, "files": 0, "other": 0}
+    heard = [repeat_words(text) for text in said]
     for hit in hits:
         if hit.session_id and hit.session_id == session_id:
             continue  # the session section already shows the current session
+        if hit.source in ("message", "session"):
+            if said_before(hit.snippet or hit.title, heard, within=True):
+                continue  # the prompt echoed, or a fact the block already holds
+            heard.append(repeat_words(hit.snippet or hit.title))
         kind = "record" if hit.source == "record" else "files"
         kind = kind if hit.source in ("record", "entity", "code") else "other"
         n = seen[kind]
@@ -173,7 +198,12 @@ def _named_files(index: Index, task: Task) -> list[Item]:
 
 
 def _memory_items(
-    indexes: Sequence[Index], task: Task, now: datetime, session_id: str, decay: bool = False
+    indexes: Sequence[Index],
+    task: Task,
+    now: datetime,
+    session_id: str,
+    decay: bool = False,
+    said: Sequence[str] = (),
 ) -> list[Item]:
     query = " ".join([task.description, *task.context])
     hits = [
@@ -194,7 +224,7 @@ def _memory_items(
     return [
         *_always_items(indexes),
         *_severe_items(indexes, matched, query_terms(query)),
-        *_hit_items(hits, session_id),
+        *_hit_items(hits, session_id, [task.description, *said]),
         *_whole_memory(indexes),
         *_named_files(indexes[0], task),
     ]
@@ -220,17 +250,21 @@ def gather(
     indexes = [index] if personal is None else [index, personal]
     clock = temporal_item(now, temporal.timezone_of(config, now), session)
     stale = clock.data.get("gap_days") is not None
+    lasts = last_session_items(last, now, fresh=fresh)
+    current = session_items(session, window, stale=stale, shown=lasts)
     items = [
         clock,
-        *last_session_items(last, now, fresh=fresh),
-        *session_items(session, window, stale=stale),
+        *lasts,
+        *current,
         *preference_items(read_preferences(layout, store), 2, -10),
+        *(_start_items(indexes) if fresh and last is None else []),
         *_memory_items(
             indexes,
             task,
             now,
             str((session or {}).get("id") or ""),
             bool(config["memory"]["longTerm"].get("decayEnabled", False)),
+            [i.text for i in (*lasts, *current)],
         ),
     ]
     items.sort(key=lambda i: (i.tier, i.order))

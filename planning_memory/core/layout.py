@@ -38,20 +38,29 @@ LONG_TERM_DIRS = {
 @dataclass(frozen=True)
 class Layout:
     """The paths of one memory tree; ``planning`` is the ``.planning`` folder (or the personal
-    store's folder, which has the same ``memory/`` layout)."""
+    store's folder, which has the same ``memory/`` layout).
+
+    ``shared`` is the main worktree's ``.planning`` when this tree is a linked git worktree's
+    own (a committed ``.planning/`` checked out there): short-term memory (the sessions) and
+    the lock live there, so every worktree of a repository shares its sessions, while each
+    keeps the records of its own checkout."""
 
     planning: Path
+    shared: Path | None = None
 
     @classmethod
     def for_repo(cls, repo_root: Path) -> Layout:
-        return cls(Path(repo_root) / PLANNING_DIR)
+        root = Path(repo_root)
+        return cls(root / PLANNING_DIR, shared_tree(root))
 
     @classmethod
     def of(cls, root: Path | str) -> Layout:
         """The tree of ``root``: a repository, or a ``.planning`` folder (or a copy of one:
         a folder holding ``memory-config.json``)."""
         root = Path(root)
-        if root.name == PLANNING_DIR or (root / CONFIG_NAME).is_file():
+        if root.name == PLANNING_DIR:
+            return cls(root, shared_tree(root.parent))
+        if (root / CONFIG_NAME).is_file():
             return cls(root)
         return cls.for_repo(root)
 
@@ -70,8 +79,20 @@ class Layout:
         return self.planning / CONFIG_NAME
 
     @property
+    def sessions_tree(self) -> Path:
+        """The tree holding short-term memory and the lock: ``shared``, else ``planning``."""
+        return self.shared or self.planning
+
+    def tree_of(self, path: Path | str) -> Path:
+        """The tree ``path`` belongs to: ``shared`` for a path under it, else ``planning``."""
+        shared = self.shared
+        if shared is not None and (Path(path) == shared or shared in Path(path).parents):
+            return shared
+        return self.planning
+
+    @property
     def lock_file(self) -> Path:
-        return self.planning / ".lock"
+        return self.sessions_tree / ".lock"
 
     @property
     def memory(self) -> Path:
@@ -79,7 +100,7 @@ class Layout:
 
     @property
     def short_term(self) -> Path:
-        return self.memory / "short-term"
+        return self.sessions_tree / "memory" / "short-term"
 
     @property
     def long_term(self) -> Path:
@@ -116,6 +137,7 @@ class Layout:
         are checked one by one as they are opened."""
         contextual = self.contextual
         return [
+            *([self.shared] if self.shared else []),
             self.planning,
             self.memory,
             self.long_term,
@@ -176,6 +198,15 @@ def main_worktree(root: Path) -> Path | None:
     except (OSError, ValueError):
         return None
     return common.parent if common.name == ".git" else None
+
+
+def shared_tree(root: Path) -> Path | None:
+    """The main worktree's ``.planning`` when ``root`` is a linked worktree and the main one
+    has a memory tree (the linked one holding its own checkout of it), else None."""
+    main = main_worktree(root)
+    if main is None or not (main / PLANNING_DIR).is_dir():
+        return None
+    return None if os.path.realpath(main) == os.path.realpath(root) else main / PLANNING_DIR
 
 
 def project_root(start: Path | None = None) -> Path | None:

@@ -14,6 +14,8 @@ its config, a clock and a channel; the values it returns; the summariser interfa
     summarize  the summarisers: the interface, the extractive one, an LLM command
     goal       what a session is about: the task a prompt states, without its rules
     decided    the decisions a conversation states, each with the question it answers
+    elsewhere  the unfinished work of the other open sessions (crashed or still running)
+    repeats    near-duplicate texts: one of each said many times
     union      two copies of one session made one (an import), and a session made whole
     api        ``Sessions``, all of the above bound to one memory tree
 """
@@ -26,6 +28,7 @@ from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
     from planning_memory.sessions.api import Sessions as Sessions
+    from planning_memory.sessions.elsewhere import Unfinished as Unfinished
     from planning_memory.sessions.files import CHECKPOINT_KEYS as CHECKPOINT_KEYS
     from planning_memory.sessions.files import CONTEXT_KEYS as CONTEXT_KEYS
     from planning_memory.sessions.files import DEFAULT_CHANNEL as DEFAULT_CHANNEL
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
     from planning_memory.sessions.log import FILE_ACTIONS as FILE_ACTIONS
     from planning_memory.sessions.log import ROLES as ROLES
     from planning_memory.sessions.log import Appended as Appended
+    from planning_memory.sessions.repeats import collapse as collapse_repeats
+    from planning_memory.sessions.repeats import said_before as said_before
+    from planning_memory.sessions.repeats import words as repeat_words
     from planning_memory.sessions.rolling import SummaryOutcome as SummaryOutcome
     from planning_memory.sessions.summarize import CommandSummarizer as CommandSummarizer
     from planning_memory.sessions.summarize import EndRequest as EndRequest
@@ -72,8 +78,12 @@ if TYPE_CHECKING:
         "Summary",
         "SummaryOutcome",
         "SummaryRequest",
+        "Unfinished",
         "absorb_session",
+        "collapse_repeats",
         "new_session",
+        "repeat_words",
+        "said_before",
         "said_something",
         "summarizer_from_config",
         "whole_session",
@@ -103,9 +113,13 @@ else:
             "Summary": "summarize",
             "SummaryOutcome": "rolling",
             "SummaryRequest": "summarize",
+            "Unfinished": "elsewhere",
             "new_session": "files",
             "said_something": "files",
             "absorb_session": "union:absorb",
+            "collapse_repeats": "repeats:collapse",
+            "repeat_words": "repeats:words",
+            "said_before": "repeats",
             "whole_session": "union:whole",
         },
     )

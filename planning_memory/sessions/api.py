@@ -29,6 +29,7 @@ from planning_memory.sessions import (
     applied,
     briefing,
     decided,
+    elsewhere,
     failures,
     goal,
     lifecycle,
@@ -379,6 +380,16 @@ class Sessions(SessionFiles):
         ]
         found.sort(key=lambda e: str(e["at"]), reverse=True)
         return found[: max(0, limit)]
+
+    def unfinished(
+        self, exclude: Sequence[str] = (), active_at: Mapping[str, datetime] | None = None
+    ) -> list[elsewhere.Unfinished]:
+        """The other open sessions (crashed, or still running elsewhere) with their goal,
+        next step and last activity, the most recent first; ``exclude`` is passed over;
+        ``active_at``: last activity known better than the files (a transcript's)."""
+        return elsewhere.unfinished(
+            self, self.extractive, now=self.now(), exclude=exclude, active_at=active_at
+        )
 
     # -- looking up ----------------------------------------------------------------------------
     def last_summarized(

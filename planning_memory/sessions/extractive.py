@@ -64,6 +64,16 @@ _ERROR_NAME = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception|Required|Expired|BackOff|Killed)\b|\bE\d{4}\b"
 )
 _NAME = re.compile(r"(?<=[\w,;:()] )[A-ZÁÉÍÓÚÑ][\w.-]*\w")  # a capital inside a sentence
+# a name opening a sentence: a capitalised word followed by a verb or "from" ("Marta owns")
+_NAME_OPENING = re.compile(
+    r"^([A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)(?= (?:from|of|owns?|approved|asked|said|says|wants|will|has"
+    r"|is|de|del|dice|quiere|pidió|aprobó|lleva|se encarga)\b)"
+)
+_NOT_NAME_TEXT = """the this that these those it its we our you your they their he she his her
+there here what when where which who why how if then also but and so not no yes ok all any each
+every some one none el la los las lo esto eso este esta ese esa ello nosotros ellos ellas usted
+aquí allí qué cuando donde cual quien si pero también todo todos cada algún ningún uno"""
+_NOT_NAMES = frozenset(_NOT_NAME_TEXT.split())
 _CHOICE = _words(
     "we decided", "decided", "decision", "let's", "we'll (?:use|go|keep|do)", "going with",
     "go with", "chose", "choose", "opted", "settled on", "switch(?:ed)? to", "instead of",
@@ -94,7 +104,8 @@ _INSTRUCTION = re.compile(
 )
 _STATED = _words(
     "we have", "we've got", "is on", "are on", "lives? in", "stored in", "tenemos",
-    "se guardan?", "guardamos", "vive en", "the team", "el equipo",
+    "se guardan?", "guardamos", "vive en", "the team", "el equipo", "owns?", "in charge of",
+    "responsible for", "se encarga de", "es responsable de",
 )  # fmt: skip
 _ERROR = _words(
     "error", "errors", "exception", "traceback", "fail", "fails", "failed", "failing",
@@ -144,11 +155,29 @@ def _has(pattern: re.Pattern[str], text: str) -> float:
     return 1.0 if pattern.search(text) else 0.0
 
 
+_COUNTER = re.compile(r"\s*(?:\(\s*#?\d+\s*\)|#\d+)\s*$")  # "(12)", "#3" closing a sentence
+_AGAIN = re.compile(
+    r"^(?:(?:ok(?:ay)?|vale|s[ií]|yes|so|please|por\s+favor)[,.!]?\s+)*(?:please\s+)?"
+    r"(?:re-?run|run|try|do|check|test|build|ejecuta|corre|prueba|lanza|repite|haz|mira)\b"
+    r"[\w\s,]{0,30}?\b(?:again|once\s+more|otra\s+vez|de\s+nuevo)\b[\w\s,]{0,12}[.!]*$",
+    re.IGNORECASE,
+)
+
+
+def routine(text: str) -> bool:
+    """Whether a sentence only keeps the conversation going, a counter aside: it takes note
+    or asks to go on ("ok keep going (12)", "vale, sigue"), or asks to do the same again
+    ("run the tests again please", "prueba otra vez"). Said a hundred times, it says nothing."""
+    bare = _COUNTER.sub("", text).strip()
+    return acknowledgement(bare) or _AGAIN.match(bare) is not None
+
+
 def _signals(text: str, role: str) -> float:
     """The score of ``text`` besides its specific tokens and names: a choice, its reason, a
     setting, a negation, an error, a fix, a next step, something done (minus a question);
-    from the user, anything, more for an instruction or a stated fact. Small talk: -5."""
-    if filler(text.split()):
+    from the user, anything, more for an instruction or a stated fact. Small talk and
+    ``routine`` sentences: -5."""
+    if filler(text.split()) or routine(text):
         return FILLER_SCORE
     low = text.lower()
     value = 3 * _has(_CHOICE, low) + 2 * _has(_REASON, low) + _has(_SETTING, low)
@@ -215,7 +244,11 @@ def candidate(text: str, role: str, order: int, *, standing: bool = False) -> Ca
     text = clip(text)
     found = {*_NUMBER.findall(text), *_CODE.findall(text), *_ERROR_NAME.findall(text)}
     specific = frozenset(t.strip("`").lower() for t in found | _paths(text))
-    names = frozenset(n.lower() for n in _NAME.findall(text)) - specific
+    found_names = _NAME.findall(text)
+    opening = _NAME_OPENING.match(text)
+    if opening and opening.group(1).lower() not in _NOT_NAMES:
+        found_names.append(opening.group(1))
+    names = frozenset(n.lower() for n in found_names) - specific
     signals = _signals(text, role) - 2 * (not specific and len(text.split()) < 4)
     return Candidate(text, role, order, signals, specific, names, standing, _content_words(text))
 
@@ -504,7 +537,7 @@ class EndSections:
         )
 
     def _take(
-        self, wanted: Callable[[Candidate], bool], limit: int, floor: float = FILLER_SCORE
+        self, wanted: Callable[[Candidate], bool], limit: int, floor: float = FILLER_SCORE + 1
     ) -> list[str]:
         chosen = self.kept.pick(filter(wanted, self.pool), limit=limit, floor=floor)
         return [c.text for c in chosen]

@@ -36,6 +36,8 @@ from planning_memory.sessions.files import (
     summarized_live,
 )
 from planning_memory.sessions.log import decision_fact, millis, opt_text, text
+from planning_memory.sessions.repeats import said_before
+from planning_memory.sessions.repeats import words as repeat_words
 from planning_memory.sessions.summary_base import EndRequest, Summarizer, message_facts, unique
 from planning_memory.store import ABSENT
 
@@ -277,16 +279,21 @@ def end_request(session: Mapping[str, Any]) -> EndRequest:
 def standing_facts(session: Mapping[str, Any]) -> list[str]:
     """What a session knew when it ended, oldest first: its key facts (inherited ones
     included), the facts of its messages not yet summarised (decisions, stated facts,
-    preferences, ``[MEMORIZE: ...]``; the extractive rules) and its decisions."""
+    preferences, ``[MEMORIZE: ...]``; the extractive rules) and its decisions (those the
+    facts do not already say: a decision recorded from a message is that message's fact)."""
     try:
         fresh = session["messages"][summarized_live(session) :]
     except ConflictError:
         fresh = session["messages"]
-    return [
+    facts = [
         *session["rolling_summary"]["key_facts"],
         *(f for m in fresh for f in message_facts(m)),
-        *(decision_fact(d) for d in session["decisions"]),
     ]
+    known = [repeat_words(f) for f in facts]
+    decided = [
+        d for d in session["decisions"] if not said_before(d["decision"], known, within=True)
+    ]
+    return [*facts, *map(decision_fact, decided)]
 
 
 def inherit(

@@ -347,6 +347,15 @@ def test_fact_recall_over_the_labelled_set(bench: Any, mode: str, least: float) 
     assert min(s.recall for s in scores) >= 0.6, report
 
 
+def test_facts_outlast_a_hundred_filler_messages(bench: Any) -> None:
+    """Facts (decisions, errors, files, numbers, names) planted among 100 near-identical
+    filler messages ("ok, run the tests again please (24)", "vale, sigue") all survive the
+    rolling summary and the end summary, and no filler line does."""
+    for label, got, total, junk in bench.filler_scores(ExtractiveSummarizer()):
+        assert (got, junk) == (total, 0), label
+    assert sum(got for _, got, _, _ in bench.filler_scores(bench.Baseline())) < 3 * 21
+
+
 def test_recall_is_not_bought_with_size(bench: Any) -> None:
     """The summary and key facts stay well short of the conversation, and beat sentences
     drawn at random to the same size by a wide margin (the old summariser did not)."""
