@@ -256,14 +256,9 @@ class Memory(MemoryManagerNames):
         context in ``session_id``) the first time that session delivers it, in the project
         or the personal store; returns the ids counted (docs/learning.md)."""
         learnings = [i for i in ids if i.startswith("lrn_")]
-        counted = []
-        for rid in self.sessions.first_applications(session_id, learnings) if learnings else ():
-            stores = [self] if self.store.private else [self, self.personal()]
-            for mem in stores:
-                with contextlib.suppress(NotFoundError):
-                    mem.longterm.applied(rid)
-                    counted.append(rid)
-                    break
+        first = self.sessions.first_applications(session_id, learnings) if learnings else []
+        personal = [] if self.store.private or not first else [self.personal().longterm]
+        counted = self.longterm.applied_once(first, *personal)
         return self._wrote(counted) if counted else counted
 
     @contextlib.contextmanager

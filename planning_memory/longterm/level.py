@@ -7,13 +7,14 @@ Markdown views nor the search index: the ``Memory`` facade does that after each 
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from planning_memory.core import LEARNING_TYPES, Layout, Record
-from planning_memory.errors import InputError
+from planning_memory.errors import InputError, NotFoundError
 from planning_memory.longterm import lessons, preferences, records, rules
 from planning_memory.store import Store
 
@@ -179,3 +180,15 @@ class LongTerm:
             counted = {**record, "applications": int(record.get("applications") or 0) + 1}
             records.save(self.tree.layout, self.tree.store, counted, expect=loaded.digest)
             return rules.Outcome("applied", counted)
+
+    def applied_once(self, ids: Sequence[str], *others: LongTerm) -> list[str]:
+        """One more application of each learning of ``ids``, in this tree or else in the first
+        of ``others`` (the personal store's) that holds it; the ids counted."""
+        counted = []
+        for rid in ids:
+            for level in (self, *others):
+                with contextlib.suppress(NotFoundError):
+                    level.applied(rid)
+                    counted.append(rid)
+                    break
+        return counted
