@@ -217,4 +217,6 @@ def memory_checks(root: Path | None) -> list[Check]:
     stale = [f"{mem.store.rel(s.path)} ({s.state})" for s in mem.render_check()]
     detail = ", ".join(stale) if stale else "current"
     checks.append(Check("memory", "views", not stale, detail, "pmem sync"))
+    notice = mem.contextual.embeddings()  # a notice, not a failure: BM25 still works
+    checks.append(Check("memory", "search", True, notice or "hybrid: BM25 and vectors"))
     return checks

