@@ -79,9 +79,13 @@ def _read_request(conn: socket.socket) -> Request | None:
 
 
 def _in_client_world(request: Request) -> None:
-    """Take the client's working directory, umask and environment (and its time zone)."""
+    """Take the client's working directory, umask and environment (and its time zone); the
+    ``PYTHON*`` variables stay the server's, which are the client's (its socket is named
+    after them), so what a hook starts in the background runs the same package."""
+    python = {key: value for key, value in os.environ.items() if key.startswith("PYTHON")}
     os.environ.clear()
     os.environ.update(request.env)
+    os.environ.update(python)
     time.tzset()
     next_request(request.umask)
     os.chdir(request.cwd if os.path.isdir(request.cwd) else "/")
