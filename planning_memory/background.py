@@ -56,6 +56,16 @@ def default_signals() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
+def next_request(umask: int) -> None:
+    """In the pmem server, before each answer: write with the caller's ``umask``, and keep no
+    file of a memory tree open from the last answer (its repository may be gone)."""
+    from planning_memory import longterm  # here: the server has it loaded, a hook does not
+    from planning_memory.store import use_umask
+
+    use_umask(umask)
+    longterm.close_catalogs()
+
+
 def _run(module: str, *args: str) -> None:
     import runpy
 

@@ -29,7 +29,11 @@ from planning_memory.errors import (
     NotInitializedError,
 )
 from planning_memory.manager import MemoryManagerNames
-from planning_memory.store import Store, remove_outside, use_umask, write_outside
+from planning_memory.store import Store, remove_outside, write_outside
+
+# what the entry points use besides ``Memory``: files outside the tree, processes in the background
+__all__ = ["Memory", "in_background", "next_request", "remove_outside", "write_outside"]
+in_background, next_request = _background.detach, _background.next_request
 
 if TYPE_CHECKING:
     from planning_memory.context import ContextPack
@@ -512,28 +516,3 @@ class Memory(MemoryManagerNames):
             if on:
                 self.refresh_views()
         return True
-
-
-# -- for the entry points: files outside the memory tree, processes that answer others ---------
-in_background = _background.detach  # ``python -m module args``, detached
-
-
-def write_file(path: Path, text: str) -> bool:
-    """Write a file outside the memory tree (an agent's config) the way the store writes:
-    atomically, keeping its mode; False when its bytes are already equal."""
-    return write_outside(path, text.encode("utf-8"))
-
-
-def remove_file(path: Path, up_to: Path | None = None) -> bool:
-    """Remove a file outside the memory tree (an agent's config holding only what an
-    installer wrote) and the folders that leaves empty below ``up_to``; False when it is
-    already gone."""
-    return remove_outside(path, up_to)
-
-
-def next_request(umask: int) -> None:
-    """In a long-lived process that answers other processes (the hook server), before each
-    answer: write with the caller's ``umask``, and keep no file of a memory tree open from
-    the last answer (its repository may be gone)."""
-    use_umask(umask)
-    _longterm.close_catalogs()

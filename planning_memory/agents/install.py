@@ -6,9 +6,9 @@ changes nothing the second time; ``dry_run`` gives the unified diff and writes n
 uninstalling takes back exactly what installing added, byte for byte: the ledger
 (``installers.ledger``) keeps which files, keys and folders an install made, so only those go
 (a file that held nothing else, an object or folder left empty). Files are written through
-``memory.write_file`` (atomically, the mode kept) and removed through ``memory.remove_file``;
-the AGENTS.md block is switched through the memory's config (``render.targets``) so the views
-keep it current.
+``memory.write_outside`` (atomically, the mode kept) and removed through
+``memory.remove_outside``; the AGENTS.md block is switched through the memory's config
+(``render.targets``) so the views keep it current.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from planning_memory.agents.installers.claude_code import merge_settings as merg
 from planning_memory.agents.installers.ledger import Ledger, Made
 from planning_memory.agents.installers.parts import Edit, Plan, Where, command_words
 from planning_memory.errors import InputError
-from planning_memory.memory import Memory, remove_file, write_file
+from planning_memory.memory import Memory, remove_outside, write_outside
 
 
 @dataclass
@@ -108,11 +108,11 @@ def _apply(plan: Plan, root: Path | None, report: Report, ledger: Ledger, *, rem
     for e in plan.edits:
         if e.after is not None:
             folders = _missing(e.path.parent)
-            write_file(e.path, e.after)
+            write_outside(e.path, e.after.encode("utf-8"))
             if not remove:
                 ledger.note(e.path, _made(e, folders))
     for e in sorted((e for e in plan.edits if e.after is None), key=lambda e: _last(ledger, e)):
-        remove_file(e.path, _base(e.path, root, ledger.get(e.path)))
+        remove_outside(e.path, _base(e.path, root, ledger.get(e.path)))
     for e in plan.edits if remove else []:
         ledger.forget(e.path)
     if not remove:

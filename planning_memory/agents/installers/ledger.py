@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.memory import Memory, remove_file, write_file
+from planning_memory.memory import Memory, remove_outside, write_outside
 
 NAME = "installs.json"
 
@@ -99,10 +99,11 @@ class Ledger:
     def save(self) -> None:
         """Write the entries back (the file goes when none is left)."""
         if not self.entries:
-            remove_file(self.path)
+            remove_outside(self.path)
             return
         data = {k: _plain(v) for k, v in sorted(self.entries.items())}
-        write_file(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        write_outside(self.path, text.encode("utf-8"))
 
 
 def _plain(made: Made) -> dict[str, Any]:
