@@ -12,6 +12,7 @@ import hashlib
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
@@ -156,6 +157,7 @@ def squash(value: str, limit: int = MAX_SIGNATURE) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+@lru_cache(maxsize=1 << 16)  # a scan meets the same call texts over and over
 def callee(value: str) -> str:
     """A callee expression as written, with chained call arguments reduced to ``()``."""
     if "(" in value:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import re
 from functools import cache
+from operator import itemgetter
 
 import tree_sitter_python
 from tree_sitter import Node
@@ -90,7 +91,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     calls = [
         (n.start_byte, callee(t)) for n, t in zip(called, node_texts(called, source), strict=True)
     ]
-    calls.sort(key=_position)  # stable: an outer call before the inner one it starts with
+    calls.sort(key=itemgetter(0))  # stable: an outer call before the inner one it starts with
     owners = innermost(every, [position for position, _ in calls])
     params, assigned = caps.get("param", []), caps.get("assign", [])
     rewrites: dict[int, str] = {}
@@ -135,10 +136,6 @@ def _overload_stub(node: Node) -> bool:
     return any(
         c.type == "decorator" and _OVERLOAD.fullmatch(text(c)) is not None for c in parent.children
     )
-
-
-def _position(call: tuple[int, str]) -> int:
-    return call[0]
 
 
 def _function(
