@@ -23,11 +23,7 @@ from planning_memory import transfer as _transfer
 from planning_memory import validate as _validate
 from planning_memory import views as _views
 from planning_memory.core import DEFAULT_CONFIG, PLANNING_DIR, Layout, effective_config
-from planning_memory.errors import (
-    AlreadyInitializedError,
-    NotFoundError,
-    NotInitializedError,
-)
+from planning_memory.errors import AlreadyInitializedError, NotFoundError, NotInitializedError
 from planning_memory.manager import MemoryManagerNames
 from planning_memory.store import Store, remove_outside, write_outside
 
@@ -267,15 +263,9 @@ class Memory(MemoryManagerNames):
 
     @contextlib.contextmanager
     def bulk(self) -> Iterator[Memory]:
-        """Many saves as one (an import, an agent's backlog): under one lock, record files
-        written without a per-file fsync and made durable together at the end
-        (``Store.batch``), the views re-rendered once at the end instead of after each save.
-        Every save still goes through the learning rules::
-
-            with mem.bulk():
-                for title, text in memories:
-                    mem.save(title, "pattern", description=text)
-        """
+        """Many saves as one (an import, an agent's backlog: ``with mem.bulk(): ...``): under
+        one lock, record files made durable together at the end (``Store.batch``), the views
+        re-rendered once at the end. Every save still goes through the learning rules."""
         self._bulk += 1
         try:
             with self.store.batch():
@@ -487,10 +477,7 @@ class Memory(MemoryManagerNames):
     # -- repository tools: they need no memory tree open ------------------------------------
     git = _gitops  # install, merge_driver, resolve, scan_secrets (docs/git.md)
 
-    @staticmethod
-    def validate(path: Path) -> _validate.Report:
-        """Check one file, or every file of a repository's (or a folder's) memory tree."""
-        return _validate.validate_path(path)
+    validate = staticmethod(_validate.validate_path)  # one file, or every file of a tree
 
     @staticmethod
     def clip(text: str) -> str:
