@@ -11,15 +11,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from planning_memory import search
-from planning_memory.context.items import ContextPack
-from planning_memory.context.packer import build_context
-from planning_memory.context.prompt import recall
-from planning_memory.core import Layout, Record
-from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
-from planning_memory.store import Store
+
+if TYPE_CHECKING:
+    from planning_memory.context.items import ContextPack
+    from planning_memory.core import Layout, Record
+    from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
+    from planning_memory.store import Store
 
 
 class SearchOptions(TypedDict, total=False):
@@ -288,6 +288,8 @@ class Contextual:
         matches (project and personal records). ``quick``: see ``index``. ``touch=False`` (a
         person previewing it) counts none of its items as used, so looking changes no later
         ranking."""
+        from planning_memory.context.packer import build_context  # here: a search needs none
+
         with self.indexes(quick=quick) as indexes:
             return build_context(
                 self.layout,
@@ -309,6 +311,8 @@ class Contextual:
         of lines: taught rules it touches and its best matching records, ``exclude``'s ids
         left out. Never builds an index: a store without one answers from its taught rules
         (read from its records)."""
+        from planning_memory.context.prompt import recall  # here: a search needs none
+
         self._require()
         personal = self._personal()
         levels = [self]
