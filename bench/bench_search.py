@@ -6,7 +6,15 @@ frequency) from the source of click and markdown-it-py. Record files are written
 (no fsync) to set up quickly; the rebuild reads them the way the product does.
 Queries are 2-4 words picked from random records, so both AND and OR paths are exercised.
 
-Run: ``.venv/bin/python bench/bench_search.py [--sizes 10000,100000] [--queries 300]``.
+With ``--vectors N`` it measures what the embedding model costs instead, at N records in one
+run: the model's load in a fresh process, one query's embedding, search in-process with the
+query's vector given (BM25 alone against hybrid), ``Memory.recall`` (what the resident hook
+server runs for a prompt, the model loaded), ``Memory.save`` with its vector (the save,
+then the index catching up and embedding it), ``pmem reindex`` as a process (every vector
+computed, then again with the vectors kept), and the vectors' bytes.
+
+Run: ``.venv/bin/python bench/bench_search.py [--sizes 10000,100000] [--queries 300]``
+or ``.venv/bin/python bench/bench_search.py --vectors 10000 [--queries 100]``.
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ sys.path.insert(0, str(REPO))
 from planning_memory.core import codec
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
+from planning_memory.memory import Memory
 from planning_memory.search import ranking as search
+from planning_memory.search import semantic, vectors
 from planning_memory.search import upkeep as indexer
 from planning_memory.search.database import Index
 from planning_memory.store import Store
@@ -182,11 +192,125 @@ def bench_context_process(root: Path, runs: int = 10) -> dict[str, float]:
     }
 
 
+LOAD_SNIPPET = """
+import time
+t0 = time.perf_counter()
+from planning_memory.search import semantic
+embedder, problem = semantic.load_embedder()
+assert embedder is not None, problem
+t1 = time.perf_counter()
+embedder.query("warm the engine")
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+class Given:
+    """An embedder whose query vectors were computed before the clock started."""
+
+    def __init__(self, vectors_by_text: dict[str, object]) -> None:
+        self.vectors = vectors_by_text
+
+    def query(self, text: str) -> object:
+        return self.vectors[text]
+
+
+def timed(run: list[str], env: dict[str, str] | None = None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(run, check=True, capture_output=True, env=env)
+    return time.perf_counter() - t0
+
+
+def bench_vectors(n: int, n_queries: int, root: Path) -> dict[str, float]:
+    """What the model costs at ``n`` records (see the module docstring)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PMEM_EMBEDDINGS="1", PMEM_BACKGROUND="0")
+    os.environ.update(PMEM_EMBEDDINGS="1", PMEM_BACKGROUND="0")
+    rng = random.Random(n)
+    Memory.init(root)
+    layout = Layout.for_repo(root)
+    records = make_records(n, rng)
+    write_records(layout, records)
+    pmem = [sys.executable, "-m", "planning_memory.cli.run", "-C", str(root), "reindex"]
+    reindex_cold = timed([*pmem, "--no-code"], env)
+    reindex_warm = timed([*pmem, "--no-code"], env)
+    loads = [
+        subprocess.run(
+            [sys.executable, "-c", LOAD_SNIPPET],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        for _ in range(3)
+    ]
+    embedder, problem = semantic.load_embedder()
+    assert embedder is not None, problem
+    qs = queries(records, n_queries, rng)
+    embeds, given = [], {}
+    for q in qs:
+        t0 = time.perf_counter()
+        given[q] = embedder.query(q)
+        embeds.append(time.perf_counter() - t0)
+    with Index.open(layout) as index:
+        stats = vectors.stats(index)
+        for q in qs[:20]:  # the page cache and the vectors' matrix
+            search.search(index, q, now=NOW, embedder=Given(given))
+        plain, hybrid = [], []
+        for q in qs:
+            t0 = time.perf_counter()
+            search.search(index, q, now=NOW, limit=10, embedder=None)
+            t1 = time.perf_counter()
+            search.search(index, q, now=NOW, limit=10, embedder=Given(given))
+            hybrid.append(time.perf_counter() - t1)
+            plain.append(t1 - t0)
+    mem = Memory(root)
+    recalls: dict[str, list[float]] = {"0": [], "1": []}
+    for q in qs[:40]:  # what a resident hook server does for UserPromptSubmit, model loaded
+        for flag in ("0", "1"):
+            os.environ["PMEM_EMBEDDINGS"] = flag
+            t0 = time.perf_counter()
+            mem.recall(q)
+            recalls[flag].append(time.perf_counter() - t0)
+    os.environ["PMEM_EMBEDDINGS"] = "1"
+    saves, caught_up = [], []
+    for i in range(20):
+        t0 = time.perf_counter()
+        mem.save(f"Benchmark note {i} about retries", "pattern", description=qs[i])
+        t1 = time.perf_counter()
+        with mem.index():  # syncs the new file and embeds it
+            pass
+        saves.append(t1 - t0)
+        caught_up.append(time.perf_counter() - t0)
+    return {
+        "records": n,
+        "loadavg": os.getloadavg()[0],
+        "model_load_ms": 1000 * statistics.median(float(a) for a, _b in loads),
+        "first_query_ms": 1000 * statistics.median(float(b) for _a, b in loads),
+        "query_embed_p50_ms": 1000 * percentile(embeds, 0.5),
+        "search_bm25_p50_ms": 1000 * percentile(plain, 0.5),
+        "search_hybrid_p50_ms": 1000 * percentile(hybrid, 0.5),
+        "search_hybrid_p95_ms": 1000 * percentile(hybrid, 0.95),
+        "recall_bm25_p50_ms": 1000 * percentile(recalls["0"], 0.5),
+        "recall_hybrid_p50_ms": 1000 * percentile(recalls["1"], 0.5),
+        "save_p50_ms": 1000 * percentile(saves, 0.5),
+        "save_with_vector_p50_ms": 1000 * percentile(caught_up, 0.5),
+        "reindex_cold_s": reindex_cold,
+        "reindex_warm_s": reindex_warm,
+        "vectors": stats["vectors"],
+        "vector_mb": stats["vector_bytes"] / 1e6,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--vectors", type=int, default=0, help="the model's costs at N records")
     args = parser.parse_args()
+    if args.vectors:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(bench_vectors(args.vectors, args.queries, Path(tmp)), indent=1))
+        return
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:

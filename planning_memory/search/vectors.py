@@ -41,6 +41,7 @@ SCHEMA = (
     f"""CREATE TRIGGER IF NOT EXISTS docs_unvec AFTER DELETE ON docs
       WHEN {embeddable("old")} BEGIN {_BUMP}; END""",
 )
+MATRICES_KEPT = 4  # index files whose matrix a process keeps (10k vectors: 15 MB each)
 _MATRICES: dict[str, tuple[str, list[str], Any]] = {}
 
 
@@ -153,6 +154,8 @@ def _matrix(index: Index) -> tuple[list[str], Any]:
         return cached[1], cached[2]
     rows = index.conn.execute("SELECT key, vec FROM vectors ORDER BY key").fetchall()
     keys = [key for key, _vec in rows]
+    if len(_MATRICES) >= MATRICES_KEPT:  # a resident server serving many trees
+        _MATRICES.clear()
     blob = b"".join(vec for _key, vec in rows)
     matrix = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
     matrix = matrix.reshape(len(rows), -1) if rows else matrix.reshape(0, 0)
