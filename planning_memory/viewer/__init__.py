@@ -7,6 +7,9 @@ swaps the page's content in place. Nothing is fetched from outside the package.
     server    the HTTP server: routes, the Host check, the security headers, ``serve``
     layout    the frame of every page, the request a page reads, paging size
     reads     cached reads of the memory, and the change stamp the page polls
+    jobs      long work in background threads, and the progress line a page shows meanwhile
+    codeindex the code map's reverse look-ups (importers, parents, definitions), kept current
+    anchored  the memories anchored to code, and whether that code changed since
     html      building HTML with every text escaped
     charts    inline SVG: growth line, bars, dependency graph
     history   ``git log`` of a record's file, commits per day

@@ -23,7 +23,7 @@ from typing import Any
 
 from planning_memory.viewer.html import Html, tag
 
-WAIT_S = 0.15  # how long a request waits for a job before it shows the progress line
+WAIT_S = 0.1  # how long a request waits for a job before it shows the progress line
 KEPT = 64  # finished jobs kept (their results answer the page that started them)
 
 
@@ -82,6 +82,7 @@ class Jobs:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lanes: dict[str, threading.Lock] = {}
         self._kept: dict[str, tuple[float, int, str]] = {}  # name -> (when, rounds, version)
+        self._request = threading.local()  # the running request's deadline, per thread
 
     def start(self, key: str, label: str, work: Callable[[Job], Any], *, lane: str = "") -> Job:
         """The job of ``key``: the running or finished one, or a new one started now."""
@@ -92,9 +93,7 @@ class Jobs:
                 return job
             job = self._jobs[key] = Job(key, label, lane)
             lock = self._lanes.setdefault(lane or key, threading.Lock())
-            finished = [k for k, j in self._jobs.items() if j.finished]
-            for old in finished[: max(0, len(self._jobs) - KEPT)]:
-                del self._jobs[old]
+            self._prune()
         thread = threading.Thread(
             target=self._run, args=(job, work, lock), name=f"pmem-ui-{job.id}", daemon=True
         )
@@ -108,13 +107,49 @@ class Jobs:
         work: Callable[[Job], Any],
         *,
         lane: str = "",
-        wait: float = WAIT_S,
+        wait: float | None = None,
     ) -> Any:
-        """``work``'s result when it is ready within ``wait`` seconds, else ``Pending``."""
+        """``work``'s result when it is ready within ``wait`` seconds (by default what is left
+        of the request's ``WAIT_S``: see ``begin``), else ``Pending``."""
         job = self.start(key, label, work, lane=lane)
+        if wait is None:
+            deadline = getattr(self._request, "deadline", None)
+            wait = WAIT_S if deadline is None else max(0.0, deadline - time.monotonic())
         if not job.wait(wait):
             raise Pending(job)
         return job.value()
+
+    def begin(self) -> None:
+        """A request starts on this thread: all it waits for jobs adds up to ``WAIT_S``."""
+        self._request.deadline = time.monotonic() + WAIT_S
+        self._request.stale = False
+
+    def stale(self) -> bool:
+        """Whether this thread's request answered with an older result while a newer one is
+        worked out (its page then asks again soon: see ``layout.document``)."""
+        return bool(getattr(self._request, "stale", False))
+
+    def older(self, prefix: str, waiting: Pending) -> Any:
+        """The newest result of a job of ``prefix`` while ``waiting`` works out a newer one
+        (the request counts as stale), or ``waiting`` raised again when there is none."""
+        before = self.latest(prefix)
+        if before is None:
+            raise waiting
+        self._request.stale = True
+        return before.value()
+
+    def _prune(self) -> None:
+        """Forget the oldest finished jobs past ``KEPT``, but never the newest of a kind
+        (the part of its key before the first ``:``: what ``kept`` answers with)."""
+        newest: dict[str, Job] = {}
+        for job in self._jobs.values():
+            kind = job.key.split(":", 1)[0]
+            if job.finished and (job.ended or 0) >= (newest.get(kind, job).ended or 0):
+                newest[kind] = job
+        keep = {j.key for j in newest.values()}
+        spare = [k for k, j in self._jobs.items() if j.finished and k not in keep]
+        for old in spare[: max(0, len(self._jobs) - KEPT)]:
+            del self._jobs[old]
 
     def kept(
         self,
@@ -141,10 +176,8 @@ class Jobs:
             return latest.value()
         try:
             return self.run(f"{name}:{rounds}", label, work, lane=lane or name)
-        except Pending:
-            if latest is None:
-                raise
-            return latest.value()
+        except Pending as waiting:
+            return self.older(f"{name}:", waiting)
 
     def latest(self, prefix: str) -> Job | None:
         """The newest finished job whose key starts with ``prefix`` that did not fail."""

@@ -1,8 +1,11 @@
 """What the pages read from one memory, kept until its files change.
 
-A memory of 10k records takes about half a second to load whole, too slow for every page. So
-``Reads`` keeps the records it loaded, each with its file's modification time, and on the next
-page re-reads only the files that changed (a folder's listing and ``stat``s: milliseconds).
+A memory of 10k records takes a second or more to load whole, too slow for any page. So
+``Reads`` loads them in a background job (``jobs``: a page shows its progress line meanwhile),
+keeps them, each with its file's modification time, and after a change re-reads only the files
+that changed (a folder's listing and ``stat``s: milliseconds), answering with the records it
+has until that is done. Searches and context blocks, which may have to build the search index
+first, run as jobs too (``indexed``), one at a time.
 The change ``stamp`` the page polls is the newest modification time of the memory's folders
 (the store writes atomically, so a written file changes its folder's time; a record folder
 whose time is unchanged is not even listed); the derived search index is left out, so a
@@ -132,11 +135,9 @@ class Reads:
             found: list[Record] = self.jobs.run(
                 self._records_key(), RECORDS_LABEL, self._load_records, lane="records"
             )
-        except Pending:
-            before = self.jobs.latest("records:")
-            if before is None:
-                raise
-            return before.value()  # type: ignore[no-any-return]
+        except Pending as waiting:
+            older: list[Record] = self.jobs.older("records:", waiting)
+            return older
         return found
 
     def _load_records(self, job: Job) -> list[Record]:

@@ -228,7 +228,14 @@ def git_history(req: Request, record: Record) -> Html:
     if record.get("scope", "project") != "project":
         return tag("p", "a personal record lives outside the repository", class_="empty")
     path = lay.record_path(record["type"], record["id"])
-    commits = history.file_log(lay.repo_root, path)
+    try:  # ``git log --follow`` of a long history takes a while: in the background
+        commits = req.reads.jobs.run(
+            f"git-log:{path}:{req.stamp}",
+            "Reading the record's history in git",
+            lambda job: history.file_log(lay.repo_root, path),
+        )
+    except Pending as waiting:
+        return line(waiting.job)
     return table(
         ("date", "commit", "author", "subject"),
         ((c.date, tag("code", c.sha[:10]), c.author, c.subject) for c in commits),

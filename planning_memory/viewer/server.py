@@ -126,7 +126,10 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, body, "application/json", head=head)
             return
         params = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        self.server.reads.jobs.begin()
         page, stamp = self._page(parts.path, params)
+        if self.server.reads.jobs.stale():  # older data shown: the page asks again soon
+            stamp = "stale " + stamp
         html = document(page, parts.path, stamp, self.server.reads.mem.layout.repo_root.name)
         wall, used = time.perf_counter() - started, time.thread_time() - cpu
         timing = {"Server-Timing": f"app;dur={wall * 1000:.1f}, cpu;dur={used * 1000:.1f}"}

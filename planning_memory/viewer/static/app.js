@@ -48,7 +48,8 @@
           else if (el.textContent !== text) el.textContent = text;
         });
         const main = document.getElementById("content");
-        if (main && (ended || stamp !== main.dataset.stamp)) await refresh(stamp);
+        // never while you type in a form: the next poll after that does it
+        if (main && !typing() && (ended || stamp !== main.dataset.stamp)) await refresh(stamp);
       }
     } catch (err) {
       document.body.dataset.offline = "1"; // the server stopped: keep the page as it is
