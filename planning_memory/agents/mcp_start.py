@@ -18,25 +18,31 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
-ANSWERS = Path(__file__).with_name("mcp_initialize.json")
+TYPE_CHECKING = False  # typing and pathlib are not imported before the answer
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+ANSWERS = os.path.join(os.path.dirname(__file__), "mcp_initialize.json")
 OTHER_VERSION = "1999-01-01"  # a version no SDK supports: the SDK's default answer
 
 
-def run(root: Path | None = None) -> int:
-    """Serve MCP over stdio, answering a first ``initialize`` before loading the SDK."""
+def run(root: str | Path | None = None) -> int:
+    """Serve MCP over stdio, answering a first ``initialize`` before loading the SDK; the
+    memory is ``root``'s (a folder), else the working directory's."""
     first = sys.stdin.buffer.readline()
     request = initialize_request(first)
     answer = None if request is None else answer_for(request)
     if request is not None and answer is not None:
         reply = {"jsonrpc": "2.0", "id": request["id"], "result": answer}
         os.write(1, json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+    import pathlib
+
     from planning_memory.agents import mcp_server  # the SDK: about a second
 
     answered = request["id"] if request is not None and answer is not None else None
-    mcp_server.run(root, first=first, answered=answered)
+    mcp_server.run(None if root is None else pathlib.Path(root), first=first, answered=answered)
     return 0
 
 
@@ -66,7 +72,8 @@ def answer_for(request: dict[str, Any]) -> dict[str, Any] | None:
     """The SDK's ``initialize`` result for the request's protocol version; None when the
     stored answers cannot be read (the SDK then answers, a second later)."""
     try:
-        answers = json.loads(ANSWERS.read_bytes())
+        with open(ANSWERS, "rb") as stored:
+            answers = json.load(stored)
         found = answers["versions"].get(request["params"]["protocolVersion"])
         result: dict[str, Any] = found if found is not None else answers["otherwise"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -111,7 +118,8 @@ def sdk_answers(cwd: Path | None = None) -> dict[str, Any]:
 
 def write_answers() -> None:
     text = json.dumps(sdk_answers(), indent=2, sort_keys=True, ensure_ascii=False)
-    ANSWERS.write_text(text + "\n", "utf-8")
+    with open(ANSWERS, "w", encoding="utf-8") as stored:
+        stored.write(text + "\n")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ answered by the hook server when one runs; every other command runs in its own p
 
 from __future__ import annotations
 
+import os
 import sys
 
 from planning_memory import agents
@@ -25,11 +26,35 @@ else:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: ``pmem hook claude-code EVENT`` goes straight to the hook; everything
-    else through the click group, which translates errors once."""
+    """Entry point: ``pmem hook claude-code EVENT`` goes straight to the hook, and ``pmem mcp``
+    straight to the MCP server's early ``initialize`` answer (a client gives a new server a
+    few seconds); everything else through the click group, which translates errors once."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 3 and args[:2] == ["hook", "claude-code"] and not args[2].startswith("-"):
         sys.exit(agents.hook_process(args[2]))
+    root = _mcp_root(args)
+    if root is not None:
+        try:
+            sys.exit(agents.serve_mcp(root or None))
+        except KeyboardInterrupt:
+            sys.exit(130)
     from planning_memory.cli.base import main as run_cli  # click and the command group
 
     run_cli(argv)
+
+
+def _mcp_root(args: list[str]) -> str | None:
+    """For ``pmem mcp`` or ``pmem -C DIR mcp`` (``--root DIR``) with the MCP SDK installed,
+    the root ("" for none); None for anything else, which the click group handles (its
+    errors, its help, the message that the SDK is missing)."""
+    if args == ["mcp"]:
+        root = ""
+    elif len(args) == 3 and args[0] in ("-C", "--root") and args[2] == "mcp" and args[1]:
+        root = args[1]
+        if not os.path.isdir(root):
+            return None
+    else:
+        return None
+    from importlib.util import find_spec
+
+    return root if find_spec("mcp") is not None else None

@@ -36,14 +36,14 @@ INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized
 def test_the_stored_answers_are_the_sdks_own(empty_repo: Path) -> None:
     """Each protocol version's answer is what the SDK's server gives (run
     ``python -m planning_memory.agents.mcp_start --write`` when this fails)."""
-    stored = json.loads(mcp_start.ANSWERS.read_text("utf-8"))
+    stored = json.loads(Path(mcp_start.ANSWERS).read_text("utf-8"))
     assert set(stored["versions"]) == set(handshake_versions())
     assert stored == mcp_start.sdk_answers(empty_repo)
 
 
 def test_initialize_is_answered_before_the_sdk_is_imported(empty_repo: Path) -> None:
     """``-X importtime`` writes each import to stderr, here the same pipe as the wire: no
-    line of the ``mcp`` package comes before the answer."""
+    line of the ``mcp`` package, of click or of the facade comes before the answer."""
     proc = subprocess.Popen(
         [sys.executable, "-X", "importtime", PMEM, "mcp"],
         stdin=subprocess.PIPE,
@@ -70,8 +70,10 @@ def test_initialize_is_answered_before_the_sdk_is_imported(empty_repo: Path) -> 
     assert answer["result"]["protocolVersion"] == "2025-06-18"
     assert answer["result"]["serverInfo"]["name"] == "planning-memory"
     imported = [line.rpartition("|")[2].strip() for line in before if "import time:" in line]
-    assert "planning_memory.cli.base" in imported and after  # the log sees our imports
+    assert "planning_memory.cli" in imported and after  # the log sees our imports
     assert not [name for name in imported if name.split(".")[0] in ("mcp", "mcp_types")]
+    # nor the command line's group (click) or the facade: the answer comes first
+    assert not {"click", "planning_memory.cli.base", "planning_memory.memory"} & set(imported)
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "1999-01-01"])
@@ -96,7 +98,7 @@ def test_the_session_goes_on_with_one_answer_per_request(empty_repo: Path, versi
     rest = proc.stdout.read()  # the SDK's answer to the first initialize never comes
     proc.wait(timeout=60)
     assert [a.get("id") for a in answers] == [1, 2, 3] and rest == "", rest
-    stored = json.loads(mcp_start.ANSWERS.read_text("utf-8"))
+    stored = json.loads(Path(mcp_start.ANSWERS).read_text("utf-8"))
     expected = stored["versions"].get(version, stored["otherwise"])
     assert answers[0]["result"] == expected
     assert "memory_search" in {tool["name"] for tool in answers[1]["result"]["tools"]}
@@ -120,5 +122,22 @@ def test_a_well_formed_initialize_is_recognised() -> None:
     assert got is not None and got["id"] == 1
     assert (
         mcp_start.answer_for(got)
-        == json.loads(mcp_start.ANSWERS.read_text("utf-8"))["versions"]["2025-03-26"]
+        == json.loads(Path(mcp_start.ANSWERS).read_text("utf-8"))["versions"]["2025-03-26"]
     )
+
+
+def test_pmem_mcp_with_a_root_or_anything_else(tmp_path: Path) -> None:
+    """``pmem mcp`` and ``pmem -C DIR mcp`` go straight to the early answer; anything else
+    (a root that is a file, help, more arguments) to the command line's group."""
+    from planning_memory.cli import _mcp_root
+
+    (tmp_path / "file").write_text("x", "utf-8")
+    assert _mcp_root(["mcp"]) == ""
+    assert _mcp_root(["-C", str(tmp_path), "mcp"]) == str(tmp_path)
+    assert _mcp_root(["--root", str(tmp_path), "mcp"]) == str(tmp_path)
+    for args in (["-C", str(tmp_path / "file"), "mcp"], ["mcp", "--help"], ["-C", "", "mcp"]):
+        assert _mcp_root(args) is None, args
+    done = subprocess.run(
+        [PMEM, "-C", str(tmp_path / "file"), "mcp"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "is a file" in done.stderr
