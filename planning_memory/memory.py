@@ -27,9 +27,12 @@ from planning_memory.errors import AlreadyInitializedError, NotFoundError, NotIn
 from planning_memory.manager import MemoryManagerNames
 from planning_memory.store import Store, remove_outside, write_outside
 
-# what the entry points use besides ``Memory``: files outside the tree, processes in the background
-__all__ = ["Memory", "in_background", "next_request", "remove_outside", "write_outside"]
+# what the entry points use besides ``Memory``: text they take from or give to an agent, files
+# outside the tree, work in the background
+__all__ = ["Memory", "clip", "in_background", "inline", "next_request", "remove_outside"]
+__all__ += ["write_outside"]
 in_background, next_request = _background.detach, _background.next_request
+
 
 if TYPE_CHECKING:
     from planning_memory.context import ContextPack
@@ -479,18 +482,6 @@ class Memory(MemoryManagerNames):
 
     validate = staticmethod(_validate.validate_path)  # one file, or every file of a tree
 
-    @staticmethod
-    def clip(text: str) -> str:
-        """``text`` cut to the longest a stored field may be, with a marker saying so (for
-        input that should be kept, not refused, when it is too long: an agent's prompt)."""
-        return _core.privacy.truncate_field(text)
-
-    @staticmethod
-    def inline(text: str, limit: int) -> str:
-        """``text`` made inert as in CLAUDE.md, on one line of at most ``limit`` characters
-        (memory text an entry point shows to an agent)."""
-        return _views.inline(text, limit)
-
     def set_render_target(self, name: str, on: bool) -> bool:
         """Turn the managed block of the repository's own ``CLAUDE.md`` or ``AGENTS.md``
         (``render.targets``) on or off in ``memory-config.json``, rendering it when turned
@@ -503,3 +494,15 @@ class Memory(MemoryManagerNames):
             if on:
                 self.refresh_views()
         return True
+
+
+def clip(text: str) -> str:
+    """``text`` cut to the longest a stored field may be, with a marker saying so (for
+    input that should be kept, not refused, when it is too long: an agent's prompt)."""
+    return _core.privacy.truncate_field(text)
+
+
+def inline(text: str, limit: int) -> str:
+    """``text`` made inert as in CLAUDE.md, on one line of at most ``limit`` characters
+    (memory text an entry point shows to an agent)."""
+    return _views.inline(text, limit)

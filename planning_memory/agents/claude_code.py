@@ -60,7 +60,7 @@ from planning_memory.agents.claude_map import live_session as live_session
 from planning_memory.agents.hook_client import detach
 from planning_memory.agents.transcript import tool_summary
 from planning_memory.errors import PlanningMemoryError, UnsafePathError
-from planning_memory.memory import Memory
+from planning_memory.memory import Memory, clip, inline
 
 MAX_STDIN = 64 * 1024 * 1024
 ITEM_CHARS = 200
@@ -140,7 +140,7 @@ def _unfinished_lines(mem: Memory, sid: str) -> list[str]:
     if not found:
         return []
     now = mem.now()
-    lines = [f"- {Memory.inline(u.line(now), 500)} [{u.session_id}]" for u in found]
+    lines = [f"- {inline(u.line(now), 500)} [{u.session_id}]" for u in found]
     return [UNFINISHED_HEADING, UNFINISHED_LEAD, *lines]
 
 
@@ -161,8 +161,8 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     sid = ensure_session(mem, payload)
-    logged = mem.log(Memory.clip(prompt), role="user", session_id=sid)
-    lesson = mem.learn_utterance(Memory.clip(prompt), source=f"session:{sid}")
+    logged = mem.log(clip(prompt), role="user", session_id=sid)
+    lesson = mem.learn_utterance(clip(prompt), source=f"session:{sid}")
     _set_goal(mem, sid, prompt)
     lines, learned = [], []
     notice = logged.gap_notice()
@@ -171,12 +171,12 @@ def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | Non
     for outcome in (each.outcome for each in lesson.each() if each.outcome is not None):
         done = outcome.summary()
         note = f"planning-memory: {done['action']} {done['type']} {done['id']}: "
-        note += Memory.inline(str(done["title"]), ITEM_CHARS)
+        note += inline(str(done["title"]), ITEM_CHARS)
         if done["notes"]:
-            note += f" ({Memory.inline(str(done['notes'][0]), ITEM_CHARS)})"
+            note += f" ({inline(str(done['notes'][0]), ITEM_CHARS)})"
         lines.append(note)
         learned.append(str(done["id"]))
-    relevant = mem.recall(Memory.clip(prompt), exclude=learned)
+    relevant = mem.recall(clip(prompt), exclude=learned)
     mem.count_applied(sid, [item.id for item in relevant.items])  # once per session each
     return _context_output("UserPromptSubmit", "\n".join([*lines, relevant.text]).strip())
 
@@ -186,7 +186,7 @@ def _set_goal(mem: Memory, sid: str, prompt: str) -> None:
     nor an acknowledgement or a go-on ("vale, sigue", "ok continue")."""
     if mem.sessions.load(sid).value.get("goal"):
         return
-    task = mem.sessions.task_of(Memory.clip(prompt))
+    task = mem.sessions.task_of(clip(prompt))
     if task:
         mem.sessions.set_goal(sid, task)
 
@@ -262,9 +262,9 @@ def post_tool_use_failure(mem: Memory, payload: Mapping[str, Any]) -> dict[str, 
     if path and not Path(path).is_absolute() and isinstance(payload.get("cwd"), str):
         path = str(Path(payload["cwd"]) / path)
     try:
-        mem.record_error(Memory.clip(text), file=path, tool=tool, session_id=sid)
+        mem.record_error(clip(text), file=path, tool=tool, session_id=sid)
     except UnsafePathError:  # a file outside the repository: keep the error without it
-        mem.record_error(Memory.clip(text), tool=tool, session_id=sid)
+        mem.record_error(clip(text), tool=tool, session_id=sid)
     return None
 
 

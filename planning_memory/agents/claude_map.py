@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from planning_memory.agents.transcript import Turns, parse_time, read_new, turns
 from planning_memory.errors import PlanningMemoryError
-from planning_memory.memory import Memory
+from planning_memory.memory import Memory, clip
 
 if TYPE_CHECKING:
     from planning_memory.sessions import Unfinished
@@ -190,7 +190,7 @@ def _log(mem: Memory, sid: str, read: Turns, seen: int) -> None:
         if turn.role == "user" and next(logged):
             continue  # UserPromptSubmit logged it
         results = tuple({"name": name, "output": said} for name, said in turn.tools)
-        mem.log(Memory.clip(turn.text), role=turn.role, session_id=sid, tool_results=results)
+        mem.log(clip(turn.text), role=turn.role, session_id=sid, tool_results=results)
     if read.todos is not None:
         mem.sessions.set_context(sid, {"active_task": read.active_task()})
 
@@ -264,7 +264,13 @@ def record_decisions(mem: Memory, sid: str, claude_id: str | None) -> None:
         known = {_said(d["decision"]) for d in mem.sessions.load(sid).value["decisions"]}
         for found in mem.sessions.stated_decisions(history, int(state.get("decided") or 0)):
             if _said(found.decision) not in known:
-                mem.sessions.record_decision(sid, found.question, found.decision)
+                mem.sessions.record_decision(
+                    sid,
+                    found.question,
+                    found.decision,
+                    reasoning=found.reasoning,
+                    alternatives=found.alternatives,
+                )
                 known.add(_said(found.decision))
         if state and claude_id:
             save_state(mem, claude_id, {**state, "decided": len(history)})

@@ -25,7 +25,7 @@ from planning_memory.errors import (
     NotInitializedError,
     PlanningMemoryError,
 )
-from planning_memory.memory import Memory
+from planning_memory.memory import Memory, inline
 
 MAX_LIST = 40  # items of one list in an entity answer
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,9 +100,9 @@ def _hit_row(hit: Any, project: str | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": hit.ref_id or hit.key,
         "type": hit.type,
-        "title": Memory.inline(hit.title or "", 1000),  # inert, as in CLAUDE.md
+        "title": inline(hit.title or "", 1000),  # inert, as in CLAUDE.md
         "score": round(hit.score, 3),
-        "snippet": Memory.inline(hit.snippet or "", 4000),
+        "snippet": inline(hit.snippet or "", 4000),
     }
     if hit.source != "record":
         row["source"] = hit.source
