@@ -85,7 +85,7 @@ def main() -> None:
         browser = new_browser(Path(tmp) / "profile")
         try:
             # a first search while the index is busy (another process writes it): its progress
-            browser.set_window_size(WIDTH, 260)
+            browser.set_window_size(WIDTH, 420)
             browser.get(viewer.url + "records?q=bcrypt+compare")
             wait_for(lambda: browser.execute_script(PROGRESS_SHOWN), SETTLE_S)
             time.sleep(2.2)  # the line counts the seconds: show a few
