@@ -37,8 +37,11 @@ class Call(NamedTuple):
 
 
 def read(call: str, family: str) -> Call | None:
-    """The shape of a call's text, or None for ``new X`` and a macro (``name!``)."""
-    if call.startswith("new ") or call.endswith("!"):
+    """The shape of a call's text, or None for a macro (``name!``) and a ``new X`` outside
+    Java and JS/TS (there a call of ``X``'s constructor: ``X.X``, ``X.constructor``)."""
+    if call.startswith("new "):
+        return _construction(call[4:], family)
+    if call.endswith("!"):
         return None
     args = None
     if family == "java":
@@ -55,6 +58,20 @@ def read(call: str, family: str) -> Call | None:
     if not NAME.fullmatch(text):
         return Call(name, "opaque", text, args=args, static=static)
     return Call(name, "dotted", text, _splits(text), args, static)
+
+
+def _construction(call: str, family: str) -> Call | None:
+    """``new X(...)``: a call on the type ``X`` of its constructor (Java's is named after
+    the class, with the call's argument types; JS/TS's is ``constructor``)."""
+    args = None
+    if family == "java":
+        call, args = split_arguments(call)
+    elif family != "js":
+        return None
+    if not NAME.fullmatch(call) or call.startswith("."):
+        return None
+    text = f"{call}.{call.rpartition('.')[2] if family == 'java' else 'constructor'}"
+    return Call(text.rpartition(".")[2], "dotted", text, _splits(text), args, True)
 
 
 def _is_static(call: str, family: str) -> bool:

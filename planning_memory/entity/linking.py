@@ -26,7 +26,8 @@ them:
   guesses.
 - A Python call of a class (``Class()``, ``mod.Class()``) that reaches no function of that
   name reaches the class's own ``__init__``.
-- ``new X`` calls and macros are not linked.
+- ``new X(...)`` (Java, JS/TS) reaches ``X``'s constructor (Java: the overloads that can
+  take its arguments) as ``X.X()``/``X.constructor()`` would; macros are not linked.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ class Linker:
                 candidates = by_name.get(name)
                 if form == "dotted" and family == "js":
                     found = site.dotted(shape, candidates, qualified)[0] if candidates else []
-                    if not found:
+                    if not found and not call.startswith("new "):
                         found, name = site.default_export(shape), "default"
                 elif not candidates:
                     found = []

@@ -503,3 +503,31 @@ def test_a_java_result_type_is_the_class_nested_in_the_declaring_file(tmp_path: 
     run = ["src/org/example/Main.java::Main.run"]
     assert links["src/org/example/Line.java::Line.Builder.get"] == run
     assert links["src/org/example/Parser.java::Parser.Builder.get"] == []
+
+
+def test_new_links_the_constructor_that_takes_its_arguments(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/org/example/Order.java": (
+                "package org.example;\n\nclass Order {\n    Order() {}\n"
+                "    Order(String id) {}\n\n    static class Line {\n        Line() {}\n    }\n}\n"
+            ),
+            "src/org/example/Shop.java": (
+                "package org.example;\n\nclass Shop {\n"
+                '    void buy() { new Order("a"); new Order.Line(); new java.util.ArrayList<>(); '
+                "}\n"
+                "}\n"
+            ),
+            "src/shop.ts": (
+                "import { Cart } from './cart';\n\n"
+                "export function fill() {\n  return new Cart(1);\n}\n"
+            ),
+            "src/cart.ts": "export class Cart {\n  constructor(public n: number) {}\n}\n",
+        },
+    )
+    buy = ["src/org/example/Shop.java::Shop.buy"]
+    assert links["src/org/example/Order.java::Order.Order#2"] == buy  # Order(String)
+    assert links["src/org/example/Order.java::Order.Order"] == []
+    assert links["src/org/example/Order.java::Order.Line.Line"] == buy
+    assert links["src/cart.ts::Cart.constructor"] == ["src/shop.ts::fill"]

@@ -101,8 +101,12 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     for owner, (_position, node, made) in zip(owners, found, strict=True):
         if owner is None:
             continue
-        if made and made != _CONSTRUCTOR:
-            call = as_written = made
+        if made and made != _CONSTRUCTOR:  # ``new X(...)``: X's constructor, its arguments
+            as_written = made
+            creation = node.parent
+            args = creation.child_by_field_name("arguments") if creation is not None else None
+            types = javatypes.arguments(args, owner, names)
+            call = javatypes.with_arguments(made.split("<", 1)[0], types)
         else:
             args = node.child_by_field_name("arguments")
             if made:  # ``super(...)``: the base's constructor; ``this(...)``: another

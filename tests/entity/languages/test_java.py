@@ -94,7 +94,10 @@ def test_java_methods() -> None:
     assert place["exported"] is True
     assert place["complexity"] == 5  # if, ||, for, ?:
     # a call on a typed name is recorded on its type, with its argument types
-    assert "OrderRepository.save(Order)" in place["calls"] and "new Order" in place["calls"]
+    assert (
+        "OrderRepository.save(Order)" in place["calls"]
+        and "new Order(Customer,List)" in place["calls"]
+    )
     assert "PaymentGateway.charge(Customer,_)" in place["calls"]
     assert "repository.save" in place["written_calls"]  # side effects read these
     assert classify(place["written_calls"]) == ["database-write", "logging"]
