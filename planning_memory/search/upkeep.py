@@ -63,12 +63,14 @@ class IndexReport:
 
 
 def _rel(layout: Layout, path: Path) -> str:
-    """``path`` relative to the memory folder, ``/``-separated (the group name)."""
-    base = str(layout.planning) + os.sep
+    """``path`` relative to the memory folder it lies in (the main worktree's for the
+    sessions a linked worktree shares), ``/``-separated (the group name)."""
+    tree = layout.tree_of(path)
+    base = str(tree) + os.sep
     text = str(path)
     if text.startswith(base):
         return text[len(base) :].replace(os.sep, "/")
-    return Path(path).relative_to(layout.planning).as_posix()
+    return Path(path).relative_to(tree).as_posix()
 
 
 def _stat(path: Path) -> tuple[int, int]:

@@ -122,7 +122,10 @@ PREFERENCE = re.compile(
 DECISION = re.compile(
     r"\b(we decided|decided to|decision|let's use|let's go with|we'll use|we will use"
     r"|going with|we chose|chose to|decidimos|hemos decidido|vamos a usar|usaremos|elegimos"
-    r"|nos quedamos con)\b",
+    r"|nos quedamos con|opted for|settled on|we'll go with|optamos|nos decantamos)\b"
+    # "we'll charge per day instead of per week", "cobramos por hora en vez de por día"
+    r"|\b(?:we'll|we will|we're going to|let's|vamos a|cobramos|haremos|usamos)\s+\w+"
+    r"[^.?!]{0,80}?\b(?:instead of|rather than|en vez de|en lugar de)\b",
 )
 FACT = re.compile(
     r"\b(my name is|i am|i'm|we are|we use|we're using|our|the project|the server|the app"

@@ -1,13 +1,19 @@
-"""A scenario: three Claude Code sessions build a bike-rental booking API, through the installed
-hook command (``pmem hook claude-code EVENT``) and a transcript in Claude Code's format. The
-person teaches rules two at a time, in English and Spanish, corrects the model with bare
-"No, así no", says "vale, sigue"; the model decides things that a compaction folds away and
-memorizes a fact; the second session crashes. What each next session starts with is checked
-against what was planted, and the count is printed."""
+"""Scenarios through the installed hook command (``pmem hook claude-code EVENT``) and a
+transcript in Claude Code's format; what each next session starts with is checked against what
+was planted, and the count is printed.
+
+- Three sessions build a bike-rental booking API. The person teaches rules two at a time, in
+  English and Spanish, corrects the model with bare "No, así no", says "vale, sigue"; the
+  model decides things that a compaction folds away and memorizes a fact; the second session
+  crashes.
+- A library's loans API, with ``.planning/`` committed and not: a session in the main
+  checkout teaches, decides and memorizes; the next one runs in a linked worktree and
+  crashes; a session restarts at once in the main checkout, then one more in the worktree."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,3 +122,88 @@ def test_a_bike_rental_api_over_three_sessions(empty_repo: Path) -> None:
         "We'll use Postgres instead of Redis for reservations, so they survive restarts.",
         "Cobramos por hora: decidimos cobrar por hora, con un mínimo de una hora.",
     ]
+
+
+# -- a crash, an immediate restart, a linked worktree ---------------------------------------------
+LOANS = (
+    "10a10001-7a2b-4c3d-8e4f-5a6b7c8d9e01",
+    "10a10002-7a2b-4c3d-8e4f-5a6b7c8d9e02",
+    "10a10003-7a2b-4c3d-8e4f-5a6b7c8d9e03",
+    "10a10004-7a2b-4c3d-8e4f-5a6b7c8d9e04",
+)
+IN_THE_WORKTREE = {  # what the first session (main checkout) planted, at the worktree's start
+    "rule: pnpm": ("Always use pnpm.", "taught"),
+    "rule: .env": ("Never commit .env files", "taught"),
+    "goal": ("Goal: Let's add overdue fines to the loans API", ""),
+    "decision": ("charge fines per day instead of per week", "ecided"),
+    "memorized": ("Fines are capped at 20 euros", ""),
+}
+AT_ONCE_IN_MAIN = {  # what the crashed worktree session was doing, told to a restart at once
+    "unfinished: goal": ("goal: Let's send reminder emails for overdue loans", "10a10002"),
+    "unfinished: next step": ("schedule the reminders job at 08:00", "10a10002"),
+    "rule: pnpm": ("Always use pnpm.", "taught"),
+}
+BACK_IN_THE_WORKTREE = {  # the main session's decision, and the worktree's unfinished work
+    "decision (main)": ("renewals instead of new loans", "ecided"),
+    "unfinished: goal": ("goal: Let's send reminder emails for overdue loans", "10a10002"),
+}
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "untracked"])
+def test_a_crash_then_a_restart_at_once_across_a_linked_worktree(
+    tmp_path: Path, committed: bool
+) -> None:
+    main, linked = tmp_path / "loans", tmp_path / "loans-reminders"
+    (main / "src").mkdir(parents=True)
+    (main / "src" / "loans.ts").write_text("export const lend = () => {};\n", "utf-8")
+    git(main, "init", "-q")
+    Memory.init(main)
+    if not committed:
+        (main / ".git" / "info" / "exclude").write_text(".planning/\n", "utf-8")
+    git(main, "add", "-A")
+    git(main, "commit", "-q", "-m", "loans API")
+    home = Path(os.environ["HOME"])
+
+    one = ClaudeCode(main, home, LOANS[0])
+    one.start()
+    one.prompt("Always use pnpm. Never commit .env files. Let's add overdue fines to the loans API")
+    one.say("We'll charge fines per day instead of per week, because librarians asked for it.")
+    one.say("[MEMORIZE: Fines are capped at 20 euros per loan]")
+    one.stop()
+    one.end()
+    git(main, "add", "-A")  # the rules and the fines code go in together
+    git(main, "commit", "-q", "--allow-empty", "-m", "overdue fines")
+    git(main, "worktree", "add", "-q", str(linked), "-b", "reminders")
+
+    two = ClaudeCode(linked, home, LOANS[1])
+    told_in_worktree = two.start()
+    two.prompt("Let's send reminder emails for overdue loans")
+    two.say("Reminder template written. Next: schedule the reminders job at 08:00.")
+    # the terminal dies: no Stop, no SessionEnd; the person restarts in the main checkout
+
+    three = ClaudeCode(main, home, LOANS[2])
+    told_at_once = three.start()
+    three.prompt("Let's fix the renewal limit")
+    three.say("We'll count renewals instead of new loans, so the limit is 3 renewals.")
+    three.stop()
+    three.end()
+
+    told_back = ClaudeCode(linked, home, LOANS[3]).start()
+
+    found = {name: reached(told_in_worktree, *f) for name, f in IN_THE_WORKTREE.items()}
+    found |= {f"restart: {n}": reached(told_at_once, *f) for n, f in AT_ONCE_IN_MAIN.items()}
+    found |= {f"back: {n}": reached(told_back, *f) for n, f in BACK_IN_THE_WORKTREE.items()}
+    variant = ".planning/ committed" if committed else ".planning/ untracked"
+    print(f"\n{variant}: facts reached {sum(found.values())} / planted {len(found)}")
+    for name, ok in found.items():
+        print(f"  {'reached' if ok else 'MISSED '}  {name}")
+    assert all(found.values()), [name for name, ok in found.items() if not ok]
+    sessions = Memory.open(main).sessions.list()
+    assert len(sessions) == 4  # one place for the sessions of both checkouts
+    assert Memory.open(linked).layout.short_term == Memory.open(main).layout.short_term

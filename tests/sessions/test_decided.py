@@ -23,9 +23,40 @@ def test_decisions_in_english_and_spanish_with_the_question_they_answer() -> Non
         Stated(
             "Let's build the login page for the recipe app",
             "We'll use JWT instead of DB sessions, because the API is stateless.",
+            "the API is stateless",
+            ("DB sessions",),
         ),
         Stated("¿Qué base de datos usamos?", "Decidimos usar Postgres con Prisma."),
         Stated(STATED, "Vamos a usar Tailwind para los estilos."),
+    ]
+
+
+def test_a_decision_with_its_reason_and_what_it_was_chosen_against() -> None:
+    messages = [
+        said("user", "How do we charge overdue loans?"),
+        said(
+            "assistant", "We'll charge fines per day instead of per week. Because librarians asked."
+        ),
+        said("user", "Cobramos por hora en vez de por día, ya que es más justo."),
+        said("assistant", "We'll use Redis as the cache."),
+    ]
+    assert stated(messages) == [
+        Stated(
+            "How do we charge overdue loans?",
+            "We'll charge fines per day instead of per week.",
+            "librarians asked",
+            ("per week",),
+        ),
+        Stated(
+            STATED,
+            "Cobramos por hora en vez de por día, ya que es más justo.",
+            "es más justo",
+            ("por día",),
+        ),
+        Stated(
+            "Cobramos por hora en vez de por día, ya que es más justo.",
+            "We'll use Redis as the cache.",
+        ),
     ]
 
 
