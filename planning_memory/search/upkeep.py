@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planning_memory import background
 from planning_memory.core import Layout, effective_config, timestamp
 from planning_memory.search import documents as sources
 from planning_memory.search import repo_documents as codebase
@@ -38,6 +39,7 @@ ENTITY_PREFIX = "memory/entity/"
 CODE_PREFIX = "file:"
 CODE_BATCH = 2000  # files indexed per transaction
 PENDING = "pending_since"  # meta: the code map and the code are still to index
+EMBED_PER_CALL = 32  # texts a search or context call embeds; the rest in the background
 HOOK_EMBED = 4  # texts a hook may embed (20-50 ms each); the rest waits for the next call
 BROKEN = "broken_records"  # meta: the record files (groups) that were broken when last read
 
@@ -426,22 +428,22 @@ def ensure_ready(
     if not index.built:
         return rebuild(index, layout, store, config)
     if index.get_meta(PENDING) is None:
-        return sync(index, layout, store) + embed(index, config)
+        return sync(index, layout, store) + embed(index, config, limit=EMBED_PER_CALL)
     report = sync(index, layout, store, force=True)
     if layout.planning.name == ".planning":
         report += reindex_codebase(index, layout, config)
     with index.write():
         index.delete_meta(PENDING)
-    return report + embed(index, config)
+    return report + embed(index, config, limit=EMBED_PER_CALL)
 
 
 def embed(
     index: Index, config: Mapping[str, Any] | None, *, limit: int | None = None
 ) -> IndexReport:
     """Give the records and session summaries indexed since the last call their vectors (at
-    most ``limit`` texts; the rest next time), when embeddings are on and the model is
-    installed; with embeddings turned off, drop the vectors. The model is loaded only when
-    there is something to embed."""
+    most ``limit`` texts; the rest in the background, ``backfill``, else next time), when
+    embeddings are on and the model is installed; with embeddings turned off, drop the
+    vectors. The model is loaded only when there is something to embed."""
     if not semantic.enabled(config):
         if vectors.count(index):
             vectors.clear(index)
@@ -451,7 +453,11 @@ def embed(
     embedder, _problem = semantic.load_embedder()
     if embedder is None:
         return IndexReport()
-    return IndexReport(embedded=vectors.refresh(index, embedder, limit=limit))
+    report = IndexReport(embedded=vectors.refresh(index, embedder, limit=limit))
+    if limit is not None and vectors.stale(index):
+        tree = str(index.tree)
+        background.detach("planning_memory.search.backfill", tree, cwd=tree)
+    return report
 
 
 def ensure_memories(

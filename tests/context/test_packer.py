@@ -607,3 +607,31 @@ def test_standing_items_leave_room_for_what_the_task_matches(tmp_path: Path) -> 
     assert deferred and all(kept.index(i.id) > kept.index("lrn_hook") for i in deferred)
     roomy = build_context(layout, store, "stripe webhook retries", now=NOW, budget=3000)
     assert all(i.tier < 3 for i in roomy.items if i.standing)
+
+
+def _repo_with_code(root: Path, records: int) -> Any:
+    from planning_memory.memory import Memory
+
+    mem = Memory.init(root)
+    mem.save("Webhook handlers are idempotent", "pattern", description="dedupe webhook events")
+    for n in range(records - 1):
+        mem.save(f"Note {n} on caching", "learning", learned=f"cache entries expire ({n})")
+    (root / "src").mkdir()
+    for n in range(12):  # code that shares every word of the task, and is long
+        line = "    webhook_event_{} = handle(webhook, event)  # dedupe\n"
+        body = "".join(line.format(i) for i in range(30))
+        (root / "src" / f"webhooks{n}.py").write_text(f"def dedupe_webhook_{n}(event):\n{body}")
+    mem.reindex()
+    return mem
+
+
+def test_memory_comes_before_code_and_a_small_memory_is_shown_whole(tmp_path: Path) -> None:
+    mem = _repo_with_code(tmp_path / "small", 4)
+    pack_ = mem.context("dedupe webhook events", budget=600)
+    kinds = [item.section for item in pack_.items if item.section in ("patterns", "files")]
+    assert kinds[0] == "patterns"  # the matching pattern before any code
+    records = {r["id"] for r in mem.records()}
+    assert records <= {item.id for item in pack_.items}  # the notes the task does not match too
+    big = _repo_with_code(tmp_path / "big", context.WHOLE_MEMORY + 2)
+    shown = {item.id for item in big.context("dedupe webhook events", budget=600).items}
+    assert not {r["id"] for r in big.records()} <= shown  # more than that: relevance decides

@@ -73,6 +73,18 @@ def test_no_index_is_built_for_a_prompt(mem: Memory) -> None:
     assert not index_path(mem.layout).exists()
 
 
+def test_the_first_prompt_recalls_records_before_any_index(mem: Memory) -> None:
+    """A fresh clone: no index yet, and the records the prompt names come back all the same
+    (read from the files, by the words they share), with the taught rules; none built."""
+    found = mem.recall("the payment webhooks fail: how many retries do we allow?")
+    assert not index_path(mem.layout).exists()
+    lines = found.text.splitlines()
+    assert any("Retry payment webhooks with backoff" in line for line in lines)
+    assert any("matches payment, webhooks" in item.reason for item in found.items)
+    assert not any("Unrelated note" in line for line in lines)
+    assert mem.recall("¿qué gestor de paquetes usamos?").text.count("pnpm") >= 1
+
+
 def test_what_the_prompt_just_taught_is_left_out(mem: Memory) -> None:
     pnpm = next(r["id"] for r in mem.records("pattern") if "pnpm" in r["title"])
     assert mem.recall("install a package with pnpm", exclude=[pnpm]).text == ""

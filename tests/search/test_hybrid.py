@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -285,3 +286,26 @@ def test_doctor_says_once_when_search_is_bm25_alone(
     assert said.count(line) == 1 and "BM25 alone" in said
     monkeypatch.setenv(semantic.ENV, "0")
     assert "memory search: embeddings are off" in CliRunner().invoke(cli, args).output
+
+
+@needs_model
+def test_a_command_embeds_a_batch_and_the_background_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from planning_memory.search import backfill
+
+    layout, index = _index(tmp_path, RECORDS[:1])
+    monkeypatch.setattr(indexer, "EMBED_PER_CALL", 2)
+    monkeypatch.setenv("PMEM_BACKGROUND", "1")
+    with index:
+        store = Store(layout)
+        for n in range(5):
+            rec = new_long_term("pattern", f"pat_{n + 100}", NOW, title=f"Cache rule {n}")
+            store.write_json(layout.record_path("pattern", f"pat_{n + 100}"), rec)
+        assert indexer.ensure_ready(index, layout, store, {}).embedded == 2
+    deadline = time.monotonic() + 60  # the detached backfill embeds the other three
+    with Index.open(layout) as index:
+        while vectors.stale(index) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert vectors.stats(index)["vectors"] == 6 and not vectors.stale(index)
+    assert backfill.main(str(layout.planning)) == 0  # nothing left: a no-op
