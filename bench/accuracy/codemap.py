@@ -21,6 +21,7 @@ from typing import Any
 from planning_memory import Memory
 
 PMEM = str(Path(sys.executable).with_name("pmem"))
+DEPTH = 10  # files a props type is followed through (the scanner's own limit)
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,28 @@ def not_verbatim(root: Path, code: CodeMap) -> list[tuple[str, str, str]]:
     """Names the code map reports that do not occur in their file's text: (what, file, name)
     for functions, components and props (a correct map has none). A prop may come from a
     props type or a component another file declares (``props_type``): it counts when it
-    occurs in a file the component's file imports."""
+    occurs in a file the component's file imports, or one those import, up to ``DEPTH``
+    files away."""
     texts: dict[str, str] = {}
 
     def text(path: str) -> str:
         if path not in texts:
             texts[path] = (root / path).read_text(encoding="utf-8", errors="replace")
         return texts[path]
+
+    def reachable(path: str) -> list[str]:
+        """The files ``path`` imports, and theirs, up to ``DEPTH`` files away (props types are
+        followed that far)."""
+        seen, frontier = {path}, [path]
+        for _ in range(DEPTH):
+            frontier = [
+                t
+                for p in frontier
+                for t in code.files.get(p, {}).get("imports", {}).values()
+                if t and t not in seen and (root / t).is_file()
+            ]
+            seen.update(frontier)
+        return sorted(seen - {path})
 
     found = []
     for fn in code.functions.values():
@@ -86,13 +102,11 @@ def not_verbatim(root: Path, code: CodeMap) -> list[tuple[str, str, str]]:
     for comp in code.components.values():
         if not _occurs(comp["name"], text(comp["file"])):
             found.append(("component", comp["file"], comp["name"]))
-        imported = [t for t in code.files.get(comp["file"], {}).get("imports", {}).values() if t]
+        imported = reachable(comp["file"]) if comp.get("props_type") else []
         for prop in comp.get("props") or []:
             if _occurs(prop, text(comp["file"])):
                 continue
-            if comp.get("props_type") and any(
-                (root / t).is_file() and _occurs(prop, text(t)) for t in imported
-            ):
+            if any(_occurs(prop, text(t)) for t in imported):
                 continue
             found.append(("prop", comp["file"], f"{comp['name']}.{prop}"))
     return found
