@@ -19,7 +19,7 @@ words, or in another language, finds a memory that shares none of its words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,13 @@ def resolve(indexes: Sequence[Index], embedder: Embedder | str | None) -> Embedd
         return None
     model, _problem = semantic.load_embedder()
     return model
+
+
+def query_soon(model: Embedder, text: str) -> Callable[[], Any]:
+    """The query's vector, computed while the caller goes on (``Embedder.query_soon``; an
+    embedder without it, e.g. one that holds vectors computed before, answers when asked)."""
+    soon = getattr(model, "query_soon", None)
+    return soon(text) if soon is not None else lambda: model.query(text)
 
 
 def nearest_rows(indexes: Sequence[Index], query: Any, filters: Filters) -> list[Row]:

@@ -288,9 +288,10 @@ def search(
     check_match(match)
     terms = query_terms(text)
     limit = max(1, limit)
-    scored = _scored(indexes, terms, filters, limit, match, now, decay) if terms else []
     model = hybrid.resolve(indexes, embedder) if len(terms) >= hybrid.MIN_TERMS else None
-    near = hybrid.nearest_rows(indexes, model.query(text), filters) if model else []
+    vector = hybrid.query_soon(model, text) if model else None  # embedded while BM25 ranks
+    scored = _scored(indexes, terms, filters, limit, match, now, decay) if terms else []
+    near = hybrid.nearest_rows(indexes, vector(), filters) if vector else []
     related = hybrid.related_rows(indexes, terms, filters)
     if near or related:
         lists = (

