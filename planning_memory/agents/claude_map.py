@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,12 +130,15 @@ def live_session(mem: Memory) -> str | None:
     return sid if last is not None and mem.now() - last < STALE_AFTER else None
 
 
-def _hooked(mem: Memory) -> list[tuple[Any, dict[str, Any] | None, datetime]]:
-    """The open ``claude-code`` sessions, each with its map file's state when a Claude
-    session maps to it (else None) and when it was last active (our file or the
-    transcript)."""
+def _hooked(
+    mem: Memory, infos: Sequence[Any] | None = None
+) -> list[tuple[Any, dict[str, Any] | None, datetime]]:
+    """The open ``claude-code`` sessions (among ``infos``, default: all), each with its map
+    file's state when a Claude session maps to it (else None) and when it was last active
+    (our file or the transcript)."""
     found = []
-    for info in mem.sessions.list(channel=CHANNEL, status="active"):
+    listed = mem.sessions.list() if infos is None else infos
+    for info in (i for i in listed if i.channel == CHANNEL and i.status == "active"):
         claude_id = _claude_id(info.name)
         state = state_of(mem, claude_id) if claude_id else {}
         mapped = state if state.get("session_id") == info.id else None
@@ -284,10 +287,12 @@ def unfinished(mem: Memory, session_id: str) -> list[Unfinished]:
     """The other open sessions (a crash a moment ago, or one running elsewhere), the
     ``claude-code`` ones with their transcript captured first so that their last words
     count, each with when it was last active (its transcript's last write, when newer)."""
+    infos = [i for i in mem.sessions.list() if i.status in ("active", "paused")]
     active_at: dict[str, datetime] = {}
-    for info, state, last in _hooked(mem):
+    for info, state, last in _hooked(mem, infos):
         if info.id != session_id:
             active_at[info.id] = last
             if state is not None:
                 capture(mem, str(state["claude_session_id"]))
-    return mem.sessions.unfinished(exclude=[session_id], active_at=active_at)
+    ids = [i.id for i in infos]
+    return mem.sessions.unfinished(exclude=[session_id], active_at=active_at, among=ids)

@@ -382,13 +382,22 @@ class Sessions(SessionFiles):
         return found[: max(0, limit)]
 
     def unfinished(
-        self, exclude: Sequence[str] = (), active_at: Mapping[str, datetime] | None = None
+        self,
+        exclude: Sequence[str] = (),
+        active_at: Mapping[str, datetime] | None = None,
+        among: Sequence[str] | None = None,
     ) -> list[elsewhere.Unfinished]:
         """The other open sessions (crashed, or still running elsewhere) with their goal,
         next step and last activity, the most recent first; ``exclude`` is passed over;
-        ``active_at``: last activity known better than the files (a transcript's)."""
+        ``active_at``: last activity known better than the files (a transcript's);
+        ``among``: the open sessions' ids, when already listed."""
         return elsewhere.unfinished(
-            self, self.extractive, now=self.now(), exclude=exclude, active_at=active_at
+            self,
+            self.extractive,
+            now=self.now(),
+            exclude=exclude,
+            active_at=active_at,
+            among=among,
         )
 
     # -- looking up ----------------------------------------------------------------------------

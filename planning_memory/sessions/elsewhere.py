@@ -78,17 +78,20 @@ def unfinished(
     now: datetime,
     exclude: Sequence[str] = (),
     active_at: Mapping[str, datetime] | None = None,
+    among: Sequence[str] | None = None,
 ) -> list[Unfinished]:
     """The other open (active or paused) sessions with something recorded and activity
     within ``WITHIN``, the most recently active first, at most ``LIMIT``. ``active_at``: when
     a session was last active, where the caller knows better than its file (an agent's own
-    transcript)."""
+    transcript); ``among``: the open sessions' ids when the caller listed them already."""
     found: list[tuple[datetime, Mapping[str, Any]]] = []
-    for info in files.list():
-        if info.status not in ("active", "paused") or info.id in exclude:
+    if among is None:
+        among = [i.id for i in files.list() if i.status in ("active", "paused")]
+    for sid in among:
+        session = files.get(sid) if sid not in exclude else None
+        if session is None or session.get("status") not in ("active", "paused"):
             continue
-        session = files.get(info.id)
-        when = (active_at or {}).get(info.id) or last_active(session)
+        when = (active_at or {}).get(sid) or last_active(session)
         if when is not None and now - when <= WITHIN and has_activity(session):
             found.append((when, session))
     found.sort(key=lambda pair: pair[0], reverse=True)
