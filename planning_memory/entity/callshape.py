@@ -18,7 +18,7 @@ OWN = ("self.", "this.", "cls.", "Self.")
 # languages whose calls on values of unknown type (``x.name()``) are guessed by name (Go links
 # only calls it can place: own methods, package functions, types' functions)
 GUESSING = frozenset({"java", "rust"})
-NAME = re.compile(r"\.+|\.*[\w$]+(?:\.[\w$]+)*")  # a (relative) dotted name, not ``x()``
+NAME = re.compile(r"\.+|\.*#?[\w$]+(?:\.#?[\w$]+)*")  # a dotted name, ``#private`` too
 HEAD = re.compile(r"[\w$]+")
 
 

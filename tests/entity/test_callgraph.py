@@ -434,3 +434,18 @@ def test_a_function_of_an_object_passed_to_a_call_is_no_bare_call_target(
     )
     assert links["retry.ts::delay"] == []  # `delay(300)` is the imported setTimeout
     assert links["retry.ts::api.get"] == ["retry.ts::api.list"]
+
+
+def test_calls_of_private_methods_link(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "ky.ts": (
+                "export class Ky {\n  static create() {\n    const ky = new Ky();\n"
+                "    ky.#cancel();\n    return Ky.#normalize();\n  }\n\n"
+                "  static #normalize() {\n    return 1;\n  }\n\n  #cancel() {}\n}\n"
+            ),
+        },
+    )
+    assert links["ky.ts::Ky.#cancel"] == ["ky.ts::Ky.create"]
+    assert links["ky.ts::Ky.#normalize"] == ["ky.ts::Ky.create"]
