@@ -39,6 +39,7 @@ RELATED_POOL = 20  # documents taken for the query's related words
 RELATED_WEIGHT = 0.5  # a related word is a weaker sign than the query's own
 MIN_TERMS = 2  # a one-word query is a keyword look-up: its vector says little (BM25 alone)
 VECTOR, RELATED = "vector", "related"
+BY_KEY = "sqlite_autoindex_docs_1"  # the index of ``docs.key`` (its UNIQUE constraint)
 MARGIN = 0.03  # over the query's median cosine: what counts as near (docs/search.md)
 AUTO = "auto"
 
@@ -72,7 +73,9 @@ def nearest_rows(indexes: Sequence[Index], query: Any, filters: Filters) -> list
         if not near:
             continue
         marks = ",".join("?" * len(near))
-        for row in ix.where(f"d.key IN ({marks})", list(near), filters, len(near)):
+        # by key: with a source filter SQLite would rather scan every record of the source
+        rows = ix.where(f"d.key IN ({marks})", list(near), filters, len(near), index=BY_KEY)
+        for row in rows:
             found.append((near[row.doc.key], row))
     found.sort(key=lambda pair: (-pair[0], pair[1].doc.key))
     return [row for _cosine, row in found[:VECTOR_POOL]]

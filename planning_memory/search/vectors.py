@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from planning_memory.search import semantic
+
 if TYPE_CHECKING:
     from planning_memory.search.database import Index
     from planning_memory.search.semantic import Embedder
@@ -119,7 +121,7 @@ def refresh(
 
 
 def _store(index: Index, embedder: Embedder, batch: Sequence[tuple[int, str, str]]) -> None:
-    import numpy as np
+    np = semantic.numpy()
 
     vectors = embedder.passages([text for _i, _k, text in batch]).astype(np.float16)
     rows = [
@@ -146,7 +148,7 @@ def stats(index: Index) -> dict[str, int]:
 
 def _matrix(index: Index) -> tuple[list[str], Any]:
     """The keys and the float32 matrix of the index's vectors, cached until they change."""
-    import numpy as np
+    np = semantic.numpy()
 
     marker = f"{index.get_meta('vectors_epoch')}:{count(index)}"
     cached = _MATRICES.get(str(index.path))
@@ -168,7 +170,7 @@ def nearest(index: Index, query: Any, n: int, margin: float) -> list[Near]:
     whose cosine passes the query's typical one by ``margin``: the median cosine over the
     index (``TYPICAL`` below ``MEDIAN_FROM`` vectors). Unrelated texts are not far apart for
     e5 (cosines of 0.72-0.80), so only what stands out from the crowd counts as near."""
-    import numpy as np
+    np = semantic.numpy()
 
     keys, matrix = _matrix(index)
     if not keys:
