@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from planning_memory.core import codec as codec
     from planning_memory.core import privacy as privacy
     from planning_memory.core import schema as schema
+    from planning_memory.core import stamps as stamps
     from planning_memory.core import temporal as temporal
     from planning_memory.core.ids import ID_RE as ID_RE
     from planning_memory.core.ids import check_id as check_id
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from planning_memory.core.layout import TREE_GITIGNORE as TREE_GITIGNORE
     from planning_memory.core.layout import Layout as Layout
     from planning_memory.core.layout import project_root as project_root
+    from planning_memory.core.model import DECISION_TYPES as DECISION_TYPES
     from planning_memory.core.model import DEFAULT_CONFIG as DEFAULT_CONFIG
     from planning_memory.core.model import ESCALATE_AT as ESCALATE_AT
     from planning_memory.core.model import ESTABLISHED_AT as ESTABLISHED_AT
@@ -37,12 +39,15 @@ if TYPE_CHECKING:
     from planning_memory.core.model import TAUGHT_TAG as TAUGHT_TAG
     from planning_memory.core.model import TAUGHT_TYPES as TAUGHT_TYPES
     from planning_memory.core.model import Record as Record
+    from planning_memory.core.model import claude_section as claude_section
+    from planning_memory.core.model import compact_json as compact_json
     from planning_memory.core.model import effective_config as effective_config
     from planning_memory.core.model import is_taught as is_taught
     from planning_memory.core.model import new_long_term as new_long_term
     from planning_memory.core.model import normalize as normalize
     from planning_memory.core.model import parse_timestamp as parse_timestamp
     from planning_memory.core.model import preference_text as preference_text
+    from planning_memory.core.model import record_digest as record_digest
     from planning_memory.core.model import timestamp as timestamp
     from planning_memory.core.project import PROJECT_ID_RE as PROJECT_ID_RE
     from planning_memory.core.project import project_folder as project_folder
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
 
     __all__ = [
         "CONFIG_NAME",
+        "DECISION_TYPES",
         "DEFAULT_CONFIG",
         "ESCALATE_AT",
         "ESTABLISHED_AT",
@@ -75,7 +81,9 @@ if TYPE_CHECKING:
         "TemporalContext",
         "check_id",
         "check_schema",
+        "claude_section",
         "codec",
+        "compact_json",
         "effective_config",
         "ignored_by_layers",
         "is_taught",
@@ -88,7 +96,9 @@ if TYPE_CHECKING:
         "project_folder",
         "project_id",
         "project_root",
+        "record_digest",
         "schema",
+        "stamps",
         "temporal",
         "timestamp",
         "timezone_of",
@@ -98,6 +108,7 @@ else:
         __name__,
         {
             "CONFIG_NAME": "layout",
+            "DECISION_TYPES": "model",
             "DEFAULT_CONFIG": "model",
             "ESCALATE_AT": "model",
             "ESTABLISHED_AT": "model",
@@ -120,7 +131,9 @@ else:
             "TemporalContext": "temporal",
             "check_id": "ids",
             "check_schema": "schema:check",
+            "claude_section": "model",
             "codec": ".",
+            "compact_json": "model",
             "effective_config": "model",
             "ignored_by_layers": "ignore",
             "is_taught": "model",
@@ -133,7 +146,9 @@ else:
             "project_folder": "project",
             "project_id": "project",
             "project_root": "layout",
+            "record_digest": "model",
             "schema": ".",
+            "stamps": ".",
             "temporal": ".",
             "timestamp": "model",
             "timezone_of": "temporal",

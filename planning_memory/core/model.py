@@ -174,6 +174,45 @@ def is_taught(tags: Iterable[str], record_type: str) -> bool:
     return TAUGHT_TAG in tags or record_type in TAUGHT_TYPES
 
 
+DECISION_TYPES = ("architecture", "decision")  # CLAUDE.md's "decisions" section
+
+
+def claude_section(record: Mapping[str, Any]) -> str | None:
+    """The section of CLAUDE.md that shows ``record``, or None: pinned, then taught, then a
+    critical or high mistake, an established pattern, an architecture note or a decision."""
+    if record.get("deleted_at") is not None:
+        return None
+    kind = record.get("type")
+    if record.get("pinned"):
+        return "pinned"
+    if is_taught(record.get("tags") or [], str(kind)):
+        return "taught"
+    if kind == "mistake" and record.get("severity") in ("critical", "high"):
+        return "mistakes"
+    if kind == "pattern" and record.get("established"):
+        return "patterns"
+    if kind in DECISION_TYPES:
+        return "decisions"
+    return None
+
+
+def record_digest(record: Mapping[str, Any]) -> str:
+    """A record's content digest: 32 hex digits of the sha256 of its canonical compact JSON,
+    whatever the formatting of its file (what a view's source hash is built from)."""
+    import hashlib
+
+    return hashlib.sha256(compact_json(record)).hexdigest()[:32]
+
+
+def compact_json(value: Any) -> bytes:
+    """``value`` as canonical compact JSON (sorted keys), UTF-8."""
+    # compact separators keep json on its C encoder: ~10x faster than the indented canonical form
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return text.encode("utf-8", "surrogatepass")
+
+
 def preference_text(section: Mapping[str, Any]) -> str:
     """One section of ``preferences.json`` as a line: ``quotes: single; semicolons: no``."""
     return "; ".join(f"{key}: {_preference_value(v)}" for key, v in sorted(section.items()))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
+    from planning_memory.longterm.catalog import Catalog as Catalog
     from planning_memory.longterm.catalog import close_all as close_catalogs
     from planning_memory.longterm.lessons import Lesson as Lesson
     from planning_memory.longterm.level import LongTerm as LongTerm
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     )
 
     __all__ = [
+        "Catalog",
         "Lesson",
         "LongTerm",
         "Outcome",
@@ -57,6 +59,7 @@ else:
             "LongTerm": "level",
             "Outcome": "rules",
             "check_record": "records",
+            "Catalog": "catalog",
             "close_catalogs": "catalog:close_all",
             "detect": "triggers",
             "detect_all": "triggers",

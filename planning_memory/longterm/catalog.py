@@ -12,10 +12,17 @@ reach the default threshold; see ``similar``), so the answers are those of the f
 Where: ``memory/contextual/longterm.sqlite3``, gitignored with the rest of ``contextual/``.
 It is derived: deleting it is safe, the next save rebuilds it from the record files.
 
-Fresh or stale: ``meta`` keeps a stamp of each record folder (mtime in ns and inode). Every
-write of a record file (an atomic rename), new file or removed file changes its folder's
-stamp, so a folder written by anything else (git, an editor, another tool) is seen as stale
-and refreshed: a stat of each of its files, re-reading those whose (mtime, size) changed.
+It is the one catalog of the record files: besides what the rules look up, each row keeps the
+file's stamp and its record's digest (``core.record_digest``) and whether CLAUDE.md shows it,
+and each folder a generation that moves when one of its records changes; the Markdown views
+render from it (``rows``, ``generations``) rather than keeping a table of their own.
+
+Fresh or stale, by the one freshness rule (``core.stamps``): ``meta`` keeps a stamp of each
+record folder (ctime in ns and inode). Every write of a record file (an atomic rename), new
+file or removed file changes its folder's stamp, so a folder written by anything else (git, an
+editor, another tool) is seen as stale and refreshed: a stat of each of its files, re-reading
+those whose (ctime, size) changed or was too recent to trust when catalogued (those are read
+again at the next look even when the folder's stamp holds).
 ``records.save`` keeps the catalog fresh when it was fresh before the write. A file rewritten
 in place (its folder's stamp unchanged) is caught when a lookup picks it: its stat differs
 from the catalog's, ``Stale`` is raised, and the caller refreshes the whole folder and asks
@@ -33,19 +40,27 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from planning_memory.core import LONG_TERM_DIRS, Layout, Record
+from planning_memory.core import (
+    LONG_TERM_DIRS,
+    Layout,
+    Record,
+    claude_section,
+    record_digest,
+    stamps,
+)
 from planning_memory.errors import StorageError
 from planning_memory.longterm import similarity
 from planning_memory.longterm.live import Live
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SIMILAR_TYPES = ("pattern", "mistake")
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
@@ -55,13 +70,17 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
     rid INTEGER PRIMARY KEY, file TEXT NOT NULL UNIQUE, folder TEXT NOT NULL,
-    mtime INTEGER NOT NULL, size INTEGER NOT NULL,
+    ctime INTEGER NOT NULL, size INTEGER NOT NULL, digest TEXT NOT NULL DEFAULT '',
     id TEXT, type TEXT, scope TEXT, topic TEXT, fingerprint TEXT, updated_at TEXT,
-    live INTEGER, pinned INTEGER, established INTEGER, uses INTEGER,
+    live INTEGER, pinned INTEGER, established INTEGER, uses INTEGER, shown INTEGER,
+    gen INTEGER NOT NULL DEFAULT 0,
     words TEXT, code TEXT, grams TEXT, nwords INTEGER, ncode INTEGER, ngrams INTEGER,
     mask BLOB, textkey TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_folder ON entries(folder);
+CREATE INDEX IF NOT EXISTS entries_racy ON entries(folder, ctime) WHERE ctime < 0;
+CREATE INDEX IF NOT EXISTS entries_gen ON entries(gen);
+CREATE TABLE IF NOT EXISTS gone (file TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS entries_topic ON entries(type, topic) WHERE topic IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_fingerprint ON entries(fingerprint);
 CREATE INDEX IF NOT EXISTS entries_grams ON entries(grams) WHERE grams IS NOT NULL;
@@ -74,10 +93,16 @@ CREATE TABLE IF NOT EXISTS postings (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS postings_rid ON postings(rid);
 """
-_COLUMNS = "file, folder, mtime, size, id, type, scope, topic, fingerprint, updated_at, live, "
-_COLUMNS += "pinned, established, uses, words, code, grams, nwords, ncode, ngrams, mask, textkey"
+_COLUMNS = "file, folder, ctime, size, digest, id, type, scope, topic, fingerprint, updated_at, "
+_COLUMNS += "live, pinned, established, uses, shown, gen, words, code, grams, nwords, ncode, "
+_COLUMNS += "ngrams, "
+_COLUMNS += "mask, textkey"
+_ENTRY = "file, ctime, size, digest"  # the columns of an ``Entry``
 _BOUND_COLUMNS = "e.rid, e.nwords, e.ncode, e.ngrams, e.mask"
 _LIVE_OF_SCOPE = "e.type = ? AND e.live AND e.scope IS ?"
+
+
+Row = tuple[str, int, int, str, str, str, bool, bool]  # ``Catalog.rows``
 
 
 class Stale(Exception):
@@ -85,11 +110,13 @@ class Stale(Exception):
 
 
 class Entry(NamedTuple):
-    """A catalogued record file: where it is, the stat it had, what was read from it."""
+    """A catalogued record file: where it is, the stamp it had (``core.stamps``), the digest of
+    its record (``core.record_digest``) and what was read from it."""
 
     file: str  # relative to long-term/: ``patterns/pat_….json``
-    mtime: int
+    ctime: int  # negative: too recent to trust when catalogued (``_file_stamp``)
     size: int
+    digest: str = ""
     profile: similarity.Profile | None = None
 
 
@@ -115,6 +142,14 @@ def fingerprint(record: Record) -> str:
     if record.get("project"):
         parts.append(record["project"])
     return "\x1f".join(parts)
+
+
+def _file_stamp(st: os.stat_result, now: int) -> tuple[int, int]:
+    """A file's stamp as the catalog keeps it: ``core.stamps.file_stamp``, but a ctime too
+    recent to trust kept negated rather than 0, so that the file is read again once it can be
+    trusted (``refresh_folder``), not at every look before."""
+    ctime, size = stamps.file_stamp(st, now)
+    return (ctime or -st.st_ctime_ns), size
 
 
 def _digest(text: str) -> str:
@@ -203,7 +238,7 @@ class Catalog:
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 conn.executescript(
                     "DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS postings;"
-                    "DROP TABLE IF EXISTS meta;"
+                    "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS gone;"
                 )
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -287,7 +322,7 @@ class Catalog:
             st = os.stat(self._folders.get(folder) or self.layout.long_term / folder)
         except (FileNotFoundError, NotADirectoryError):
             return "absent"
-        return f"{st.st_mtime_ns} {st.st_ino}"
+        return stamps.folder_stamp(st)
 
     def _stored_stamp(self, folder: str) -> str | None:
         if folder in self._stamps:  # set in the transaction a batch holds: no other writer
@@ -300,30 +335,94 @@ class Catalog:
         return self._stored_stamp(folder) == self._stamp(folder)
 
     def refresh(self, record_type: str, *, force: bool = False) -> int:
-        """Bring the folder of ``record_type`` up to date if its stamp changed (or ``force``):
-        files gone are dropped, files new or changed (mtime, size) re-read. Returns how
+        """``refresh_folder`` of the folder of ``record_type``."""
+        return self.refresh_folder(LONG_TERM_DIRS[record_type], force=force)
+
+    def refresh_folder(self, folder: str, *, force: bool = False) -> int:
+        """Bring ``folder`` up to date by the freshness rule (``core.stamps``): when its stamp
+        moved (or ``force``), files gone are dropped and files new or with another stamp read
+        again; otherwise only the files whose stamp was too recent to trust are. Returns how
         many files were read."""
-        folder = LONG_TERM_DIRS[record_type]
         stamp = self._stamp(folder)
         if not force and stamp == self._stored_stamp(folder):
-            return 0
+            racy = [  # those whose stamp can be trusted by now
+                file
+                for (file,) in self.conn.execute(
+                    "SELECT file FROM entries WHERE folder = ? AND ctime < 0 AND ctime > ?",
+                    (folder, stamps.RACY_NS - time.time_ns()),
+                )
+            ]
+            if racy:
+                with self._write():
+                    for file in racy:
+                        self._read(folder, file)
+            return len(racy)
         on_disk = self._listing(folder)
         known = {
-            file: (mtime, size)
-            for file, mtime, size in self.conn.execute(
-                "SELECT file, mtime, size FROM entries WHERE folder = ?", (folder,)
+            file: (ctime, size)
+            for file, ctime, size in self.conn.execute(
+                "SELECT file, ctime, size FROM entries WHERE folder = ?", (folder,)
             )
         }
-        changed = [f for f, st in on_disk.items() if known.get(f) != st]
+        changed = [f for f, st in on_disk.items() if st[0] < 0 or known.get(f) != st]
+        gone = known.keys() - on_disk.keys()
+        if not changed and not gone and stamp == self._stored_stamp(folder):
+            return 0  # a full look that found nothing: nothing written
         with self._write():
-            for file in known.keys() - on_disk.keys():
+            for file in gone:
                 self._drop(file)
             for file in sorted(changed):
                 self._read(folder, file)
             self._set_stamp(folder, stamp)
         return len(changed)
 
+    def current(self, *, full: bool = False) -> None:
+        """Bring every record folder up to date (``refresh_folder``); ``full``: stat every
+        file, to see one rewritten in place too."""
+        for folder in sorted(self._folders):
+            self.refresh_folder(folder, force=full)
+
+    def rows(self, since: int = -1) -> tuple[int, list[Row], list[str]]:
+        """The catalog's generation, and every record file catalogued (or only those changed
+        after generation ``since``, and the files gone since), by folder then name. A row:
+        file, ctime, size, digest, id, type, live, shown in CLAUDE.md
+        (``core.claude_section``); a file that holds no record of its folder has digest, id
+        and type "" and is neither live nor shown."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()
+        gen = 0 if row is None else int(row[0])
+        found = self.conn.execute(
+            "SELECT file, ctime, size, digest, coalesce(id, ''), coalesce(type, ''), "
+            "coalesce(live, 0) AND digest != '', coalesce(shown, 0) FROM entries "
+            f"{'WHERE gen > ?' if since >= 0 else 'WHERE ? IS NOT NULL'} ORDER BY file",
+            (since,),
+        ).fetchall()
+        if since < 0:
+            return gen, found, []
+        gone = [f for (f,) in self.conn.execute("SELECT file FROM gone WHERE gen > ?", (since,))]
+        return gen, found, gone
+
+    def generations(self) -> dict[str, str]:
+        """Each folder's generation, which moves whenever one of its records changes
+        (``_bump``), and under "" this catalog's epoch (a new catalog file restarts them)."""
+        values = dict(self.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'gen:%'"))
+        found = {folder: str(values.get(f"gen:{folder}", 0)) for folder in self._folders}
+        return {"": self._epoch(), **found}
+
+    def _epoch(self) -> str:
+        """A random name this catalog file was given when it was made (a new file restarts
+        the generations)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+        if row is not None:
+            return str(row[0])
+        epoch = os.urandom(8).hex()
+        with self._write():
+            self.conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', ?)", (epoch,)
+            )
+        return str(self.conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()[0])
+
     def _listing(self, folder: str) -> dict[str, tuple[int, int]]:
+        now = time.time_ns()
         found: dict[str, tuple[int, int]] = {}
         try:
             where = self.store.check_inside(self.layout.long_term / folder)
@@ -336,8 +435,7 @@ class Catalog:
                         and self.store.usable_name(where, name)
                     ):
                         with contextlib.suppress(FileNotFoundError):
-                            st = item.stat()
-                            found[f"{folder}/{item.name}"] = (st.st_mtime_ns, st.st_size)
+                            found[f"{folder}/{name}"] = _file_stamp(item.stat(), now)
         except (FileNotFoundError, NotADirectoryError):
             pass
         return found
@@ -381,10 +479,11 @@ class Catalog:
             if st is None:
                 self._read(folder, file)
             else:
-                self._put(folder, file, st.st_mtime_ns, st.st_size, written)
+                ctime, size = _file_stamp(st, time.time_ns())
+                self._put(folder, file, ctime, size, written)
                 if self._held and written is not None:  # ``load`` need not read it
                     self._written.pop(file, None)
-                    self._written[file] = (st.st_mtime_ns, st.st_size, written)
+                    self._written[file] = (st.st_ctime_ns, size, written)
                     if len(self._written) > WRITTEN_KEPT:
                         del self._written[next(iter(self._written))]
             self._set_stamp(folder, self._stamp(folder))
@@ -396,18 +495,31 @@ class Catalog:
 
         path = self.layout.long_term / file
         try:
-            st = os.stat(path)
+            ctime, size = _file_stamp(os.stat(path), time.time_ns())
         except FileNotFoundError:
             self._drop(file)
             return
         loaded = records.load_checked(self.store, path)
         value = None if loaded is None else loaded.value
-        self._put(folder, file, st.st_mtime_ns, st.st_size, value)
+        self._put(folder, file, ctime, size, value)
 
     def _drop(self, file: str) -> None:
         row = self.conn.execute("SELECT rid FROM entries WHERE file = ?", (file,)).fetchone()
         if row is not None:
             self._forget(row[0])
+            gen = self._bump(file.partition("/")[0])
+            self.conn.execute("INSERT OR REPLACE INTO gone(file, gen) VALUES (?, ?)", (file, gen))
+
+    def _bump(self, folder: str) -> int:
+        """A record of ``folder`` changed: its generation and the catalog's move
+        (``generations``); returns the catalog's, the change's own (``changes``)."""
+        for key in (f"gen:{folder}", "gen"):
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) "
+                "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                (key,),
+            )
+        return int(self.conn.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0])
 
     def _forget(self, rid: int) -> None:
         self.conn.execute("DELETE FROM entries WHERE rid = ?", (rid,))
@@ -416,25 +528,34 @@ class Catalog:
             for live in self._live.values():
                 live.drop(rid)
 
-    def _put(self, folder: str, file: str, mtime: int, size: int, value: Any) -> None:
+    def _put(self, folder: str, file: str, ctime: int, size: int, value: Any) -> None:
         old = self.conn.execute(
             "SELECT rid, textkey, words, code, grams, nwords, ncode, ngrams, mask, live, type, "
-            "scope FROM entries WHERE file = ?",
+            "scope, digest FROM entries WHERE file = ?",
             (file,),
         ).fetchone()
         kind = value.get("type") if isinstance(value, dict) else None
         stem = os.path.splitext(os.path.basename(file))[0]
         misnamed = value.get("id") != stem if isinstance(value, dict) else True
-        if old is not None and self._update(old, folder, file, mtime, size, value, misnamed):
+        record = not (kind not in LONG_TERM_DIRS or LONG_TERM_DIRS[kind] != folder or misnamed)
+        digest = record_digest(value) if record else ""
+        if old is None or old[12] != digest:
+            gen = self._bump(folder)
+            self.conn.execute("DELETE FROM gone WHERE file = ?", (file,))
+        else:
+            gen = self.conn.execute("SELECT gen FROM entries WHERE rid = ?", (old[0],)).fetchone()[
+                0
+            ]
+        if old is not None and self._update(old, folder, file, ctime, size, value, digest, gen):
             return
         if old is not None:
             self._forget(old[0])
-        if kind not in LONG_TERM_DIRS or LONG_TERM_DIRS[kind] != folder or misnamed:
+        if not record:
             # not a record of this folder (or named for another id: a save would duplicate
             # it): the rules never see it (kept to skip re-reading)
             self.conn.execute(
-                "INSERT INTO entries(file, folder, mtime, size) VALUES (?, ?, ?, ?)",
-                (file, folder, mtime, size),
+                "INSERT INTO entries(file, folder, ctime, size, gen) VALUES (?, ?, ?, ?, ?)",
+                (file, folder, ctime, size, gen),
             )
             return
         live = value.get("deleted_at") is None
@@ -453,12 +574,14 @@ class Catalog:
                 bits = similarity.gram_mask(profile[2])
                 mask = bits.to_bytes(similarity.MASK_BITS // 8, "little")
         row = (
-            *(file, folder, mtime, size, value.get("id"), kind, value.get("scope")),
+            *(file, folder, ctime, size, digest, value.get("id"), kind, value.get("scope")),
             value.get("topic_key") or None,
             _digest(fingerprint(value)),
             value.get("updated_at"),
             *(live, bool(value.get("pinned")), bool(value.get("established"))),
-            int(value.get(USES.get(kind, ""), 0) or 0),
+            int(value.get(USES.get(str(kind), ""), 0) or 0),
+            claude_section(value) is not None,
+            gen,
             *(words, code, grams, *counts, mask, textkey),
         )
         marks = ", ".join("?" * len(row))
@@ -477,16 +600,17 @@ class Catalog:
         old: tuple[Any, ...],
         folder: str,
         file: str,
-        mtime: int,
+        ctime: int,
         size: int,
         value: Any,
-        misnamed: bool,
+        digest: str,
+        gen: int,
     ) -> bool:
         """``_put`` of a live record rewritten with the same text, type and scope (archived,
         reinforced, counted) as an update of its row, its postings kept while it stays live
         (dropped when it leaves): the rows come out as a removal and an insertion would
         leave them, the ``rid`` aside. False (nothing done) for any other change."""
-        if not isinstance(value, dict) or misnamed or not old[9]:
+        if not digest or not old[9]:  # not a record, or was not live
             return False
         kind = value.get("type")
         if kind != old[10] or LONG_TERM_DIRS.get(str(kind)) != folder:
@@ -497,14 +621,17 @@ class Catalog:
             return False
         rid, live = old[0], value.get("deleted_at") is None
         self.conn.execute(
-            "UPDATE entries SET mtime = ?, size = ?, id = ?, topic = ?, fingerprint = ?, "
-            "updated_at = ?, live = ?, pinned = ?, established = ?, uses = ? WHERE rid = ?",
+            "UPDATE entries SET ctime = ?, size = ?, digest = ?, id = ?, topic = ?, "
+            "fingerprint = ?, updated_at = ?, live = ?, pinned = ?, established = ?, uses = ?, "
+            "shown = ?, gen = ? WHERE rid = ?",
             (
-                *(mtime, size, value.get("id"), value.get("topic_key") or None),
+                *(ctime, size, digest, value.get("id"), value.get("topic_key") or None),
                 _digest(fingerprint(value)),
                 value.get("updated_at"),
                 *(live, bool(value.get("pinned")), bool(value.get("established"))),
                 int(value.get(USES[kind], 0) or 0),
+                claude_section(value) is not None,
+                gen,
                 rid,
             ),
         )
@@ -517,18 +644,22 @@ class Catalog:
 
     # -- lookups (each answer in file order, the order the record files are read in) -----------
     def load(self, entry: Entry) -> Record:
-        """The record of ``entry``; ``Stale`` if its file changed since it was catalogued."""
+        """The record of ``entry``; ``Stale`` if its file changed since it was catalogued (its
+        stamp moved, or it was too recent to trust and its record's digest moved)."""
         path = self.layout.long_term / entry.file
         try:
             st = os.stat(path)
             known = self._written.get(entry.file)
-            if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
+            if known is not None and known[:2] == (st.st_ctime_ns, st.st_size):
                 value: Record = known[2]  # written by this batch, as catalogued
             else:
                 value = self.store.load(path).value
         except FileNotFoundError:
             raise Stale(entry.file) from None
-        if (st.st_mtime_ns, st.st_size) != (entry.mtime, entry.size):
+        if entry.ctime > 0:
+            if (st.st_ctime_ns, st.st_size) != (entry.ctime, entry.size):
+                raise Stale(entry.file)
+        elif not entry.digest or record_digest(value) != entry.digest:
             raise Stale(entry.file)
         return value
 
@@ -536,7 +667,7 @@ class Catalog:
         """Live records of ``topic`` in ``scope``, of any type (seed 003 upserts a topic
         across types): those of ``record_type`` first."""
         rows = self.conn.execute(
-            "SELECT file, mtime, size FROM entries WHERE topic = ? AND live AND scope IS ? "
+            f"SELECT {_ENTRY} FROM entries WHERE topic = ? AND live AND scope IS ? "
             "ORDER BY type = ? DESC, file",
             (topic, scope, record_type),
         )
@@ -545,11 +676,11 @@ class Catalog:
     def same_fingerprint(self, record: Record) -> list[tuple[Entry, str]]:
         """Live records with ``record``'s fingerprint, with their ``updated_at``."""
         rows = self.conn.execute(
-            "SELECT file, mtime, size, updated_at FROM entries WHERE fingerprint = ? "
+            f"SELECT {_ENTRY}, updated_at FROM entries WHERE fingerprint = ? "
             "AND +type = ? AND +live ORDER BY file",  # + : by the fingerprint index, not type
             (_digest(fingerprint(record)), record["type"]),
         )
-        return [(Entry(*row[:3]), row[3]) for row in rows]
+        return [(Entry(*row[:4]), row[4]) for row in rows]
 
     def similar(
         self, record_type: str, scope: str | None, mine: similarity.Profile, threshold: float
@@ -585,13 +716,13 @@ class Catalog:
         if not kept:
             return []
         found = self.conn.execute(
-            "SELECT file, mtime, size, words, code FROM entries "
+            f"SELECT {_ENTRY}, words, code FROM entries "
             f"WHERE rid IN ({','.join('?' * len(kept))}) ORDER BY file",
             sorted(kept),
         ).fetchall()
         return [
-            Entry(file, mtime, size, similarity.profile_of(words.split(), code.split()))
-            for file, mtime, size, words, code in found
+            Entry(file, ctime, size, digest, similarity.profile_of(words.split(), code.split()))
+            for file, ctime, size, digest, words, code in found
         ]
 
     def _reaching_sqlite(
@@ -671,7 +802,7 @@ class Catalog:
         """The first ``count`` live records to archive past a cap: neither pinned nor
         established nor ``keep``, least used, then least recently updated, then by id."""
         rows = self.conn.execute(
-            "SELECT file, mtime, size FROM entries WHERE type = ? AND live AND NOT pinned "
+            f"SELECT {_ENTRY} FROM entries WHERE type = ? AND live AND NOT pinned "
             "AND NOT established AND id != ? ORDER BY uses, updated_at, id, file LIMIT ?",
             (record_type, keep, count),
         )
@@ -680,7 +811,7 @@ class Catalog:
     def latest(self, record_type: str) -> Entry | None:
         """The live record of ``record_type`` updated last (then the greatest id)."""
         row = self.conn.execute(
-            "SELECT file, mtime, size FROM entries WHERE type = ? AND live "
+            f"SELECT {_ENTRY} FROM entries WHERE type = ? AND live "
             "ORDER BY updated_at DESC, id DESC, file LIMIT 1",
             (record_type,),
         ).fetchone()

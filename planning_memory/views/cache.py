@@ -1,25 +1,25 @@
-"""The render cache: what each long-term record file gives the views, kept current by stat.
+"""The render cache: what each long-term record gives the views, keyed by its content digest.
 
-Derived and gitignored, under ``memory/contextual/views/cache/``, written through the store,
-each file as a base and a small delta of what changed since (``cachefile``):
+The record files themselves are known from the one catalog of them (``longterm.Catalog``):
+each file's stamp, its record's digest, id, type, whether it is live and whether CLAUDE.md
+shows it, kept current by the one freshness rule (``core.stamps``). What is kept here, derived
+and gitignored under ``memory/contextual/views/cache/``, written through the store, each file as
+a base and a small delta of what changed since (``cachefile``):
 
-- ``index.json``: each record file's stat (ctime_ns, size), the digest of its content
-  (``fileformat.record_digest``), its id and type, whether it is live and whether CLAUDE.md
-  shows it; the same for ``preferences.json``; the stamp of each record folder; the views'
-  source hashes; and for each rendered file, the stat and digest it had when it was last
-  known to equal the render from given inputs (``Known``).
+- ``index.json``: the stamp and digest of ``preferences.json``; the views' source hashes with
+  the catalog generations they were computed at; and for each rendered file, the stamp and
+  digest it had when it was last known to equal the render from given inputs (``Known``).
 - ``patterns.items``, ``mistakes.items``, ``claude.items``: what each record gives that view
   (its item, or its CLAUDE.md entry, with the sort key) under its content digest, since it
   depends on nothing else: one JSON line, then the texts separated by NUL characters (a
   rendered text never holds one); and which items redaction would change (``clean``).
 
-A scan stats every record file and reads only those whose stat moved or is too recent to trust
-(``RACY_NS``: file systems stamp times coarsely), so the views' source hashes come from the
-digests and their texts from the kept items plus the few records that changed. After a write
-that names its records, only the folders whose stamp moved are stat-ed (``rescan``). When an
-item is missing for a record not read in this run, every record is read again (a full render);
-a cache that is missing, unreadable or from another version of the renderer is rebuilt the
-same way. What a record gives a view is decided by the ``makers`` (``render``, ``claude``).
+So a view's text comes from the kept items plus the few records that changed (read by their
+file, checked against the catalog's digest), and its source hash is worked out again only
+when a catalog generation it depends on moved. After a write that names its records, the
+catalog looks only at the folders whose stamp moved; a full look (``written`` None: ``pmem
+render``, ``render --check``, ``sync``) stats every record file. What a record gives a view is
+decided by the ``makers`` (``render``, ``claude``).
 """
 
 from __future__ import annotations
@@ -28,22 +28,22 @@ import functools
 import hashlib
 import os
 import sys
+import threading
 import time
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from planning_memory.core import LONG_TERM_DIRS, Layout, Record, privacy
+from planning_memory.core import Layout, Record, privacy, record_digest, stamps
 from planning_memory.errors import InputError, PlanningMemoryError
-from planning_memory.longterm import load_record, read_preferences, record_stats
+from planning_memory.longterm import Catalog, load_record, read_preferences
 from planning_memory.store import Store
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
-from planning_memory.views.fileformat import digests_hash, record_digest
-from planning_memory.views.table import Row, Stats, Table, span
+from planning_memory.views.fileformat import digests_hash
+from planning_memory.views.table import Row, Table
 
-RACY_NS = 100_000_000  # a stat younger than this (0.1 s) is not trusted: the file is read again
-FOLDERS = sorted(set(LONG_TERM_DIRS.values()))
 MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' length (digest, keys)
 _CORE_MODULES = ("model", "privacy", "secret_table", "secret_rules")
 _JOINED = 32  # past this many new items, one redaction scan of them all joined first
@@ -82,33 +82,39 @@ def code_stamp() -> str:
 
 
 def _stat(path: Path | str, now: int) -> tuple[int, int]:
-    """``(ctime_ns, size)``: ctime 0 when too recent to trust, size -1 when absent. The
-    ctime, which no tool can set back, rather than the mtime (``table``)."""
+    """``(ctime_ns, size)`` by the freshness rule (``core.stamps``); size -1 when absent."""
     try:
-        st = os.stat(path)
+        return stamps.file_stamp(os.stat(path), now)
     except OSError:
         return 0, -1
-    return (st.st_ctime_ns if now - st.st_ctime_ns > RACY_NS else 0), st.st_size
-
-
-def _folder_stamp(path: Path, now: int) -> list[int]:
-    """``[ctime_ns, inode]`` of a folder: ctime 0 when too recent to trust, inode -1 when it
-    is absent. Creating, removing or renaming a file in it moves its ctime."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return [0, -1]
-    return [st.st_ctime_ns if now - st.st_ctime_ns > RACY_NS else 0, st.st_ino]
-
-
-def _memos_of(row: Row) -> set[str]:
-    """The views whose source hash a record file's row is part of."""
-    found = {name for name in ("patterns", "mistakes") if row.type == name[:-1]}
-    return found | {"claude"} if row.shown or found else found  # see ``source_hash``
 
 
 class RenderCache:
-    """The cache of one memory tree, scanned on creation (``rescan`` after writing records)."""
+    """The cache of one memory tree, looked at on creation (``rescan`` after writing records).
+    ``RenderCache.of`` keeps it in this process for the next run (the MCP server, a bulk
+    import, the API): what it holds is checked again rather than read again."""
+
+    @classmethod
+    def of(
+        cls,
+        layout: Layout,
+        store: Store,
+        makers: Makers,
+        written: Collection[str] | None = None,
+    ) -> RenderCache:
+        """This process's cache of ``layout``, looked at again (``rescan``), or a new one. Its
+        files changed by another run since are read again."""
+        key = (str(cache_dir(layout)), os.getpid(), threading.get_ident())
+        found = _KEPT.pop(key, None)
+        if found is None or found.makers is not makers or not found.files.unchanged():
+            found = cls(layout, store, makers, written)
+        else:
+            found.store = found.files.store = store  # the caller's: its lock is the one held
+            found.rescan(written)
+        _KEPT[key] = found
+        while len(_KEPT) > _KEPT_MAX:
+            _KEPT.popitem(last=False)
+        return found
 
     def __init__(
         self,
@@ -119,17 +125,17 @@ class RenderCache:
     ) -> None:
         self.layout, self.store, self.makers = layout, store, makers
         self.known: dict[str, Known] = {}
-        self.folders: dict[str, list[int]] = {}  # record folder -> its stamp at the last look
-        self.hashes: dict[str, str] = {}  # "<memo> <template digest>" -> source hash
+        self.hashes: dict[str, list[str]] = {}  # "<memo> <template digest>" -> [inputs, hash]
         self.preferences = Row(0, -1, record_digest({}), "", "preferences", True, True)
+        self.catalog = Catalog.of(layout, store)
         self.table = Table.empty()
+        self.generations: dict[str, str] = {}  # the catalog's, when the table was read
+        self._gen = -1  # the catalog's generation the table holds
         self._groups: dict[str, list[int]] | None = None  # memo -> rows in its view
-        self._records: dict[str, Record] = {}  # the records read in this run
         self._made: dict[str, dict[str, list[Any]]] = {name: {} for name in MEMOS}
         self._memos: dict[str, dict[str, list[Any]]] = {}
         self._unclean: dict[str, set[str]] = {}  # memo -> digests of items redaction changes
         self._changes: dict[str, set[str]] = {}  # memo -> digests added or dropped in this run
-        self._touched: set[str] = set()  # record files whose row changed in this run
         self.files = CacheFiles(cache_dir(layout), store, code_stamp())
         self._prefs_value: dict[str, Any] | None = None
         self._prefs_error: InputError | None = None  # preferences.json is broken
@@ -142,13 +148,11 @@ class RenderCache:
         base, delta = self.files.read("index.json")
         try:
             value = {**(base[0] if base else {}), **delta.get("head", {})}
-            self.table = Table.from_json(value["records"]).patched(delta.get("entries", {}))
             self.known = {name: Known(*known) for name, known in value["known"].items()}
             self.preferences = Row(*value["preferences"])
-            self.hashes = dict(value["hashes"])
-            self.folders = {k: list(v) for k, v in value["folders"].items()}
+            self.hashes = {key: list(pair) for key, pair in value["hashes"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
-            self.table, self.known, self.hashes, self.folders = Table.empty(), {}, {}, {}
+            self.known, self.hashes = {}, {}
             self.files.serials["index.json"] = ""  # written whole next time
             self._dirty.add("index")
 
@@ -175,100 +179,36 @@ class RenderCache:
                 len(memo),
             )
         if "index" in self._dirty:
-            head = {
-                "preferences": self.preferences,
-                "hashes": self.hashes,
-                "known": self.known,
-                "folders": self.folders,
-            }
-            rows = {file: self.table.row_of(file) for file in self._touched}
-            whole = lambda: ({"records": self.table.to_json()}, "")  # noqa: E731
-            self.files.save("index.json", rows, head, whole, len(self.table.files))
-            self._touched.clear()
+            head = {"preferences": self.preferences, "hashes": self.hashes, "known": self.known}
+            self.files.save("index.json", {}, head, lambda: ({}, ""), 0)
         self._dirty.clear()
 
     # -- the records -------------------------------------------------------------------------
     def rescan(self, written: Collection[str] | None = None) -> None:
-        """Stat every record file; read the ones whose stat moved (or is too recent).
-
-        With ``written``, the ids of the records this run just wrote, a quicker look
-        (``_listing``): only the folders whose stamp moved are stat-ed again (a file in them
-        was created, removed, or replaced by a rename: every write of this package, git's
-        and most editors'), and in the others only the written records; a record of another
-        folder rewritten in place waits for the full stat of ``pmem render``, ``render
-        --check`` or ``sync``."""
-        now = time.time_ns()
-        stamps = {folder: _folder_stamp(self.layout.long_term / folder, now) for folder in FOLDERS}
-        if written is None:
-            stats: Stats = record_stats(self.layout, self.store)
-            looked = FOLDERS
-        else:
-            looked = [f for f in FOLDERS if not stamps[f][0] or self.folders.get(f) != stamps[f]]
-            stats = self._listing(looked, set(written))
-        for folder in looked:
-            if self.folders.get(folder) != stamps[folder]:
-                self.folders[folder] = stamps[folder]
-                self._dirty.add("index")
-        files, ctimes, sizes = stats
-        trusted = [ctime if now - ctime > RACY_NS else 0 for ctime in ctimes]
-        memos = set()
-        if not self.table.unchanged((files, trusted, sizes)):
-            old = self.table
-            self.table, changed, touched = old.updated((files, trusted, sizes), self._read_record)
-            self._touched.update(touched)
+        """Bring the catalog up to date and read its table of the record files again when a
+        generation moved. ``written``: the ids of the records this run just wrote (the
+        catalog keeps them as it writes them): only the folders whose stamp moved are looked
+        at; None: a full look, every record file stat-ed (one rewritten in place is seen)."""
+        self.catalog = catalog = Catalog.of(self.layout, self.store)
+        catalog.current(full=written is None)
+        generations = catalog.generations()
+        if generations != self.generations:
+            if generations[""] == self.generations.get("") and self._gen >= 0:
+                self._gen, rows, gone = catalog.rows(self._gen)  # what changed since
+                self.table = self.table.patched(rows, gone)
+            else:
+                self._gen, rows, _gone = catalog.rows()
+                self.table = Table.of(rows)
+            self.generations = generations
             self._groups = None
-            # keep what changed, and stats now all trusted (the next scan reads nothing); a
-            # stat still too recent is read again anyway
-            if changed or (0 not in trusted and (trusted, files) != (old.ctime, old.files)):
-                self._dirty.add("index")
-            memos = set().union(*map(_memos_of, changed))
-        if self._scan_preferences(now):
-            memos.add("claude")
-        if memos:
-            self.hashes = {k: v for k, v in self.hashes.items() if k.split(" ")[0] not in memos}
+        self._scan_preferences(time.time_ns())
 
-    def _listing(self, folders: list[str], written: set[str]) -> Stats:
-        """The stat a full scan would give, but for files of other folders than ``folders``
-        rewritten in place since the last look: a new stat of ``folders``, the table's for
-        the rest, where the files whose stat was too recent to trust and the ``written``
-        records are stat-ed again."""
-        table = self.table
-        fresh = record_stats(self.layout, self.store, folders)
-        files: list[str] = []
-        ctimes: list[int] = []
-        sizes: list[int] = []
-        for folder in FOLDERS:
-            source: Stats = (
-                (fresh.files, fresh.ctimes, fresh.sizes)
-                if folder in folders
-                else (table.files, table.ctime, table.size)
-            )
-            rows = span(source[0], folder)
-            files += source[0][rows]
-            ctimes += source[1][rows]
-            sizes += source[2][rows]
-        ids = {table.files[i] for i, rid in enumerate(table.id) if rid in written}
-        for i, file in enumerate(files):
-            if not ctimes[i] or file in ids:
-                try:
-                    st = os.stat(self.layout.long_term / file)
-                    ctimes[i], sizes[i] = st.st_ctime_ns, st.st_size
-                except OSError:
-                    ctimes[i], sizes[i] = 0, -1
-        return files, ctimes, sizes
-
-    def _read_record(self, file: str, ctime: int, size: int) -> Row:
+    def _record(self, file: str, digest: str) -> Record:
+        """The record in ``file``; ``_Moved`` when it is not the one catalogued."""
         record = load_record(self.layout, self.store, file)
-        if record is None:
-            return Row(ctime, size, "", "", "", False, False)
-        self._records[file] = record
-        digest = record_digest(record)
-        entry = self.makers["claude"](record)
-        if entry is not None:
-            self._made["claude"][digest] = list(entry)
-        live = record.get("deleted_at") is None
-        record_id, shown = str(record.get("id", "")), entry is not None
-        return Row(ctime, size, digest, record_id, record["type"], live, shown)
+        if record is None or record_digest(record) != digest:
+            raise _Moved(file)
+        return record
 
     def _scan_preferences(self, now: int) -> bool:
         """Stat ``preferences.json``; True when its content changed. A broken one is kept
@@ -285,10 +225,10 @@ class RenderCache:
             self._prefs_error = exc
             ctime, digest = 0, "broken: " + exc.one_line()
         self.preferences = Row(ctime, size, digest, "", "preferences", True, True)
-        if old.digest == self.preferences.digest:
+        if old == self.preferences:
             return False
         self._dirty.add("index")
-        return True
+        return old.digest != self.preferences.digest
 
     def preference_values(self) -> dict[str, Any]:
         """``preferences.json`` (empty when there is none); ``InputError`` when it is broken."""
@@ -310,16 +250,29 @@ class RenderCache:
             }
         return self._groups[memo]
 
+    def _inputs(self, memo: str) -> str:
+        """What the source hash of ``memo`` depends on besides the template: the catalog
+        generations of the folders it shows (and the preferences' digest for CLAUDE.md)."""
+        gens = self.generations
+        if memo == "claude":
+            return (
+                f"{' '.join(f'{k}:{v}' for k, v in sorted(gens.items()))} {self.preferences.digest}"
+            )
+        return f"{gens.get('', '')} {gens.get(memo, '')}"
+
     def source_hash(self, memo: str, template: str) -> str:
         """The ``source-hash`` of the view of ``memo`` with ``template``: ``digests_hash`` of
-        its records' digests (and the preferences' for CLAUDE.md), kept while they are.
+        its records' digests (and the preferences' for CLAUDE.md), kept while the catalog
+        generations it depends on hold.
 
         CLAUDE.md's covers every live pattern and mistake too, shown or not: a merge that sums
         uses or occurrences can establish a pattern or escalate a mistake that neither side
         showed, so any change to one must change the file on its side for git to hand the
         merge of CLAUDE.md to the driver (which renders it from the merged records)."""
         key = f"{memo} {hashlib.sha256(template.encode()).hexdigest()}"
-        if key not in self.hashes:
+        inputs = self._inputs(memo)
+        kept = self.hashes.get(key)
+        if kept is None or kept[0] != inputs:
             ids, digests = self.table.id, self.table.digest
             rows = self._group(memo)
             if memo == "claude":
@@ -329,31 +282,34 @@ class RenderCache:
             pairs = [(ids[i], digests[i]) for i in rows]
             if memo == "claude":
                 pairs.append(("", self.preferences.digest))
-            self.hashes[key] = digests_hash(pairs, template)
+            kept = self.hashes[key] = [inputs, digests_hash(pairs, template)]
             self._dirty.add("index")
-        return self.hashes[key]
+        return kept[1]
 
     # -- the items ---------------------------------------------------------------------------
     def items(self, memo: str) -> list[Any]:
         """What each live record of the view of ``memo`` gives it, in the order the records
-        are read: kept for its content digest, else made from the record (``makers``)."""
+        are read: kept for its content digest, else made from the record (``makers``). A
+        record file that no longer holds the record catalogued has the catalog look at every
+        file again, then the items are worked out anew."""
+        for _ in range(2):
+            try:
+                return self._items(memo)
+            except _Moved:
+                self.rescan()
+        return self._items(memo)
+
+    def _items(self, memo: str) -> list[Any]:
         table = self.table
         rows = [i for i in self._group(memo) if table.live[i]]
         kept, made = self._memo(memo), self._made[memo]
-        if any(
-            table.digest[i] not in kept
-            and table.digest[i] not in made
-            and table.files[i] not in self._records
-            for i in rows
-        ):
-            self._read_all()
-            return self.items(memo)
         fresh: dict[str, list[Any]] = {}
         for i in rows:
             digest = table.digest[i]
             got = kept.get(digest) or made.get(digest)
             if got is None:
-                got = made[digest] = list(self.makers[memo](self._records[table.files[i]]))
+                got = list(self.makers[memo](self._record(table.files[i], digest)))
+                made[digest] = got
             fresh[digest] = got
         if fresh.keys() != kept.keys():
             unclean = self._unclean[memo] & fresh.keys()
@@ -369,11 +325,6 @@ class RenderCache:
         nothing in a view of them: every shape that spans lines starts inside one item, and
         an item is whole lines, starting with its heading and ending with a fixed line)."""
         return memo in self._unclean and memo != "claude" and not self._unclean[memo]
-
-    def _read_all(self) -> None:
-        """Read every record again (the kept items do not match them): a full render."""
-        self.table = Table.empty()
-        self.rescan()
 
     # -- the rendered files ------------------------------------------------------------------
     def untouched(self, name: str, path: Path) -> str | None:
@@ -411,6 +362,14 @@ class RenderCache:
         if self.known.get(name) != known:
             self.known[name] = known
             self._dirty.add("index")
+
+
+_KEPT: OrderedDict[tuple[str, int, int], RenderCache] = OrderedDict()  # (folder, pid, thread)
+_KEPT_MAX = 4
+
+
+class _Moved(Exception):
+    """A record file holds another record than the one catalogued."""
 
 
 def _unclean(texts: dict[str, str]) -> set[str]:

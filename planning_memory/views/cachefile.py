@@ -51,12 +51,21 @@ class CacheFiles:
         self.folder, self.store, self.code = folder, store, code
         self.serials: dict[str, str] = {}  # name -> its base's serial ("" when none was read)
         self.deltas: dict[str, dict[str, Any]] = {}  # name -> entries of its delta, as read
+        self.seen: dict[str, tuple[int, int, int]] = {}  # file -> its stat as read or written
 
     def _load(self, name: str) -> bytes | None:
+        self._saw(name)
         try:
             return self.store.read_bytes(self.folder / name, max_bytes=_MAX_BYTES)
         except PlanningMemoryError:
             return None
+
+    def _saw(self, name: str) -> None:
+        self.seen[name] = _stat(self.folder / name)
+
+    def unchanged(self) -> bool:
+        """True when no file read or written here was changed since by another run."""
+        return all(_stat(self.folder / name) == stat for name, stat in self.seen.items())
 
     def read(self, name: str) -> tuple[Packed | None, dict[str, Any]]:
         """The base of ``name`` (None when it is missing, unreadable or from another
@@ -125,6 +134,7 @@ class CacheFiles:
             (line + "\n" + rest).encode("utf-8", "surrogatepass"),
             durable=False,  # derived: a cache file that is unreadable is rebuilt
         )
+        self._saw(name)
         self.serials[name] = serial
         self._write_delta(name, serial, {}, head)
 
@@ -136,7 +146,17 @@ class CacheFiles:
         self.store.write_bytes(
             self.folder / (name + ".delta"), json.dumps(value).encode(), durable=False
         )
+        self._saw(name + ".delta")
         self.deltas[name] = entries
+
+
+def _stat(path: Path) -> tuple[int, int, int]:
+    """What tells a file replaced or rewritten: inode, ctime and size (zeros when absent)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0, 0, 0
+    return st.st_ino, st.st_ctime_ns, st.st_size
 
 
 # -- the items of a view (``RenderCache._memo``) -----------------------------------------------

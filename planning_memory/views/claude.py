@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from string import Template
 from typing import Any
 
+from planning_memory.core import claude_section, preference_text
 from planning_memory.core import is_taught as taught
-from planning_memory.core import preference_text
 from planning_memory.errors import ConfigError
 from planning_memory.views.fileformat import header_line, source_hash
 from planning_memory.views.inert import inline
@@ -28,7 +28,6 @@ CLAUDE_SECTIONS = {
     "patterns": "Patterns to follow",
     "decisions": "Architecture and decisions",
 }
-DECISION_TYPES = ("architecture", "decision")
 TITLE_LIMIT = 120
 TEXT_LIMIT = 400
 _TYPE_ORDER = {"mistake": 0, "pattern": 1}
@@ -85,20 +84,18 @@ Entry = tuple[str, list[Any], str]
 
 
 def claude_entry(record: Mapping[str, Any]) -> Entry | None:
-    """The entry a record gives CLAUDE.md, or None (deleted, or in no section)."""
-    if record.get("deleted_at") is not None:
+    """The entry a record gives CLAUDE.md, or None (deleted, or in no section:
+    ``core.claude_section``)."""
+    section = claude_section(record)
+    if section is None:
         return None
-    kind = record.get("type")
-    if record.get("pinned") or is_taught(record):
-        section = "pinned" if record.get("pinned") else "taught"
-        return section, [_TYPE_ORDER.get(str(kind), 2), str(record["id"])], _entry(record)
-    if kind == "mistake" and record.get("severity") in ("critical", "high"):
-        return "mistakes", sort_key(record, "mistakes"), _entry(record)
-    if kind == "pattern" and record.get("established"):
-        return "patterns", sort_key(record, "patterns"), _entry(record)
-    if kind in DECISION_TYPES:
-        return "decisions", [str(record.get("updated_at", "")), str(record["id"])], _entry(record)
-    return None
+    if section in ("pinned", "taught"):
+        key = [_TYPE_ORDER.get(str(record.get("type")), 2), str(record["id"])]
+    elif section == "decisions":
+        key = [str(record.get("updated_at", "")), str(record["id"])]
+    else:
+        key = sort_key(record, "mistakes" if section == "mistakes" else "patterns")
+    return section, key, _entry(record)
 
 
 def _ordered(entries: Iterable[Entry], preferences: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -40,6 +40,15 @@ TARGETS = {"claudeMd": "CLAUDE.md", "agentsMd": "AGENTS.md"}
 
 
 @functools.cache
+def _makers() -> dict[str, Callable[[Record], Any]]:
+    """What a record gives each part of the render cache (one object: ``RenderCache.of``)."""
+    makers: dict[str, Callable[[Record], Any]] = {"claude": claude.claude_entry}
+    for kind in VIEW_FILES:
+        makers[kind] = functools.partial(render.view_item, kind=kind)
+    return makers
+
+
+@functools.cache
 def _clean_head(template: str) -> bool:
     head = render.view_head(template)
     return privacy.redact(head) == head
@@ -104,10 +113,7 @@ class Views:
     @functools.cached_property
     def cache(self) -> RenderCache:
         """The render cache, scanned (read once per Views; ``forget_cache`` scans again)."""
-        makers: dict[str, Callable[[Record], Any]] = {"claude": claude.claude_entry}
-        for kind in VIEW_FILES:
-            makers[kind] = functools.partial(render.view_item, kind=kind)
-        return RenderCache(self.layout, self.store, makers, self.written)
+        return RenderCache.of(self.layout, self.store, _makers(), self.written)
 
     @functools.cached_property
     def all_records(self) -> list[Record]:

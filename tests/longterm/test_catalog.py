@@ -262,6 +262,9 @@ def test_no_shared_word_but_the_same_trigrams_still_merges_at_the_default_thresh
 
 def test_a_tree_without_a_catalog_gets_none_from_plain_writes(tmp_path: Path) -> None:
     mem, _clock = _tree(tmp_path, 0.5)
+    catalog.close_all()
+    for made in mem.layout.contextual.glob(f"{catalog.CATALOG_NAME}*"):
+        made.unlink()  # the views made one when the tree was rendered
     record = rules.new_record("decision", T0, title="Use SQLite", learned="for the index")
     records.save(mem.layout, mem.store, record)
     assert not catalog.path_of(mem.layout).exists()

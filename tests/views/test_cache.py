@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planning_memory.core import codec
-from planning_memory.longterm import load_all
+from planning_memory.core import codec, stamps
+from planning_memory.longterm import Catalog, load_all
 from planning_memory.memory import Memory
 from planning_memory.views import cache, claude, render
 from planning_memory.views.cache import cache_dir
@@ -167,7 +167,7 @@ def test_incremental_views_equal_a_full_render(
 ) -> None:
     """``trust_stats``: stats are trusted at once (each write gets its own mtime, hours ago),
     else every file written in the last 0.1 s is read again."""
-    with tree() as root, mock.patch.object(cache, "RACY_NS", 0 if trust_stats else cache.RACY_NS):
+    with tree() as root, mock.patch.object(stamps, "RACY_NS", 0 if trust_stats else stamps.RACY_NS):
         written: list[Path] = []
         mem = Memory(root, on_write=written.append)
         step = [0]
@@ -232,7 +232,7 @@ def test_a_refresh_with_nothing_new_writes_nothing(mem: Memory) -> None:
     names = ["claude.items", "index.json", "mistakes.items", "patterns.items"]
     found = sorted(p.name for p in cache_dir(mem.layout).iterdir())
     assert found == sorted([*names, *(f"{name}.delta" for name in names)])
-    with mock.patch.object(cache, "RACY_NS", 0):
+    with mock.patch.object(stamps, "RACY_NS", 0):
         mem.refresh_views()  # the stats of the files just rendered are trusted from now on
         before = {p: p.read_bytes() for p in mem.layout.planning.rglob("*") if p.is_file()}
         assert mem.refresh_views().rendered == [] and mem.render_check() == []
@@ -245,7 +245,7 @@ def test_a_refresh_with_nothing_new_writes_nothing(mem: Memory) -> None:
 
 def _age_records(mem: Memory) -> None:
     """Wait until every stat is old enough to trust (``RACY_NS``)."""
-    time.sleep(cache.RACY_NS / 1e9 + 0.02)
+    time.sleep(stamps.RACY_NS / 1e9 + 0.02)
 
 
 def test_reads_only_the_records_that_changed(mem: Memory) -> None:
@@ -259,14 +259,16 @@ def test_reads_only_the_records_that_changed(mem: Memory) -> None:
     assert on_disk(mem) == full_render(mem)
 
 
-def test_missing_kept_items_mean_a_full_read(mem: Memory) -> None:
+def test_missing_kept_items_are_made_again_from_their_records(mem: Memory) -> None:
     _age_records(mem)
     mem.refresh_views()
     (cache_dir(mem.layout) / "patterns.items").unlink()
     with mock.patch.object(cache, "load_record", wraps=cache.load_record) as reads:
-        mem.save("Feature folders", "pattern", description="Group UI code by feature")
-        files = len(list(mem.layout.long_term.glob("*/*.json")))
-        assert reads.call_count == 1 + files  # the new record, then every record
+        out = mem.save("Feature folders", "pattern", description="Group UI code by feature")
+        live = [r["id"] for r in mem.records("pattern")]
+        read = sorted(c.args[2] for c in reads.call_args_list)
+        assert read == sorted(f"patterns/{rid}.json" for rid in live)  # the patterns only
+        assert out.record["id"] in live
     assert on_disk(mem) == full_render(mem)
 
 
@@ -328,14 +330,23 @@ def _same_size_edit(path: Path, old: str, new: str) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def test_a_save_looks_only_at_the_folder_it_wrote(mem: Memory) -> None:
+def test_a_save_lists_no_folder_and_reads_only_its_record(mem: Memory) -> None:
+    """The catalog keeps the record a save wrote as it writes it: neither the rules nor the
+    views list a record folder again, and the views read only that record."""
     _trusted(mem)
+    listed: list[str] = []
+    listing = Catalog._listing
+
+    def spy(self: Catalog, folder: str) -> dict[str, tuple[int, int]]:
+        listed.append(folder)
+        return listing(self, folder)
+
     with (
-        mock.patch.object(cache, "record_stats", wraps=cache.record_stats) as stats,
+        mock.patch.object(Catalog, "_listing", spy),
         mock.patch.object(cache, "load_record", wraps=cache.load_record) as reads,
     ):
         out = mem.save("Feature folders", "pattern", description="Group UI code by feature")
-    assert [c.args[2:] for c in stats.call_args_list] == [(["patterns"],)]  # not all
+    assert listed == []
     assert [c.args[2] for c in reads.call_args_list] == [f"patterns/{out.record['id']}.json"]
     assert on_disk(mem) == full_render(mem)
 
@@ -392,9 +403,9 @@ def test_a_save_after_a_record_was_replaced_by_an_editor_renders_it(mem: Memory)
 
 
 def test_a_record_edited_in_place_is_never_stale_silently(mem: Memory) -> None:
-    """A record rewritten in place (same inode, here same size and mtime too) in a folder the
-    save did not write to is not looked at by the save; ``render --check`` reports the view
-    stale, and ``sync`` renders it. In the folder the save wrote to, the save sees it."""
+    """A record rewritten in place (same inode, here same size and mtime too) leaves its
+    folder's stamp as it was: a save does not look at it, whichever folder it wrote to;
+    ``render --check`` (a full look) reports the views stale, and ``sync`` renders them."""
     _trusted(mem)
     mistake = next(mem.layout.long_term.glob("mistakes/*.json"))
     pattern = next(mem.layout.long_term.glob("patterns/*.json"))
@@ -402,8 +413,8 @@ def test_a_record_edited_in_place_is_never_stale_silently(mem: Memory) -> None:
     _same_size_edit(mistake, words[0], "Z" * len(words[0]))
     _same_size_edit(pattern, words[1], "W" * len(words[1]))
     mem.save("Another rule", "pattern", description="saved after the edits in place")
-    assert "W" * len(words[1]) in mem.layout.patterns_md.read_text("utf-8")
-    assert {s.name for s in mem.render_check()} == {"mistakes.md", "CLAUDE.md"}
+    assert {s.name for s in mem.render_check()} == {"patterns.md", "mistakes.md", "CLAUDE.md"}
     assert not mem.sync().conflicts
+    assert "W" * len(words[1]) in mem.layout.patterns_md.read_text("utf-8")
     assert "Z" * len(words[0]) in mem.layout.mistakes_md.read_text("utf-8")
     assert on_disk(mem) == full_render(mem) and mem.render_check() == []

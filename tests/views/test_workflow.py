@@ -11,16 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from planning_memory.core import stamps
 from planning_memory.errors import InputError
 from planning_memory.memory import Memory
-from planning_memory.views import cache
 
 
 def _tree(repo: Path) -> dict[str, bytes]:
+    """Every file of the repository but the lock and the catalog of the record files (derived:
+    any look at the records may bring it up to date, and SQLite writes its shared memory on a
+    read)."""
     return {
         str(p.relative_to(repo)): p.read_bytes()
         for p in sorted(repo.rglob("*"))
-        if p.is_file() and ".lock" not in p.name
+        if p.is_file() and ".lock" not in p.name and not p.name.startswith("longterm.sqlite3")
     }
 
 
@@ -30,7 +33,7 @@ def mem(example_repo: Path) -> Memory:
     trust them (a copy's files are new), so a run with nothing new writes nothing."""
     mem = Memory(example_repo)
     assert not mem.render().conflicts
-    time.sleep(cache.RACY_NS / 1e9 + 0.02)
+    time.sleep(stamps.RACY_NS / 1e9 + 0.02)
     mem.refresh_views()
     return mem
 
