@@ -57,6 +57,9 @@ def test_a_linked_worktree_keeps_its_records_and_shares_the_main_sessions(
     assert not list((main / ".planning" / "memory" / "long-term").rglob(f"{saved}.json"))
     assert list((linked / ".planning" / "memory" / "long-term").rglob(f"{saved}.json"))
     assert Memory.open(main).layout.shared is None
+    # the worktree's search index holds the shared session, keyed as in the main tree
+    hits = Memory.open(linked).search("refunds", sources=["message"])
+    assert [h.session_id for h in hits] == [sid]
 
 
 def test_a_symlink_out_of_the_shared_sessions_is_refused(worktrees: tuple[Path, Path]) -> None:
