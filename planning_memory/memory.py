@@ -23,7 +23,7 @@ from planning_memory import transfer as _transfer
 from planning_memory import validate as _validate
 from planning_memory import views as _views
 from planning_memory.core import DEFAULT_CONFIG, PLANNING_DIR, Layout, effective_config
-from planning_memory.errors import AlreadyInitializedError, NotFoundError, NotInitializedError
+from planning_memory.errors import NotFoundError, NotInitializedError
 from planning_memory.manager import MemoryManagerNames
 from planning_memory.store import Store, remove_outside, write_outside
 
@@ -116,17 +116,8 @@ class Memory(MemoryManagerNames):
     def init(cls, root: Path | str, *, clock: Clock | None = None) -> Memory:
         """Create an empty memory tree under ``root/.planning``; refuse to clobber one."""
         mem = cls(Path(root) / ".planning", clock=clock)
-        lay = mem.layout
-        if lay.config.exists() or lay.memory.exists():
-            raise AlreadyInitializedError(
-                "a memory tree already exists",
-                path=mem.store.rel(lay.planning),
-                hint="nothing was changed; `pmem show` tells what is in it",
-            )
+        mem.store.create_tree(DEFAULT_CONFIG)
         with mem.store.lock():
-            mem.store.write_json(lay.config, DEFAULT_CONFIG)
-            mem.store.make_dirs(*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual)
-            mem.store.write_text(lay.planning / ".gitignore", _core.TREE_GITIGNORE)
             _views.render_all(mem.views())
         return mem
 

@@ -46,6 +46,7 @@ from planning_memory.atomic import use_umask as use_umask
 from planning_memory.atomic import write_outside as write_outside
 from planning_memory.core import Layout, codec
 from planning_memory.errors import (
+    AlreadyInitializedError,
     BrokenFileWarning,
     ConflictError,
     InputError,
@@ -342,6 +343,21 @@ class Store:
         """Create ``folders`` (and their parents) inside the tree; existing ones are fine."""
         for folder in folders:
             self.check_inside(Path(folder)).mkdir(parents=True, exist_ok=True)
+
+    def create_tree(self, config: Any) -> None:
+        """Lay out an empty memory tree: ``config`` as its ``memory-config.json``, its folders
+        and its ``.gitignore``; refuse (nothing written) where a tree is already."""
+        lay = self.layout
+        if lay.config.exists() or lay.memory.exists():
+            raise AlreadyInitializedError(
+                "a memory tree already exists",
+                path=self.rel(lay.planning),
+                hint="nothing was changed; `pmem show` tells what is in it",
+            )
+        with self.lock():
+            self.write_json(lay.config, config)
+            self.make_dirs(*lay.record_dirs(), lay.short_term, lay.entity, lay.contextual)
+            self.write_text(lay.planning / ".gitignore", core.TREE_GITIGNORE)
 
     def write_json(self, path: Path, value: Any, *, expect: str | None = None) -> bool:
         """Write ``value`` canonically, secrets and ``<private>`` text redacted; False if the
