@@ -14,9 +14,9 @@ from planning_memory.core.exports import exports
 
 if TYPE_CHECKING:
     from planning_memory.context.agent_result import process_agent_result as process_agent_result
-    from planning_memory.context.level import ContextOptions as ContextOptions
     from planning_memory.context.level import Contextual as Contextual
-    from planning_memory.context.level import SearchOptions as SearchOptions
+    from planning_memory.context.options import ContextOptions as ContextOptions
+    from planning_memory.context.options import SearchOptions as SearchOptions
     from planning_memory.context.packer import ContextPack as ContextPack
     from planning_memory.context.packer import build_context as build_context
     from planning_memory.context.packer import full_context as full_context
@@ -38,10 +38,10 @@ else:
     __getattr__, __dir__, __all__ = exports(
         __name__,
         {
-            "ContextOptions": "level",
+            "ContextOptions": "options",
             "ContextPack": "packer",
             "Contextual": "level",
-            "SearchOptions": "level",
+            "SearchOptions": "options",
             "build_context": "packer",
             "full_context": "packer",
             "prepare_agent_context": "packer",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from planning_memory import search
 
@@ -20,31 +20,6 @@ if TYPE_CHECKING:
     from planning_memory.core import Layout, Record
     from planning_memory.search import Hit, Index, IndexReport, TimelineEntry
     from planning_memory.store import Store
-
-
-class SearchOptions(TypedDict, total=False):
-    """``search``'s options, as ``Memory.search`` passes them on."""
-
-    sources: Sequence[str]
-    types: Sequence[str]
-    scope: str | None
-    tags: Sequence[str]
-    limit: int
-    threshold: float
-    match: str
-    semantic: bool | None
-    warnings: list[str] | None
-    all_projects: bool
-    remember: bool
-
-
-class ContextOptions(TypedDict, total=False):
-    """``context``'s options, as ``Memory.context`` passes them on."""
-
-    budget: int | None
-    fmt: str
-    agent: str | None
-    quick: bool
 
 
 class Contextual:
