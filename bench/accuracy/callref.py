@@ -31,7 +31,6 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from accuracy.codemap import CodeMap
 from accuracy.corpora import CACHE, FetchError, checked, run
@@ -276,7 +275,3 @@ def measure(
             flush=True,
         )
     return scores
-
-
-def summary(scores: list[EdgeScore]) -> dict[str, Any]:
-    return {s.language: (s.precision, s.recall) for s in scores}
