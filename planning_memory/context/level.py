@@ -289,6 +289,7 @@ class Contextual:
         from planning_memory.context.prompt import recall  # here: a search needs none
 
         self._require()
+        search.embed_soon(prompt)  # a resident server's model embeds while the index syncs
         personal = self._personal()
         levels = [self]
         if personal is not None and personal.layout.long_term.is_dir():

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from planning_memory.search.documents import session_files as session_files
     from planning_memory.search.ranking import Hit as Hit
     from planning_memory.search.ranking import check_sources as check_sources
+    from planning_memory.search.ranking import embed_soon as embed_soon
     from planning_memory.search.ranking import matched_terms as matched_terms
     from planning_memory.search.ranking import query_terms as query_terms
     from planning_memory.search.ranking import search as search
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         "TimelineEntry",
         "check_sources",
         "chosen_embedder",
+        "embed_soon",
         "embedding_notice",
         "ensure_memories",
         "ensure_ready",
@@ -93,6 +95,7 @@ else:
             "SOURCES": "documents",
             "TimelineEntry": "chronology",
             "check_sources": "ranking",
+            "embed_soon": "ranking",
             "embedding_notice": "semantic:notice",
             "ensure_memories": "upkeep",
             "ensure_ready": "upkeep",

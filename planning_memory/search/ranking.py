@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from planning_memory.core import parse_timestamp
 from planning_memory.errors import InputError
-from planning_memory.search import hybrid
+from planning_memory.search import hybrid, semantic
 from planning_memory.search.database import Filters, Index, Totals
 from planning_memory.search.documents import SOURCES
 from planning_memory.search.rows import Row
@@ -311,6 +311,15 @@ def search(
         for ix in indexes:
             hits += pinned_hits(ix, filters, exclude={h.key for h in hits}, terms=terms)
     return hits
+
+
+def embed_soon(text: str) -> None:
+    """Start embedding ``text`` for the search that follows, when this process has the model
+    loaded already (a resident hook server): the prompt is embedded while the index is
+    opened and synced. Nothing is loaded here."""
+    model = semantic.loaded()
+    if model is not None and semantic.enabled(None) and len(query_terms(text)) >= hybrid.MIN_TERMS:
+        model.query_soon(text)
 
 
 def check_match(match: str) -> str:

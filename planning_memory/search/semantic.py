@@ -44,6 +44,7 @@ class Embedder:
     def __init__(self, model: Any) -> None:
         self._model = model
         self._queries: dict[str, Any] = {}
+        self._pending: dict[str, Callable[[], Any]] = {}  # queries being embedded
 
     def query(self, text: str) -> Any:
         """The vector of a search text (its first ``QUERY_CHARS``), float32 of ``DIMENSIONS``
@@ -59,16 +60,21 @@ class Embedder:
     def query_soon(self, text: str) -> Callable[[], Any]:
         """``query(text)`` started on a thread (the engine releases the GIL, so BM25 runs
         meanwhile); the returned function waits for it and gives the vector."""
-        if text[:QUERY_CHARS] in self._queries:
+        key = text[:QUERY_CHARS]
+        if key in self._queries:
             return lambda: self.query(text)
+        if key in self._pending:  # asked for earlier (``search.embed_soon``), still running
+            return self._pending[key]
         found: list[Any] = []
         thread = threading.Thread(target=lambda: found.append(self.query(text)), daemon=True)
         thread.start()
 
         def result() -> Any:
             thread.join()
+            self._pending.pop(key, None)
             return found[0] if found else self.query(text)  # the thread failed: say why here
 
+        self._pending[key] = result
         return result
 
     def passages(self, texts: Sequence[str]) -> Any:
@@ -79,6 +85,14 @@ class Embedder:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         out = self._model.passage(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+
+
+def loaded() -> Embedder | None:
+    """The embedder, if this process loaded it already (a resident hook server); else None,
+    and nothing is loaded."""
+    if _load.cache_info().currsize == 0:
+        return None
+    return _load()[0]
 
 
 def installed() -> bool:
