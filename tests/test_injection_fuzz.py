@@ -39,7 +39,7 @@ from planning_memory.longterm import records
 from planning_memory.longterm import rules as learn
 from planning_memory.memory import Memory
 from planning_memory.views.claude import CLAUDE_SECTIONS
-from planning_memory.views.inert import active_injections, make_inert
+from planning_memory.views.inert import AT_SIGN, active_injections, make_inert
 
 pytestmark = pytest.mark.slow  # real processes, long: `make test-slow`
 
@@ -194,7 +194,10 @@ def hook(repo: Path, event: str, **fields: Any) -> str:
     output = json.loads(done.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == event
     text: str = output["additionalContext"]
-    return text
+    # Claude Code imports @path from CLAUDE.md only, never from a hook's context: the hooks
+    # give back the @ memory text was written with, counted here as the inert form it has
+    # wherever an @ would import
+    return text.replace("@", AT_SIGN)
 
 
 def cli(repo: Path, *args: str) -> str:

@@ -75,12 +75,18 @@ UNFINISHED_LEAD = "Open elsewhere (still running, or crashed): check before redo
 MIN_BUDGET = 200  # tokens left to the memory block whatever the other sessions take
 LOCK_WAIT = 5.0  # seconds a hook waits for the memory lock (installed timeouts: 15 s and up)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+AT_SIGN = "\uff20"  # what an "@" of memory text becomes in CLAUDE.md (views.inert)
 
 
 # -- events ----------------------------------------------------------------------------------------
 def _context_output(event: str, text: str) -> dict[str, Any] | None:
+    """The hook's answer: ``text`` as ``additionalContext``, its ``@`` as written. Memory
+    text is made inert as for CLAUDE.md, where ``@path`` imports a file and so becomes
+    ``＠path``; Claude Code imports nothing from a hook's context, so "@types/node" and
+    "@pytest.fixture" reach the model as the person wrote them."""
     if not text.strip():
         return None
+    text = text.replace(AT_SIGN, "@")
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 

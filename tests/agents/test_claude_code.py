@@ -442,3 +442,18 @@ def test_a_transcript_that_is_a_fifo_never_blocks_the_hook(repo: Path, tmp_path:
     assert time.monotonic() - t0 < 10
     assert done.returncode == 0 and done.stdout == ""
     assert "not a regular file" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_an_at_sign_reaches_the_model_as_written_and_stays_inert_in_claude_md(repo: Path) -> None:
+    """Claude Code imports ``@path`` from CLAUDE.md, never from a hook's context: the view
+    keeps ``＠``, the hooks give back the ``@`` the person wrote."""
+    Memory(repo).learn_utterance("Always pin @types/node to version 20")
+    start = context_of(
+        ok(hook("SessionStart", payload("session_start_startup", repo), repo)), "SessionStart"
+    )
+    asked = payload("user_prompt_submit", repo, prompt="bump @types/node please")
+    said = context_of(ok(hook("UserPromptSubmit", asked, repo)), "UserPromptSubmit")
+    for text in (start, said):
+        assert "pin @types/node to version 20" in text and "\uff20" not in text, text
+    claude_md = (repo / ".planning" / "CLAUDE.md").read_text("utf-8")
+    assert "\uff20types/node" in claude_md and "@types/node" not in claude_md
