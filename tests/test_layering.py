@@ -137,10 +137,12 @@ def test_core_ignore_is_pure() -> None:
 
 
 def test_only_the_index_imports_sqlite3() -> None:
-    # the search index, and the catalog the learning rules look records up in
+    # the search index, and the catalog of the record files (kept by catalog.py, asked by
+    # lookups.py)
     assert users_of("sqlite3") <= {
         "planning_memory.search.database",
         "planning_memory.longterm.catalog",
+        "planning_memory.longterm.lookups",
     }
 
 

@@ -37,7 +37,7 @@ from planning_memory.core import (
     timestamp,
 )
 from planning_memory.errors import InputError, NotFoundError, StorageError
-from planning_memory.longterm import catalog, records, similarity
+from planning_memory.longterm import catalog, lookups, records, similarity
 from planning_memory.store import Store
 
 _T = TypeVar("_T")
@@ -101,7 +101,7 @@ def _looked_up(shelf: catalog.Catalog, record_type: str, find: Callable[[], _T])
     shelf.refresh(record_type)
     try:
         return find()
-    except catalog.Stale:
+    except lookups.Stale:
         shelf.refresh(record_type, force=True)
         return find()
 
@@ -123,7 +123,7 @@ def _same_topic(shelf: catalog.Catalog, record: Record) -> Record | None:
         try:
             found = (shelf.load(entry) for entry in entries)
             return next((r for r in found if r.get("project") == record.get("project")), None)
-        except catalog.Stale:
+        except lookups.Stale:
             if force:
                 raise
     return None
@@ -144,7 +144,7 @@ def _similar(
 ) -> tuple[Record, float] | None:
     """The live record of the same type and scope most similar to ``record`` (first in file
     order on a tie) and its score, if it reaches ``threshold``."""
-    mine = similarity.profile(catalog.text_of(record))
+    mine = similarity.profile(lookups.text_of(record))
     entries = shelf.similar(record["type"], record.get("scope"), mine, threshold)
     found = similarity.best_profile(
         mine, ((str(i), e.profile) for i, e in enumerate(entries) if e.profile), threshold
@@ -171,7 +171,7 @@ def _match(tree: Tree, shelf: catalog.Catalog, record: Record, now: datetime) ->
     if dup is not None:
         bumped = _touch({**dup, "duplicate_count": dup["duplicate_count"] + 1}, now)
         return Outcome("duplicate", _save(tree, bumped))
-    if record["type"] in catalog.SIMILAR_TYPES:
+    if record["type"] in lookups.SIMILAR_TYPES:
         threshold = float(tree.long_term["similarityThreshold"])
         match = _similar(shelf, record, threshold)
         if match is not None:

@@ -18,7 +18,7 @@ from clocks import Clock
 
 from planning_memory.core import ID_PREFIX, LONG_TERM_DIRS, Record, parse_timestamp
 from planning_memory.errors import UnsafePathError
-from planning_memory.longterm import catalog, records, rules, similarity
+from planning_memory.longterm import catalog, lookups, records, rules, similarity
 from planning_memory.longterm.live import Live
 from planning_memory.memory import Memory
 
@@ -111,17 +111,17 @@ def _full_reading(mem: Memory, record: Record, now: datetime) -> tuple[str, str,
         return "upserted", topic[0]["id"], []
     window = timedelta(minutes=int(settings["dedupWindowMinutes"]))
     for other in [] if moved else live:
-        same = catalog.fingerprint(other) == catalog.fingerprint(record)
+        same = lookups.fingerprint(other) == lookups.fingerprint(record)
         if same and now - parse_timestamp(other["updated_at"]) <= window:
             return "duplicate", other["id"], []
     if kind in ("pattern", "mistake") and not moved:
         pool = [
-            (c["id"], catalog.text_of(c))
+            (c["id"], lookups.text_of(c))
             for c in live
             if c["type"] == kind and c.get("scope") == record.get("scope")
         ]
         found = similarity.best_match(
-            catalog.text_of(record), pool, float(settings["similarityThreshold"])
+            lookups.text_of(record), pool, float(settings["similarityThreshold"])
         )
         if found is not None:
             return "merged", found[0], []
