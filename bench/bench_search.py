@@ -229,8 +229,7 @@ def fill_vectors(index: Index, real: Index, rng: random.Random) -> int:
     ``real`` (the same records, embedded) where it has them, else one of them with noise.
     Search, recall and save cost the same whatever the vectors hold; only the cold
     reindex needs the model on every record (measured on ``real``'s records)."""
-    import numpy as np
-
+    np = semantic.numpy()  # one BLAS thread, as the product imports it
     known = dict(real.conn.execute("SELECT key, vec FROM vectors"))
     pool = [np.frombuffer(v, dtype=np.float16).astype(np.float32) for v in known.values()]
     rows = []
