@@ -136,7 +136,10 @@ def hit_item(hit: Hit, tier: int, order: float) -> Item | None:
         return Item("files", where, text, hit.reason, tier, order, hit.key, data)
     kind = {"doc": hit.path or "doc", "message": f"message ({hit.type})"}.get(hit.source, "")
     text = f"{kind or hit.source}: {cap(hit.title, 120)}"
-    if " ".join(hit.snippet.split()) != " ".join(hit.title.split()):  # a message is its title
+    title, snippet = " ".join(hit.title.split()), " ".join(hit.snippet.split())
+    if title and snippet.startswith(title.rstrip("…")):  # a message is its title and more
+        text = f"{kind or hit.source}: {cap(hit.snippet, 200)}"
+    elif snippet and snippet not in title:
         text += f" — {cap(hit.snippet, 200)}"
     data = {"source": hit.source, "path": hit.path, "session_id": hit.session_id}
     return Item("related", hit.ref_id or hit.key, text, hit.reason, tier, order, hit.key, data)

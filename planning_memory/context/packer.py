@@ -36,6 +36,7 @@ was included. Formats: ``md``, ``xml`` (the seeds' tags: ``<memory_context>``,
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -86,6 +87,8 @@ SEVERE_UP_FRONT = 3  # ... of which this many rank above search hits
 STANDING_SHARE = 1 / 3  # of the budget: standing items beyond it wait for the best matches
 ITEM_CHARS = 40  # an item's id, reason and markup, roughly
 AT_START = 5  # newest, and most used, memories shown when a session starts with no last one
+# the facts of one session item: "Goal: ...", "Accomplished: a; b", a summary's "- fact" lines
+_SAID_PARTS = re.compile(r"; |\. Goal: |\n- |^Summary: ")
 TAUGHT_WHY = "taught: always included"
 
 
@@ -158,7 +161,7 @@ def _hit_items(hits: Sequence[Hit], session_id: str, said: Sequence[str] = ()) -
     for hit in hits:
         if hit.session_id and hit.session_id == session_id:
             continue  # the session section already shows the current session
-        if hit.source in ("message", "session"):
+        if hit.source in ("message", "session", "decision"):
             if said_before(hit.snippet or hit.title, heard, within=True):
                 continue  # the prompt echoed, or a fact the block already holds
             heard.append(repeat_words(hit.snippet or hit.title))
@@ -252,11 +255,7 @@ def gather(
     stale = clock.data.get("gap_days") is not None
     lasts = last_session_items(last, now, fresh=fresh)
     current = session_items(session, window, stale=stale, shown=lasts)
-    items = [
-        clock,
-        *lasts,
-        *current,
-        *preference_items(read_preferences(layout, store), 2, -10),
+    memories = [
         *(_start_items(indexes) if fresh and last is None else []),
         *_memory_items(
             indexes,
@@ -264,8 +263,18 @@ def gather(
             now,
             str((session or {}).get("id") or ""),
             bool(config["memory"]["longTerm"].get("decayEnabled", False)),
-            [i.text for i in (*lasts, *current)],
+            [part for i in (*lasts, *current) for part in _SAID_PARTS.split(i.text)],
         ),
+    ]
+    records = [i for i in memories if i.section in ("patterns", "mistakes", "related")]
+    # a key fact the last session or a memory of the block says is not said again
+    current = session_items(session, window, stale=stale, shown=[*lasts, *records])
+    items = [
+        clock,
+        *lasts,
+        *current,
+        *preference_items(read_preferences(layout, store), 2, -10),
+        *memories,
     ]
     items.sort(key=lambda i: (i.tier, i.order))
     seen: set[tuple[str, str]] = set()

@@ -5,7 +5,8 @@ assistant message is a decision when the standing-fact rule for decisions finds 
 (``summary_base.DECISION``, by which summaries keep decisions as key facts) and it is no
 question and no acknowledgement ("Entendido, usaremos pnpm" restates what the person said).
 The question it answers is the question the other side asked just before (its last sentence
-that ends in "?"), else, for the assistant, the prompt it was answering, else ``STATED``. Its
+that ends in "?"), else, for the assistant, the task of the prompt it was answering (not the
+rules it taught: ``goal.task_of``), else ``STATED``. Its
 reasoning is what follows "because", "since", "so that", "porque", "ya que"... in the
 sentence, else a next sentence of the same message that opens with one; its alternatives are
 what it chose against ("instead of per week", "en vez de Redis").
@@ -17,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planning_memory.sessions.goal import task_of
 from planning_memory.sessions.summary_base import (
     DECISION,
     MEMORIZE,
@@ -96,11 +98,15 @@ def _idle(sentence: str) -> bool:
 
 def _question(messages: Sequence[Message], index: int, role: str) -> str:
     """The question the other side asked last before ``messages[index]``; else, for the
-    assistant, the first sentence of the prompt it answered; else ``STATED``."""
+    assistant, the task of the prompt it answered (``goal.task_of``: not the rules it
+    taught), else that prompt's first sentence; else ``STATED``."""
     other = "assistant" if role == "user" else "user"
     earlier = next((m for m in reversed(messages[:index]) if m.get("role") == other), None)
     said = _sentences(earlier) if earlier is not None else []
     asked = [s for s in said if s.endswith("?")]
     if asked:
         return clip(asked[-1], QUESTION_CHARS)
-    return clip(said[0], QUESTION_CHARS) if role == "assistant" and said else STATED
+    if role != "assistant" or not said or earlier is None:
+        return STATED
+    task = task_of(MEMORIZE.sub("", str(earlier.get("content") or "")))
+    return clip(task or said[0], QUESTION_CHARS)

@@ -77,3 +77,24 @@ def test_a_prompt_said_many_times_is_one_line_and_nothing_is_said_twice(
     # the goal's prompt is not offered again as related content
     assert told.count("Let's fix the invoice totals rounding bug") == 1, told
     assert sum("run the tests again please" in ln for ln in told.splitlines()) <= 1, told
+
+
+def test_each_fact_of_the_last_session_is_said_once(empty_repo: Path) -> None:
+    home = Path(os.environ["HOME"])
+    one = ClaudeCode(empty_repo, home, "c0ffee06-0000-4000-8000-000000000006")
+    one.start()
+    one.prompt("Always use pnpm. Let's add overdue fines to the loans API")
+    one.say("We'll charge fines per day instead of per week, because librarians asked for it.")
+    one.say("[MEMORIZE: Fines are capped at 20 euros per loan]")
+    one.stop()
+    one.end()
+    told = ClaudeCode(empty_repo, home, "c0ffee07-0000-4000-8000-000000000007").start()
+    for fact in (
+        "Let's add overdue fines to the loans API",
+        "charge fines per day instead of per week",
+        "Fines are capped at 20 euros",
+        "Always use pnpm",
+    ):
+        assert told.count(fact) == 1, (fact, told)
+    decided = next(ln for ln in told.splitlines() if "charge fines per day" in ln)
+    assert "Decided:" in decided and "(Let's add overdue fines" in decided, decided

@@ -60,6 +60,15 @@ def test_a_decision_with_its_reason_and_what_it_was_chosen_against() -> None:
     ]
 
 
+def test_a_decision_answers_the_task_of_the_prompt_not_its_rules() -> None:
+    messages = [
+        said("user", "Always use pnpm. Let's add overdue fines to the loans API"),
+        said("assistant", "We'll charge fines per day instead of per week."),
+    ]
+    [found] = stated(messages)
+    assert found.question == "Let's add overdue fines to the loans API"
+
+
 def test_questions_acknowledgements_and_other_talk_are_no_decisions() -> None:
     messages = [
         said("user", "Did we decide to use Redis? Let's use the cache later, maybe."),
