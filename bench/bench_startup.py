@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import shutil
 import statistics
@@ -131,7 +132,11 @@ def at_scale(records: int, runs: int) -> list[str]:
     p50 = {name: statistics.median(values) for name, values in walls.items()}
     cpu = {name: statistics.median(values) for name, values in cpus.items()}
     base, base_cpu = p50["python -c pass"], cpu["python -c pass"]
-    lines = [f"records: {records:,}; {runs} runs each in turns, a fresh process per run"]
+    vectors = "off (PMEM_EMBEDDINGS=0)" if os.environ.get("PMEM_EMBEDDINGS") == "0" else "on"
+    lines = [
+        f"records: {records:,}; {runs} runs each in turns, a fresh process per run; "
+        f"embeddings {vectors}"
+    ]
     lines.append(f"{'python -c pass':16} p50 {base * 1000:6.1f} ms, CPU {base_cpu * 1000:6.1f} ms")
     for name, target in TARGETS.items():
         times = p50[name] / base
