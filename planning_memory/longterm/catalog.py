@@ -1,36 +1,24 @@
-"""The catalog of long-term records: what the learning rules look up, kept in a derived file.
+"""The one catalog of the long-term record files, kept in a derived SQLite file.
 
-A save asks four questions of the records of its type: is there a live record of the same
-topic (``topic_key`` and scope), an exact duplicate (``fingerprint``), a pattern or mistake
-similar enough to merge into, and, past ``maxPatterns`` / ``maxMistakes``, which records are
-archived first. Reading every record file to answer grows with the store; the catalog answers
-from SQLite indexes: one row per record file (its keys, counts and normalised words) and a
-posting list from each word to the live patterns and mistakes that hold it. Similarity is
-scored only for the records sharing a word with the new one (with none the score cannot
-reach the default threshold; see ``similar``), so the answers are those of the full reading.
+One row per record file: its stamp, its record's digest (``core.record_digest``), the keys the
+learning rules look up (topic, fingerprint, counts, normalised words: ``lookups``), whether
+CLAUDE.md shows it, and the generation it changed at; a posting list from each word to the
+live patterns and mistakes that hold it. A save asks its questions of these indexes instead of
+reading every record of its type, and the Markdown views render from ``rows`` and
+``generations`` instead of keeping a table of their own.
 
 Where: ``memory/contextual/longterm.sqlite3``, gitignored with the rest of ``contextual/``.
-It is derived: deleting it is safe, the next save rebuilds it from the record files.
-
-It is the one catalog of the record files: besides what the rules look up, each row keeps the
-file's stamp and its record's digest (``core.record_digest``) and whether CLAUDE.md shows it,
-and each folder a generation that moves when one of its records changes; the Markdown views
-render from it (``rows``, ``generations``) rather than keeping a table of their own.
+It is derived: deleting it is safe, the next look rebuilds it from the record files.
 
 Fresh or stale, by the one freshness rule (``core.stamps``): ``meta`` keeps a stamp of each
-record folder (ctime in ns and inode). Every write of a record file (an atomic rename), new
-file or removed file changes its folder's stamp, so a folder written by anything else (git, an
-editor, another tool) is seen as stale and refreshed: a stat of each of its files, re-reading
-those whose (ctime, size) changed or was too recent to trust when catalogued (those are read
-again at the next look even when the folder's stamp holds).
-``records.save`` keeps the catalog fresh when it was fresh before the write. A file rewritten
-in place (its folder's stamp unchanged) is caught when a lookup picks it: its stat differs
-from the catalog's, ``Stale`` is raised, and the caller refreshes the whole folder and asks
-again. Inside ``Store.batch()`` (``Memory.bulk()``) the catalog's changes, stamps included,
-share one transaction committed when the batch ends: a process killed mid-batch loses them
-together, and the folders it wrote read as stale again.
-
-Writes to the file are the catalog's own (SQLite); the record files are written by Store only.
+record folder (ctime and inode). A new, removed or renamed file changes its folder's stamp, so
+a folder written by anything else (git, an editor) is listed again: its files whose (ctime,
+size) moved, or was too recent to trust when catalogued, are read again. ``records.save``
+catalogs what it writes when the catalog was fresh before the write. A file rewritten in
+place is seen by a full look (``current(full=True)``) or when a lookup picks it (``Stale``:
+the caller refreshes the folder and asks again). Inside ``Store.batch()`` the catalog's
+changes, stamps included, share one transaction committed when the batch ends: a process
+killed mid-batch loses them together, and the folders it wrote read as stale again.
 """
 
 from __future__ import annotations
@@ -127,16 +115,8 @@ _PATHS: dict[Layout, Path] = {}
 
 
 class Catalog(Lookups):
-    """The catalog of one tree, open. ``Catalog.of`` reuses this process's connection.
-
-    From its ``MIRROR_AFTER``-th similarity lookup on, a catalog keeps what ``similar`` reads
-    in memory as well (``live.Live``: bitmaps of the words and trigram masks of the live
-    patterns and mistakes), kept up to date by its own writes and dropped when another
-    connection commits (SQLite's ``data_version``) or a write is rolled back: a process that
-    saves many times (a bulk import, the MCP server, the daemon) reads it once and then
-    tries only the records that may reach the threshold."""
-
-    MIRROR_AFTER = 3
+    """The catalog of one tree, open. ``Catalog.of`` reuses this process's connection; its
+    in-memory copy of the live patterns and mistakes is ``Lookups``'."""
 
     def __init__(self, layout: Layout, store: Store) -> None:
         self.layout = layout
@@ -289,7 +269,6 @@ class Catalog(Lookups):
         return self._stored_stamp(folder) == self._stamp(folder)
 
     def refresh(self, record_type: str, *, force: bool = False) -> int:
-        """``refresh_folder`` of the folder of ``record_type``."""
         return self.refresh_folder(LONG_TERM_DIRS[record_type], force=force)
 
     def refresh_folder(self, folder: str, *, force: bool = False) -> int:
@@ -299,16 +278,13 @@ class Catalog(Lookups):
         many files were read."""
         stamp = self._stamp(folder)
         if not force and stamp == self._stored_stamp(folder):
-            racy = [  # those whose stamp can be trusted by now
-                file
-                for (file,) in self.conn.execute(
-                    "SELECT file FROM entries WHERE folder = ? AND ctime < 0 AND ctime > ?",
-                    (folder, stamps.RACY_NS - time.time_ns()),
-                )
-            ]
+            racy = self.conn.execute(  # those whose stamp can be trusted by now
+                "SELECT file FROM entries WHERE folder = ? AND ctime < 0 AND ctime > ?",
+                (folder, stamps.RACY_NS - time.time_ns()),
+            ).fetchall()
             if racy:
                 with self._write():
-                    for file in racy:
+                    for (file,) in racy:
                         self._read(folder, file)
             return len(racy)
         on_disk = self._listing(folder)

@@ -81,7 +81,14 @@ def _grams_key(grams: frozenset[str]) -> str:
 
 class Lookups:
     """The lookups of the catalog of one tree (mixed into ``catalog.Catalog``, which opens the
-    connection and keeps the rows current)."""
+    connection and keeps the rows current).
+
+    From its ``MIRROR_AFTER``-th similarity lookup on, a catalog keeps what ``similar`` reads
+    in memory as well (``live.Live``: bitmaps of the words and trigram masks of the live
+    patterns and mistakes), kept up to date by its own writes and dropped when another
+    connection commits (SQLite's ``data_version``) or a write is rolled back: a process that
+    saves many times (a bulk import, the MCP server, the daemon) reads it once and then
+    tries only the records that may reach the threshold."""
 
     MIRROR_AFTER = 3
     layout: Layout
