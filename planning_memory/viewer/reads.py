@@ -16,6 +16,7 @@ Reads only: everything goes through ``Memory`` (``get``, ``sessions``, ``code``,
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 import time
@@ -49,6 +50,45 @@ def _newest(paths: list[Path]) -> str:
     return f"{newest}-{count}"
 
 
+def prepare_index(planning: Path, job: Job) -> None:
+    """Bring the search index up to date in a process of its own (building it can take
+    minutes of CPU, which in this process's threads would slow every page), saying each step
+    in ``job``; when that process fails, the work itself brings the index up (and says why)."""
+    context = multiprocessing.get_context("spawn")
+    steps, told = context.Pipe(duplex=False)
+    child = context.Process(target=_index_in_child, args=(str(planning), told), daemon=True)
+    child.start()
+    told.close()
+    try:
+        while child.is_alive() or steps.poll():
+            if steps.poll(0.2):
+                try:
+                    job.step(steps.recv())
+                except EOFError:
+                    break
+    finally:
+        steps.close()
+        child.join()
+
+
+def _index_in_child(planning: str, told: Any) -> None:
+    """In the child process: the memories first (quick), then the code map and the code."""
+    from planning_memory.memory import Memory
+
+    try:
+        mem = Memory(planning)
+        told.send("indexing the memories")
+        with mem.index(quick=True):
+            pending = mem.index_pending
+        if pending:
+            told.send("indexing the code map and the code")
+            mem.contextual.finish_index()
+    except PlanningMemoryError:
+        pass  # the work after it meets the same problem, and its page says what it is
+    finally:
+        told.close()
+
+
 class Reads:
     """Cached reads of one memory, safe to share between the server's threads."""
 
@@ -65,6 +105,7 @@ class Reads:
         self._pending_times: dict[Path, int] = {}
         self._index_checked = False
         self._derived: dict[str, tuple[object, object]] = {}
+        self._builders: dict[str, Callable[[Any], object]] = {}
         self.jobs = Jobs()
         self._code = CodeIndexes(self)
 
@@ -158,10 +199,16 @@ class Reads:
                 self._sorted = sorted(
                     every, key=lambda r: (str(r.get("created_at") or ""), r["id"]), reverse=True
                 )
-            return self._sorted
+            found = self._sorted
+        job.step("indexing them")
+        for name, build in list(self._builders.items()):  # here, not in a page's request
+            self.derived(name, found, build)
+        return found
 
     def derived(self, name: str, source: _S, build: Callable[[_S], _T]) -> _T:
-        """``build(source)``, kept while ``source`` is the same object (the records read)."""
+        """``build(source)``, kept while ``source`` is the same object (the records read);
+        after a first use, the records' job works it out for each new reading of them."""
+        self._builders[name] = build
         known = self._derived.get(name)
         if known is not None and known[0] is source:
             return known[1]  # type: ignore[return-value]
@@ -178,12 +225,7 @@ class Reads:
 
         def run(job: Job) -> _T:
             if not self._index_checked:
-                job.step("indexing the memories")
-                with self.mem.index(quick=True):
-                    pending = self.mem.index_pending
-                if pending:
-                    job.step("indexing the code map and the code")
-                    self.mem.contextual.finish_index()
+                prepare_index(self.mem.layout.planning, job)
                 self._index_checked = True
             job.step("working")
             return work()
