@@ -160,11 +160,21 @@ def main() -> None:
     parser.add_argument("--folders", type=int, default=5_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--index", action="store_true", help="build the search index first")
+    parser.add_argument(
+        "--no-vectors",
+        action="store_true",
+        help="contextual.embeddingModel off: the index without the records' vectors (BM25)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pm-bench-viewer-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         started = time.perf_counter()
         build_tree(root, args.records)
+        if args.no_vectors:
+            config_path = root / ".planning" / "memory-config.json"
+            config = json.loads(config_path.read_text("utf-8"))
+            config["memory"]["contextual"]["embeddingModel"] = "off"
+            config_path.write_text(json.dumps(config, indent=2), "utf-8")
         mem = Memory.open(root)
         folder, file, function = build_code_map(mem, args.folders)
         anchor_records(mem, file)
@@ -174,7 +184,8 @@ def main() -> None:
             mem.reindex(code=False)
         print(
             f"tree: {args.records} records, {args.folders * FILES_PER_FOLDER} files in the code "
-            f"map, 40 sessions, {'a' if args.index else 'no'} search index; built in "
+            f"map, 40 sessions, {'a' if args.index else 'no'} search index"
+            f"{' (no vectors)' if args.no_vectors else ''}; built in "
             f"{time.perf_counter() - started:.0f} s; {machine()}"
         )
         gc.collect()
