@@ -531,3 +531,21 @@ def test_new_links_the_constructor_that_takes_its_arguments(tmp_path: Path) -> N
     assert links["src/org/example/Order.java::Order.Order"] == []
     assert links["src/org/example/Order.java::Order.Line.Line"] == buy
     assert links["src/cart.ts::Cart.constructor"] == ["src/shop.ts::fill"]
+
+
+def test_an_argument_made_by_a_method_of_the_file_has_its_result_type(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "src/org/example/Line.java": (
+                "package org.example;\n\nclass Line {\n"
+                "    Option resolve(String name) { return null; }\n"
+                "    String value(Option option) { return null; }\n"
+                "    String value(String name) { return value(resolve(name)); }\n}\n"
+            ),
+            "src/org/example/Option.java": "package org.example;\n\nclass Option {}\n",
+        },
+    )
+    line = "src/org/example/Line.java::Line.value"
+    assert links[line] == [line + "#2"]  # value(Option), not itself
+    assert links[line + "#2"] == []

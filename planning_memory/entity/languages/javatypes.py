@@ -26,7 +26,7 @@ import re
 from tree_sitter import Node
 
 from planning_memory.entity.calltypes import simple
-from planning_memory.entity.syntax import MAX_CALL, Scope, text
+from planning_memory.entity.syntax import MAX_CALL, Scope, field_text, text
 
 QUERY = """
 (formal_parameter) @declare
@@ -67,6 +67,7 @@ class Names:
     def __init__(self) -> None:
         self.scoped: dict[int, dict[str, str]] = {}
         self.declared: set[str] = set()  # every name declared anywhere in the file
+        self.returns: dict[str, str] = {}  # a method of the file -> its result type (or "")
 
     def note(self, owner: Scope | None, name: Node | None, kind: str | None) -> None:
         if owner is None or name is None or name.type != "identifier":
@@ -109,6 +110,12 @@ def collect(caps: dict[str, list[Node]], scopes: list[Scope]) -> Names:
             names.note(owner, declarator.child_by_field_name("name"), kind)
     for node in caps.get("unknown", []):
         names.note(owner_of.get(node.start_byte), node, None)
+    for scope in scopes:  # what each method of the file returns: an argument ``f(x)``'s type
+        if scope.kind == "method":
+            generic = scope.node.child_by_field_name("type_parameters") is not None
+            kind = None if generic else _type(scope.node.child_by_field_name("type"))
+            before = names.returns.get(scope.name, kind or "")
+            names.returns[scope.name] = kind if kind and before == kind else ""
     return names
 
 
@@ -236,6 +243,9 @@ def _argument(node: Node, owner: Scope, names: Names) -> str:
         return scope.name if scope is not None else "_"
     if kind in ("object_creation_expression", "cast_expression"):
         return _type(node.child_by_field_name("type")) or "_"
+    if kind == "method_invocation" and node.child_by_field_name("object") is None:
+        # ``f(resolveOption(name))``: what the file's own methods of that name all return
+        return names.returns.get(field_text(node, "name")) or "_"
     if kind == "binary_expression" and text(node.child_by_field_name("operator")) == "+":
         sides = (node.child_by_field_name("left"), node.child_by_field_name("right"))
         if any(side is not None and side.type == "string_literal" for side in sides):
