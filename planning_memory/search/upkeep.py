@@ -405,8 +405,11 @@ def rebuild(
     config: Mapping[str, Any] | None = None,
     *,
     code: bool = True,
+    embed_limit: int | None = None,
 ) -> IndexReport:
-    """Empty the index and index every source again, in one transaction."""
+    """Empty the index and index every source again, in one transaction; then embed what
+    has no vector yet (at most ``embed_limit`` texts, the rest in the background; all of
+    them by default, as ``pmem reindex`` does)."""
     with index.write():
         index.clear()
         with index.bulk():
@@ -417,7 +420,7 @@ def rebuild(
         if code:
             index.delete_meta(PENDING)
     index.optimize()
-    return report + embed(index, config)
+    return report + embed(index, config, limit=embed_limit)
 
 
 def ensure_ready(
@@ -425,8 +428,8 @@ def ensure_ready(
 ) -> IndexReport:
     """Rebuild a new (or deleted) index; finish one that ``ensure_memories`` started;
     otherwise sync what changed on disk."""
-    if not index.built:
-        return rebuild(index, layout, store, config)
+    if not index.built:  # a fresh clone's first search: its vectors mostly in the background
+        return rebuild(index, layout, store, config, embed_limit=EMBED_PER_CALL)
     if index.get_meta(PENDING) is None:
         return sync(index, layout, store) + embed(index, config, limit=EMBED_PER_CALL)
     report = sync(index, layout, store, force=True)

@@ -309,3 +309,19 @@ def test_a_command_embeds_a_batch_and_the_background_the_rest(
             time.sleep(0.2)
         assert vectors.stats(index)["vectors"] == 6 and not vectors.stale(index)
     assert backfill.main(str(layout.planning)) == 0  # nothing left: a no-op
+
+
+@needs_model
+def test_a_first_search_in_a_fresh_clone_embeds_only_a_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexer, "EMBED_PER_CALL", 2)
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    for n, (rtype, title, text) in enumerate(RECORDS[:5]):
+        record = new_long_term(rtype, f"pat_{n + 200}", NOW, title=title, description=text)
+        store.write_json(layout.record_path(rtype, f"pat_{n + 200}"), record)
+    with Index.open(layout) as index:
+        assert indexer.ensure_ready(index, layout, store, {}).embedded == 2  # no index yet
+        assert vectors.stale(index)  # the rest: backfill (off in tests) or the next calls
+        assert indexer.rebuild(index, layout, store, {}).embedded == 3  # pmem reindex: all
