@@ -218,6 +218,7 @@ def _store_with_rules(root: Path) -> Memory:
     return mem
 
 
+@pytest.mark.slow  # three processes load the model: ~13 s
 @needs_model
 def test_the_issues_questions_through_pmem_search_and_mcp(tmp_path: Path) -> None:
     _store_with_rules(tmp_path)
