@@ -109,14 +109,30 @@ class Graph:
             return []
         targets: list[str] = []
         family = self.family(path)
-        for target in entity.get("imports", {}).values():
+        for module, target in entity.get("imports", {}).items():
             if not target:
                 continue
             if target in self.files:
                 targets.append(target)
+                if family == "python" and "." in module.lstrip("."):
+                    targets += self._parent_packages(module, target)
             else:
                 targets.extend(self.package(target, family))
         return targets
+
+    def _parent_packages(self, module: str, target: str) -> list[str]:
+        """Python: ``import a.b.c`` binds ``a``, so the ``__init__.py`` of ``a`` (and of
+        ``a.b``) is in view of the importer too."""
+        folder = posixpath.dirname(target)
+        if posixpath.basename(target).startswith("__init__."):
+            folder = posixpath.dirname(folder)
+        found = []
+        for _ in range(module.count(".") if not module.startswith(".") else 0):
+            init = posixpath.join(folder, "__init__.py")
+            if init in self.files:
+                found.append(init)
+            folder = posixpath.dirname(folder)
+        return found
 
     def reexports(self, path: str) -> list[str]:
         entity = self.files.get(path)

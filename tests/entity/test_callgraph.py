@@ -449,3 +449,21 @@ def test_calls_of_private_methods_link(tmp_path: Path) -> None:
     )
     assert links["ky.ts::Ky.#cancel"] == ["ky.ts::Ky.create"]
     assert links["ky.ts::Ky.#normalize"] == ["ky.ts::Ky.create"]
+
+
+def test_importing_a_python_submodule_binds_its_package(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "pkg/__init__.py": "def echo():\n    return 1\n",
+            "pkg/sub/__init__.py": "def deep():\n    return 2\n",
+            "pkg/sub/impl.py": "def work():\n    return 3\n",
+            "test_it.py": (
+                "import pkg.sub.impl\n\n\n"
+                "def test_it():\n    return pkg.echo() + pkg.sub.deep() + pkg.sub.impl.work()\n"
+            ),
+        },
+    )
+    assert links["pkg/__init__.py::echo"] == ["test_it.py::test_it"]
+    assert links["pkg/sub/__init__.py::deep"] == ["test_it.py::test_it"]
+    assert links["pkg/sub/impl.py::work"] == ["test_it.py::test_it"]
