@@ -25,22 +25,25 @@ STALE_CHECK_S = 0.2  # how often a waiter looks whether the lock's holder is sti
 
 
 def wait_for(
-    lock_file: Path, open_lock: Callable[[], int], timeout: float, name: str
-) -> tuple[int, bool]:
-    """A descriptor of ``lock_file`` (opened by ``open_lock``) holding its flock, and whether
-    a dead holder's lock file was taken over meanwhile; a lock file replaced by a takeover
-    while we waited is opened again. ``LockError`` (naming the file as ``name``) after
+    lock_file: Path,
+    open_lock: Callable[[], int],
+    timeout: float,
+    name: str,
+    took_over: Callable[[], None],
+) -> int:
+    """A descriptor of ``lock_file`` (opened by ``open_lock``) holding its flock; a lock file
+    replaced by a takeover while we waited is opened again, and ``took_over`` is told of
+    each (even when the wait then fails). ``LockError`` (naming the file as ``name``) after
     ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     look_at = time.monotonic() + STALE_CHECK_S
     delay = 0.0005
-    took_over = False
     fd = open_lock()
     try:
         while True:
             if try_flock(fd):
                 if is_current(fd, lock_file):
-                    return fd, took_over
+                    return fd
                 os.close(fd)  # the lock file was replaced while we waited: take the new one
                 fd = open_lock()
                 continue
@@ -48,7 +51,7 @@ def wait_for(
             if now >= look_at:
                 look_at = now + STALE_CHECK_S
                 if not is_current(fd, lock_file) or take_over(fd, lock_file):
-                    took_over = True
+                    took_over()
                     os.close(fd)
                     fd = open_lock()
                     continue

@@ -98,6 +98,7 @@ class Store:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
+        self._took_over = False  # the lock was taken from a dead holder while waiting
         self._audited = False
         self._safe_folders: set[str] = set()
         self._batch = 0  # depth of ``batch()``: writes inside skip their fsyncs
@@ -177,22 +178,24 @@ class Store:
         lock_file = self.layout.lock_file
         self.check_inside(lock_file)
         self._mkdirs(self.layout.lock_file.parent)
-        took_over = False
         while True:
-            fd, taken = lockfile.wait_for(
-                lock_file, self._open_lock, self.lock_timeout, self.rel(lock_file)
+            fd = lockfile.wait_for(
+                lock_file, self._open_lock, self.lock_timeout, self.rel(lock_file), self._taken
             )
-            took_over = took_over or taken
             # every write holds the lock and a release clears the holder's name: a name still
             # there (or a takeover) means a holder died, maybe leaving a temp file behind
-            died_holding = lockfile.holder_of(fd) is not None or took_over
+            died_holding = lockfile.holder_of(fd) is not None or self._took_over
             lockfile.claim(fd)
             if lockfile.is_current(fd, lock_file):
                 break
             os.close(fd)  # taken over between our flock and our claim: take the new file
         self._fd = fd
+        self._took_over = False
         if died_holding:
             self.sweep_temps()
+
+    def _taken(self) -> None:
+        self._took_over = True  # kept until the lock is held: then its temp files are swept
 
     def _open_lock(self) -> int:
         return self.open_file(self.layout.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
