@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,8 @@ from pathlib import Path
 import pytest
 
 SERVER = "planning_memory.agents.hook_server"
-RUNTIME = os.environ.get("PMEM_TEST_RUNTIME") or tempfile.mkdtemp(prefix="pmr-", dir="/tmp")
+GIVEN = os.environ.get("PMEM_TEST_RUNTIME")
+RUNTIME = GIVEN or tempfile.mkdtemp(prefix="pmr-", dir="/tmp")
 ON = {"PMEM_SERVER": "1", "XDG_RUNTIME_DIR": RUNTIME, "PMEM_SERVER_IDLE": "900"}
 XDG_HOMES = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
 _started: dict[str, float] = {}
@@ -78,6 +80,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     answering = hook_client.ping()
     hook_client.stop()
+    if not GIVEN:
+        shutil.rmtree(RUNTIME, ignore_errors=True)
     report = os.environ.get("PMEM_TEST_REPORT")
     if report:
         spent = round(_started.get("spent", 0.0), 3)
