@@ -58,9 +58,6 @@ class MemoryManagerNames:
             threshold: float = ...,
             remember: bool = ...,
         ) -> list[Hit]: ...
-        def record_error(
-            self, error: str, resolution: str | None = ..., *, tool: str | None = ...
-        ) -> dict[str, Any]: ...
 
     def learn_pattern(
         self, name: str, description: str = "", example: str = "", **fields: Any
@@ -92,6 +89,27 @@ class MemoryManagerNames:
         return self.sessions.record_decision(
             session_id, question, decision, reasoning=reasoning, alternatives=alternatives
         )
+
+    def record_error(
+        self,
+        error: str,
+        resolution: str | None = None,
+        *,
+        file: str | None = None,
+        tool: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's errors list: keep an error met in the session, resolved already when
+        ``resolution`` is given; ``resolve_error`` resolves it later."""
+        return self.sessions.record_error(
+            session_id, error, resolution=resolution, file=file, tool=tool
+        )
+
+    def resolve_error(
+        self, resolution: str, error_id: str | None = None, session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Mark a session error (default: the newest open one) resolved by ``resolution``."""
+        return self.sessions.resolve_error(session_id, resolution, error_id)
 
     def record_file_access(
         self, path: str, action: str = "read", session_id: str | None = None

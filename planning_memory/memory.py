@@ -6,6 +6,7 @@ Library first: the CLI, the MCP server and the hooks call these methods and form
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
@@ -47,21 +48,6 @@ Clock = Callable[[], datetime]
 _T = TypeVar("_T")
 
 
-def _written(outcome: object) -> list[str] | None:
-    """The ids of the records a long-term write names (an ``Outcome``'s record and what it
-    archived, or a list of ids); None when it names none (the end of ``bulk()``)."""
-    if isinstance(outcome, list):
-        return [str(rid) for rid in outcome]
-    record = getattr(outcome, "record", None)
-    if not isinstance(record, dict):
-        return None
-    return [str(record.get("id", "")), *getattr(outcome, "archived", [])]
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class Memory(MemoryManagerNames):
     """One memory tree: ``Memory(repo_root)`` or ``Memory.open()`` from the working directory."""
 
@@ -79,7 +65,7 @@ class Memory(MemoryManagerNames):
         self.layout = Layout.personal() if personal else Layout.of(root)
         self._opened_from = Path(root)  # the personal store's project: where it was opened
         self.store = Store(self.layout, private=personal, on_write=on_write)
-        self.clock: Clock = clock or _utc_now
+        self.clock: Clock = clock or functools.partial(datetime.now, UTC)
         self.channel = channel
         self._config: dict[str, Any] | None = None
         self.view_conflicts: list[Path] = []  # hand-edited views the last write left alone
@@ -220,14 +206,8 @@ class Memory(MemoryManagerNames):
                 self._wrote(each.outcome)
         return lesson
 
-    def review_queue(self) -> list[dict[str, Any]]:
-        return self.longterm.review_queue()
-
     def review_accept(self, record_id: str) -> Outcome:
         return self._wrote(self.longterm.accept(record_id))
-
-    def review_reject(self, record_id: str) -> dict[str, Any]:
-        return self.longterm.reject(record_id)
 
     def praise(self, record_id: str | None = None) -> Outcome:
         return self._wrote(self.longterm.praise(record_id))
@@ -277,7 +257,7 @@ class Memory(MemoryManagerNames):
             return outcome
         self.warnings = list(getattr(outcome, "warnings", []))
         if not self.store.private and self.layout.planning.is_dir():
-            self._refreshed(self.refresh_views(_written(outcome)))
+            self._refreshed(self.refresh_views(_longterm.written_ids(outcome)))
         return outcome
 
     def _refreshed(self, report: SyncReport) -> None:
@@ -314,27 +294,6 @@ class Memory(MemoryManagerNames):
             args = ("-C", root, "session", "summarize", appended.session_id)
             _background.detach("planning_memory", *args, cwd=root)
         return appended
-
-    def record_error(
-        self,
-        error: str,
-        resolution: str | None = None,
-        *,
-        file: str | None = None,
-        tool: str | None = None,
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
-        """Keep an error met in the session (seed 000's errors list), resolved already when
-        ``resolution`` is given; ``resolve_error`` resolves it later."""
-        return self.sessions.record_error(
-            session_id, error, resolution=resolution, file=file, tool=tool
-        )
-
-    def resolve_error(
-        self, resolution: str, error_id: str | None = None, session_id: str | None = None
-    ) -> dict[str, Any]:
-        """Mark a session error (default: the newest open one) resolved by ``resolution``."""
-        return self.sessions.resolve_error(session_id, resolution, error_id)
 
     # -- Markdown views: patterns.md, mistakes.md, CLAUDE.md ---------------------------------
     def views(self) -> Views:
@@ -381,11 +340,6 @@ class Memory(MemoryManagerNames):
         """The derived search index, synced with the files (``Contextual.index``); use it in
         a ``with`` block."""
         return self.contextual.index(quick=quick)
-
-    @property
-    def index_pending(self) -> bool:
-        """A quick index build left the code for ``contextual.finish_index``."""
-        return self.contextual.pending
 
     def search(self, query: str, **options: Unpack[_context.SearchOptions]) -> list[Hit]:
         """Ranked hits for ``query`` from the project's index and the personal store's
@@ -461,11 +415,12 @@ class Memory(MemoryManagerNames):
             sessions=lambda: self.sessions,
             entity=lambda: self.code.snapshot(),
             recent=lambda: self.contextual.recent_queries(),
-            applied=self._imported,
+            applied=self._rerender,
         )
 
-    def _imported(self) -> None:
-        self.warnings = []
+    def _rerender(self) -> None:
+        """After an import or a change of the config: read the config again, render."""
+        self._config, self.warnings = None, []
         self._refreshed(self.refresh_views())
 
     # -- repository tools: they need no memory tree open ------------------------------------
@@ -474,17 +429,12 @@ class Memory(MemoryManagerNames):
     validate = staticmethod(_validate.validate_path)  # one file, or every file of a tree
 
     def set_render_target(self, name: str, on: bool) -> bool:
-        """Turn the managed block of the repository's own ``CLAUDE.md`` or ``AGENTS.md``
-        (``render.targets``) on or off in ``memory-config.json``, rendering it when turned
-        on; False when the config already said so."""
+        """Turn the managed block of the repository's own ``CLAUDE.md`` or ``AGENTS.md`` on
+        or off (``views.turn_target``); False when the config already said so."""
         self.require()
-        with self.store.lock():
-            if not _views.set_target(self.layout, self.store, name, on):
-                return False
-            self._config = None
-            if on:
-                self.refresh_views()
-        return True
+        changed = _views.turn_target(self.layout, self.store, name, on, self._rerender)
+        self._config = None
+        return changed
 
 
 def clip(text: str) -> str:

@@ -135,7 +135,7 @@ def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     )
     text = _with_section(pack.text, elsewhere)
     mem.sessions.record_injection(sid, "SessionStart", task, {**pack.as_dict(), "text": text})
-    if mem.index_pending:  # a fresh clone: the memories are indexed, the code comes after
+    if mem.contextual.pending:  # a fresh clone: the memories are indexed, the code comes after
         detach("planning_memory", "-C", str(mem.layout.repo_root), "reindex", "--finish")
     return _context_output("SessionStart", text)
 

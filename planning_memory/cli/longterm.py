@@ -328,16 +328,16 @@ def review(
     """
     mem = ctx.memory()
     if accept_all:
-        accept_ids = tuple(i["record"]["id"] for i in mem.review_queue())
+        accept_ids = tuple(i["record"]["id"] for i in mem.longterm.review_queue())
     done = [mem.review_accept(i).summary() for i in accept_ids]
-    rejected = [mem.review_reject(i)["record"]["id"] for i in reject_ids]
+    rejected = [mem.longterm.reject(i)["record"]["id"] for i in reject_ids]
     if done:
         view_notes(mem)
     if accept_ids or reject_ids:
         lines = [outcome_text(d) for d in done] + [f"rejected {i}" for i in rejected]
         emit({"accepted": done, "rejected": rejected}, as_json, "\n".join(lines))
         return
-    queue = mem.review_queue()
+    queue = mem.longterm.review_queue()
     lines = [
         f"{i['record']['id']}  {i['record']['type']:<10} {i['record']['title']}  "
         f"(from: {i['utterance'][:60]})"

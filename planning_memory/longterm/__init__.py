@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from planning_memory.longterm.records import save as save_record
     from planning_memory.longterm.rules import Outcome as Outcome
     from planning_memory.longterm.rules import new_record as new_record
+    from planning_memory.longterm.rules import written_ids as written_ids
     from planning_memory.longterm.triggers import detect as detect
     from planning_memory.longterm.triggers import detect_all as detect_all
     from planning_memory.longterm.triggers import (
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         "read_preferences",
         "record_stats",
         "save_record",
+        "written_ids",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -68,6 +70,7 @@ else:
             "load_checked": "records",
             "load_record": "records",
             "new_record": "rules",
+            "written_ids": "rules",
             "observation_fields": "level",
             "read_preferences": "preferences:read",
             "record_stats": "records",

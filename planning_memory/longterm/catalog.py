@@ -169,6 +169,7 @@ class Catalog(Lookups):
             conn.execute("PRAGMA busy_timeout = 10000")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = OFF")  # derived: a lost write reads as stale
+            conn.execute("PRAGMA journal_size_limit = 1048576")  # the WAL back to 1 MB
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 conn.executescript(
                     "DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS postings;"

@@ -73,6 +73,17 @@ class Outcome:
         }
 
 
+def written_ids(outcome: object) -> list[str] | None:
+    """The ids of the records a long-term write names (an ``Outcome``'s record and what it
+    archived, or a list of ids); None when it names none (the end of a bulk write)."""
+    if isinstance(outcome, list):
+        return [str(rid) for rid in outcome]
+    record = getattr(outcome, "record", None)
+    if not isinstance(record, dict):
+        return None
+    return [str(record.get("id", "")), *getattr(outcome, "archived", [])]
+
+
 @dataclass(frozen=True)
 class Tree:
     """Where to learn: a memory tree, its store and its effective settings."""

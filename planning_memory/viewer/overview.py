@@ -114,7 +114,7 @@ def growth(req: Request, summary: Summary) -> Html:
 
 
 def review(req: Request, flagged: list[dict[str, Any]]) -> Html:
-    queue = req.reads.memo("review", req.mem.review_queue, part="short-term")
+    queue = req.reads.memo("review", req.mem.longterm.review_queue, part="short-term")
     anchored = table(
         ("record", "type", "anchors", "updated"),
         (

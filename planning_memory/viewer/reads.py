@@ -79,7 +79,7 @@ def _index_in_child(planning: str, told: Any) -> None:
         mem = Memory(planning)
         told.send("indexing the memories")
         with mem.index(quick=True):
-            pending = mem.index_pending
+            pending = mem.contextual.pending
         if pending:
             told.send("indexing the code map and the code")
             mem.contextual.finish_index()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from planning_memory.views.state import Views as Views
     from planning_memory.views.state import ViewState as ViewState
     from planning_memory.views.targets import set_target as set_target
+    from planning_memory.views.targets import turn_target as turn_target
     from planning_memory.views.workflow import SyncReport as SyncReport
     from planning_memory.views.workflow import check as check
     from planning_memory.views.workflow import refresh as refresh
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         "render_all",
         "set_target",
         "sync",
+        "turn_target",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -57,6 +59,7 @@ else:
             "refresh": "workflow",
             "render_all": "workflow",
             "set_target": "targets",
+            "turn_target": "targets",
             "sync": "workflow",
         },
     )

@@ -5,6 +5,9 @@ They are ``render.targets`` in ``memory-config.json``; the views render the bloc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from planning_memory.core import Layout
 from planning_memory.store import Store
 from planning_memory.views.state import TARGETS
@@ -20,4 +23,17 @@ def set_target(layout: Layout, store: Store, name: str, on: bool) -> bool:
         return False
     targets[key] = on
     store.write_json(layout.config, config)
+    return True
+
+
+def turn_target(
+    layout: Layout, store: Store, name: str, on: bool, render: Callable[[], Any]
+) -> bool:
+    """``set_target`` under the store's lock; when it turned a block on, ``render()`` (which
+    reads the config again and renders the views: the block is written)."""
+    with store.lock():
+        if not set_target(layout, store, name, on):
+            return False
+        if on:
+            render()
     return True

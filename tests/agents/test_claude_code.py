@@ -337,7 +337,7 @@ def test_session_start_on_a_fresh_clone_indexes_the_code_in_the_background(
     def pending() -> bool:
         mem = Memory(repo)
         with mem.index(quick=True):
-            return mem.index_pending
+            return mem.contextual.pending
 
     deadline = time.monotonic() + 180
     while pending():

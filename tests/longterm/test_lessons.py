@@ -88,7 +88,7 @@ def test_confirm_before_learn_queues_for_review(empty_repo: Path) -> None:
         ],
     )
     assert [r["id"] for r in mem.records()] == [first.record["id"]]
-    assert mem.review_queue() == []
+    assert mem.longterm.review_queue() == []
 
 
 def test_praise_without_patterns_says_so(empty_repo: Path) -> None:
