@@ -15,7 +15,7 @@ from typing import Any
 
 from planning_memory.core import LEARNING_TYPES, Layout, Record
 from planning_memory.errors import InputError, NotFoundError
-from planning_memory.longterm import lessons, preferences, records, rules
+from planning_memory.longterm import catalog, lessons, lookups, preferences, records, rules
 from planning_memory.store import Store
 
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
@@ -70,6 +70,17 @@ class LongTerm:
     # -- reading -----------------------------------------------------------------------------
     def records(self, types: Sequence[str] = (), *, deleted: bool = False) -> list[Record]:
         return records.load_all(self.tree.layout, self.tree.store, types or None, deleted=deleted)
+
+    def files(self, since: int = -1) -> tuple[str, int, list[lookups.Row], list[str]]:
+        """The record files by the one catalog of them, brought up to date first: its epoch
+        (a new catalog file restarts the generations), its generation now, every record
+        file's row (or only those changed after generation ``since``) and the files gone
+        since (``Catalog.rows``). What reads records over and over (the viewer) asks this
+        rather than listing the folders itself."""
+        shelf = catalog.Catalog.of(self.tree.layout, self.tree.store)
+        shelf.current()
+        gen, rows, gone = shelf.rows(since)
+        return shelf.generations()[""], gen, rows, gone
 
     def get(self, record_id: str) -> Record:
         value: Record = records.locate(self.tree.layout, self.tree.store, record_id).value

@@ -95,14 +95,13 @@ class Reads:
     def __init__(self, mem: Memory) -> None:
         self.mem = mem
         self._lock = threading.Lock()
-        # record folder -> (its modification time, file name -> (its time, the record))
-        self._folders: dict[Path, tuple[int, dict[str, tuple[int, Record]]]] = {}
+        # store -> (its catalog's epoch and generation, record file -> (digest, the record))
+        self._catalogs: dict[str, tuple[str, int, dict[str, tuple[str, Record]]]] = {}
         self._sorted: list[Record] | None = None
         self._sessions: tuple[str, list[SessionInfo]] | None = None
         self._memo: dict[str, tuple[str, float, Any]] = {}
         self._stamps: tuple[float, dict[str, str]] | None = None
         self._personal: Memory | None = None
-        self._pending_times: dict[Path, int] = {}
         self._index_checked = False
         self._derived: dict[str, tuple[object, object]] = {}
         self._builders: dict[str, Callable[[Any], object]] = {}
@@ -182,20 +181,18 @@ class Reads:
         return found
 
     def _load_records(self, job: Job) -> list[Record]:
-        job.step("listing the record folders")
-        todo = []
-        for mem in self._stores():
-            for folder in mem.layout.record_dirs():
-                todo.append((mem, folder, self._listing(mem, folder)))
-        total = sum(len(names) for _, _, names in todo if names is not None)
-        done = 0
+        job.step("listing the record files")
         changed = False
-        for mem, folder, names in todo:
-            changed = self._refresh(mem, folder, names, job, done, total) or changed
-            done += len(names or ())
+        stores = self._stores()
+        for mem in stores:
+            changed = self._refresh(mem, job) or changed
+        kept = {str(mem.layout.planning) for mem in stores}
         with self._lock:
+            for gone in self._catalogs.keys() - kept:  # the personal store's records are gone
+                del self._catalogs[gone]
+                changed = True
             if changed or self._sorted is None:
-                every = [rec for _, names in self._folders.values() for _, rec in names.values()]
+                every = [rec for *_, files in self._catalogs.values() for _, rec in files.values()]
                 self._sorted = sorted(
                     every, key=lambda r: (str(r.get("created_at") or ""), r["id"]), reverse=True
                 )
@@ -245,56 +242,35 @@ class Reads:
         has_records = self._personal.layout.long_term.is_dir()
         return [self.mem, self._personal] if has_records else [self.mem]
 
-    def _listing(self, mem: Memory, folder: Path) -> dict[str, int] | None:
-        """The record files of ``folder`` (name -> modification time); None when the folder is
-        gone, {} when its own time did not change since it was read (the store replaces
-        files, which changes it)."""
-        try:
-            folder_time = folder.stat().st_mtime_ns
-        except OSError:
-            return None
-        if self._folders.get(folder, (None, {}))[0] == folder_time:
-            return {}
-        names = {}
-        for entry in os.scandir(mem.store.check_inside(folder)):  # never a link out of the tree
-            name = entry.name
-            if not name.endswith(".json") or name.startswith("."):
-                continue
-            if mem.store.usable_name(folder, name):
-                names[name] = entry.stat().st_mtime_ns
-        self._pending_times[folder] = folder_time
-        return names
-
-    def _refresh(
-        self,
-        mem: Memory,
-        folder: Path,
-        names: dict[str, int] | None,
-        job: Job,
-        done: int,
-        total: int,
-    ) -> bool:
-        """Re-read the records of ``folder`` whose files changed; whether any did."""
-        if names is None:
-            with self._lock:
-                return self._folders.pop(folder, None) is not None
-        if not names and folder in self._folders:
+    def _refresh(self, mem: Memory, job: Job) -> bool:
+        """Re-read the records of ``mem`` whose files changed since the last reading, as the
+        one catalog of the record files tells (``LongTerm.files``); whether any did."""
+        key = str(mem.layout.planning)
+        epoch, gen, known = self._catalogs.get(key, ("", -1, {}))
+        now_epoch, now_gen, rows, gone = mem.longterm.files(gen)
+        if now_epoch != epoch and gen >= 0:  # a new catalog: its generations start again
+            now_epoch, now_gen, rows, gone = mem.longterm.files()
+            known, gone = {}, []
+        if now_gen == gen and not rows and not gone:
             return False
-        known = self._folders.get(folder, (None, {}))[1]
-        fresh: dict[str, tuple[int, Record]] = {}
-        for count, (name, mtime) in enumerate(names.items()):
+        fresh = dict(known)
+        for file in gone:
+            fresh.pop(file, None)
+        for count, (file, _ctime, _size, digest, record_id, *_rest) in enumerate(rows):
             if count % 200 == 0:
-                job.step("reading", done + count, total)
-            had = known.get(name)
-            if had is not None and had[0] == mtime:
-                fresh[name] = had
+                job.step("reading", count, len(rows))
+            had = fresh.get(file)
+            if had is not None and had[0] == digest:
+                continue
+            if not digest:  # no longer a record (or unreadable): validate says so
+                fresh.pop(file, None)
                 continue
             try:
-                fresh[name] = (mtime, mem.get(name[:-5]))
+                fresh[file] = (digest, mem.get(record_id))
             except PlanningMemoryError:
-                continue  # not a record (preferences.json) or unreadable: validate says so
+                fresh.pop(file, None)
         with self._lock:
-            self._folders[folder] = (self._pending_times.pop(folder), fresh)
+            self._catalogs[key] = (now_epoch, now_gen, fresh)
         return True
 
     # -- sessions ---------------------------------------------------------------------------------
