@@ -47,7 +47,6 @@ from planning_memory.longterm.live import Live
 from planning_memory.longterm.lookups import (
     SIMILAR_TYPES,
     Lookups,
-    Row,
     _digest,
     _grams_key,
     fingerprint,
@@ -56,7 +55,7 @@ from planning_memory.longterm.lookups import (
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
 WRITTEN_KEPT = 8192  # records written in a batch kept for ``load`` (the latest)
@@ -86,7 +85,6 @@ CREATE TABLE IF NOT EXISTS postings (
     type TEXT NOT NULL, word TEXT NOT NULL, rid INTEGER NOT NULL,
     PRIMARY KEY (type, word, rid)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS postings_rid ON postings(rid);
 """
 _COLUMNS = "file, folder, ctime, size, digest, id, type, scope, topic, fingerprint, updated_at, "
 _COLUMNS += "live, pinned, established, uses, shown, gen, words, code, grams, nwords, ncode, "
@@ -313,25 +311,6 @@ class Catalog(Lookups):
         for folder in sorted(self._folders):
             self.refresh_folder(folder, force=full)
 
-    def rows(self, since: int = -1) -> tuple[int, list[Row], list[str]]:
-        """The catalog's generation, and every record file catalogued (or only those changed
-        after generation ``since``, and the files gone since), by folder then name. A row:
-        file, ctime, size, digest, id, type, live, shown in CLAUDE.md
-        (``core.claude_section``); a file that holds no record of its folder has digest, id
-        and type "" and is neither live nor shown."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()
-        gen = 0 if row is None else int(row[0])
-        found = self.conn.execute(
-            "SELECT file, ctime, size, digest, coalesce(id, ''), coalesce(type, ''), "
-            "coalesce(live, 0) AND digest != '', coalesce(shown, 0) FROM entries "
-            f"{'WHERE gen > ?' if since >= 0 else 'WHERE ? IS NOT NULL'} ORDER BY file",
-            (since,),
-        ).fetchall()
-        if since < 0:
-            return gen, found, []
-        gone = [f for (f,) in self.conn.execute("SELECT file FROM gone WHERE gen > ?", (since,))]
-        return gen, found, gone
-
     def generations(self) -> dict[str, str]:
         """Each folder's generation, which moves whenever one of its records changes
         (``_bump``), and under "" this catalog's epoch (a new catalog file restarts them)."""
@@ -453,11 +432,21 @@ class Catalog(Lookups):
         return int(self.conn.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0])
 
     def _forget(self, rid: int) -> None:
+        self._unpost(rid)
         self.conn.execute("DELETE FROM entries WHERE rid = ?", (rid,))
-        self.conn.execute("DELETE FROM postings WHERE rid = ?", (rid,))
         if self._live is not None:
             for live in self._live.values():
                 live.drop(rid)
+
+    def _unpost(self, rid: int) -> None:
+        """Drop the postings of ``rid``, by its words (postings have no index by record: it
+        would double their size)."""
+        row = self.conn.execute("SELECT type, words FROM entries WHERE rid = ?", (rid,)).fetchone()
+        if row is not None and row[1]:
+            self.conn.executemany(
+                "DELETE FROM postings WHERE type = ? AND word = ? AND rid = ?",
+                [(row[0], word, rid) for word in row[1].split()],
+            )
 
     def _put(self, folder: str, file: str, ctime: int, size: int, value: Any) -> None:
         old = self.conn.execute(
@@ -567,7 +556,7 @@ class Catalog(Lookups):
             ),
         )
         if not live:
-            self.conn.execute("DELETE FROM postings WHERE rid = ?", (rid,))
+            self._unpost(rid)
             if self._live is not None:
                 for mirror in self._live.values():
                     mirror.drop(rid)

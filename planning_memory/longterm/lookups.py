@@ -99,6 +99,25 @@ class Lookups:
     _lookups: int
     _written: dict[str, tuple[int, int, Record]]
 
+    def rows(self, since: int = -1) -> tuple[int, list[Row], list[str]]:
+        """The catalog's generation, and every record file catalogued (or only those changed
+        after generation ``since``, and the files gone since), by folder then name. A row:
+        file, ctime, size, digest, id, type, live, shown in CLAUDE.md
+        (``core.claude_section``); a file that holds no record of its folder has digest, id
+        and type "" and is neither live nor shown."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()
+        gen = 0 if row is None else int(row[0])
+        found = self.conn.execute(
+            "SELECT file, ctime, size, digest, coalesce(id, ''), coalesce(type, ''), "
+            "coalesce(live, 0) AND digest != '', coalesce(shown, 0) FROM entries "
+            f"{'WHERE gen > ?' if since >= 0 else 'WHERE ? IS NOT NULL'} ORDER BY file",
+            (since,),
+        ).fetchall()
+        if since < 0:
+            return gen, found, []
+        gone = [f for (f,) in self.conn.execute("SELECT file FROM gone WHERE gen > ?", (since,))]
+        return gen, found, gone
+
     def load(self, entry: Entry) -> Record:
         """The record of ``entry``; ``Stale`` if its file changed since it was catalogued (its
         stamp moved, or it was too recent to trust and its record's digest moved)."""
