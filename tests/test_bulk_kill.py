@@ -103,15 +103,16 @@ def _check_catalog(root: Path) -> int:
         for key, stamp in stamps.items():
             folder = key.removeprefix("stamp:")
             st = os.stat(layout.long_term / folder)
-            if stamp != f"{st.st_mtime_ns} {st.st_ino}":
+            if stamp != f"{st.st_ctime_ns} {st.st_ino}":
                 continue  # stale: the next lookup reads the folder again
             fresh += 1
-            rows = db.execute("SELECT file, mtime, size FROM entries WHERE folder = ?", (folder,))
-            catalogued = {file: (mtime, size) for file, mtime, size in rows}
+            rows = db.execute("SELECT file, ctime, size FROM entries WHERE folder = ?", (folder,))
+            # a stamp too recent to trust is kept negated (read again once it can be trusted)
+            catalogued = {file: (abs(ctime), size) for file, ctime, size in rows}
             on_disk = {}
             for path in (layout.long_term / folder).glob("*.json"):
                 st = path.stat()
-                on_disk[f"{folder}/{path.name}"] = (st.st_mtime_ns, st.st_size)
+                on_disk[f"{folder}/{path.name}"] = (st.st_ctime_ns, st.st_size)
             assert catalogued == on_disk, f"{folder}: the catalog holds it fresh, but is not"
     return fresh
 

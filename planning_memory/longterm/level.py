@@ -8,7 +8,6 @@ Markdown views nor the search index: the ``Memory`` facade does that after each 
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -107,15 +106,18 @@ class LongTerm:
 
     def counts(self) -> dict[str, Any]:
         """How many records (live, deleted, per type, pinned, established patterns) and
-        preferences there are (``pmem show``)."""
-        live, every = self.records(), self.records(deleted=True)
+        preferences there are (``pmem show``), from the catalog of the record files."""
+        shelf = catalog.Catalog.of(self.tree.layout, self.tree.store)
+        shelf.current()
+        tally = shelf.tally()
+        preferences = self.preferences(skip_broken=True)
         return {
-            "records": len(live),
-            "deleted": len(every) - len(live),
-            "by_type": dict(sorted(Counter(r["type"] for r in live).items())),
-            "preferences": sum(1 for k in self.preferences(skip_broken=True) if k != "updated_at"),
-            "pinned": sum(1 for r in live if r.get("pinned")),
-            "established_patterns": sum(1 for r in live if r.get("established")),
+            "records": tally["records"],
+            "deleted": tally["deleted"],
+            "by_type": tally["by_type"],
+            "preferences": sum(1 for k in preferences if k != "updated_at"),
+            "pinned": tally["pinned"],
+            "established_patterns": tally["established_patterns"],
         }
 
     # -- learning ----------------------------------------------------------------------------

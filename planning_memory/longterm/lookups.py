@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from planning_memory.core import Layout, Record, record_digest
 from planning_memory.longterm import similarity
@@ -117,6 +117,24 @@ class Lookups:
             return gen, found, []
         gone = [f for (f,) in self.conn.execute("SELECT file FROM gone WHERE gen > ?", (since,))]
         return gen, found, gone
+
+    def tally(self) -> dict[str, Any]:
+        """How many records there are: live and deleted, live per type, pinned and
+        established among the live ones (what ``pmem show`` says, without reading them)."""
+        by_type: dict[str, int] = {}
+        found = {"records": 0, "deleted": 0, "pinned": 0, "established_patterns": 0}
+        for kind, live, count, pinned, established in self.conn.execute(
+            "SELECT type, live, count(*), sum(pinned), sum(established) FROM entries "
+            "WHERE digest != '' GROUP BY type, live"
+        ):
+            if not live:
+                found["deleted"] += count
+                continue
+            by_type[kind] = count
+            found["records"] += count
+            found["pinned"] += int(pinned or 0)
+            found["established_patterns"] += int(established or 0)
+        return {**found, "by_type": dict(sorted(by_type.items()))}
 
     def load(self, entry: Entry) -> Record:
         """The record of ``entry``; ``Stale`` if its file changed since it was catalogued (its

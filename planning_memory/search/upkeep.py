@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory import background
+from planning_memory import background, longterm
 from planning_memory.core import Layout, effective_config, timestamp
 from planning_memory.search import documents as sources
 from planning_memory.search import repo_documents as codebase
@@ -42,6 +42,7 @@ PENDING = "pending_since"  # meta: the code map and the code are still to index
 EMBED_PER_CALL = 32  # texts a search or context call embeds; the rest in the background
 HOOK_EMBED = 4  # texts a hook may embed (20-50 ms each); the rest waits for the next call
 BROKEN = "broken_records"  # meta: the record files (groups) that were broken when last read
+CATALOG = "record_catalog"  # meta: the catalog epoch and generation the records were synced at
 
 Reader = Callable[[Path], list[Doc]]
 
@@ -328,10 +329,12 @@ def sync(
 
 
 def _sync_records(index: Index, layout: Layout, store: Store, *, force: bool) -> IndexReport:
-    """Sync the record folders. A record file found broken (``store.broken``) is listed in
-    the meta ``BROKEN`` and read again by every later sync, even of an unchanged folder: each
-    command that answers from the index warns of it (as every command that reads the records
-    does), and a file repaired in place is indexed."""
+    """Sync the record files by the one catalog of them (``longterm.Catalog``): those changed
+    since the catalog generation of the last sync are read again, those gone dropped; a new
+    catalog (or ``force``) compares every record file. A record file found broken
+    (``store.broken``) is listed in the meta ``BROKEN`` and read again by every later sync:
+    each command that answers from the index warns of it (as every command that reads the
+    records does), and a file repaired in place is indexed."""
     read: dict[str, bool] = {}  # group -> broken, for each record file read in this sync
 
     def reader(path: Path) -> list[Doc]:
@@ -339,15 +342,28 @@ def _sync_records(index: Index, layout: Layout, store: Store, *, force: bool) ->
         read[_rel(layout, path)] = store.rel(path) in store.broken
         return docs
 
+    shelf = longterm.Catalog.of(layout, store)
+    shelf.current(full=force)
+    epoch = shelf.generations()[""]
+    synced = (index.get_meta(CATALOG) or "").split()
+    since = int(synced[1]) if not force and len(synced) == 2 and synced[0] == epoch else -1
+    gen, rows, gone = shelf.rows(since)
+    base = _rel(layout, layout.long_term) + "/"
+    entries = [(base + row[0], layout.long_term / row[0], max(row[1], 0), row[2]) for row in rows]
     report = IndexReport()
-    folders = [layout.long_term / name for name in ("patterns", "mistakes", "learnings")]
-    for folder in folders:
-        report += _sync_folder(index, layout, store, folder, _is_json, reader, force=force)
-    known = index.get_meta(BROKEN)
-    if known is None:  # an index from before the list was kept: every record file is read
-        before = [g for f in folders for g in index.group_state(_rel(layout, f) + "/")]
+    if since < 0:  # every record file, folder by folder (an unchanged one is not read)
+        for name in ("patterns", "mistakes", "learnings"):
+            mine = [e for e in entries if e[0].startswith(f"{base}{name}/")]
+            report += _sync_entries(index, f"{base}{name}/", mine, reader)
     else:
-        before = json.loads(known)
+        with index.write():
+            for group, path, _ctime, _size in entries:
+                report += _sync_one(index, group, path, reader)
+            for file in gone:
+                report += IndexReport(removed=index.remove_group(base + file))
+    index.set_meta(CATALOG, f"{epoch} {gen}")
+    known = index.get_meta(BROKEN)
+    before = [] if known is None else json.loads(known)
     for group in before:
         if group not in read:
             report += _sync_one(index, group, layout.planning / group, reader)
