@@ -193,10 +193,13 @@ def hook(repo: Path, event: str, **fields: Any) -> str:
         return ""
     output = json.loads(done.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == event
-    text: str = output["additionalContext"]
-    # Claude Code imports @path from CLAUDE.md only, never from a hook's context: the hooks
-    # give back the @ memory text was written with, counted here as the inert form it has
-    # wherever an @ would import
+    return imports_nothing(output["additionalContext"])
+
+
+def imports_nothing(text: str) -> str:
+    """An output Claude Code imports nothing from (a hook's context, the agent prompt, an MCP
+    answer: it imports @path from CLAUDE.md only) gives back the @ memory text was written
+    with; counted here as the inert form it has wherever an @ would import."""
     return text.replace("@", AT_SIGN)
 
 
@@ -335,7 +338,9 @@ def test_no_injection_payload_reaches_an_agent_raw(tmp_path: Path) -> None:
         text = cli(repo, "context", "--budget", "20000", "--format", fmt, task)
         outputs[f"pmem context --format {fmt}"] = (text, check)
     agent = mem.context(task, budget=20000, fmt="agent").text  # prepareAgentContext's format
-    outputs["context format agent"] = (agent, AGENT)
+    outputs["context format agent"] = (imports_nothing(agent), AGENT)
+    text = cli(repo, "context", "--budget", "20000", "--format", "agent", task)
+    outputs["pmem context --format agent"] = (imports_nothing(text), AGENT)
     for name in ("CLAUDE.md", "AGENTS.md"):
         outputs[name] = ((repo / name).read_text("utf-8"), CLAUDE)
     outputs[".planning/CLAUDE.md"] = ((mem.layout.planning / "CLAUDE.md").read_text(), CLAUDE)
@@ -366,17 +371,19 @@ def test_no_injection_payload_reaches_an_agent_raw(tmp_path: Path) -> None:
 
 def mcp_outputs(repo: Path, task: str) -> dict[str, tuple[str, Check]]:
     """``memory_context`` (every format) and ``memory_search`` as the MCP server answers them,
-    in process."""
+    in process (answers, so their @ is as written: ``imports_nothing``)."""
     from planning_memory.agents.mcp_tools import MemoryTools
 
     server = MemoryTools(repo)
     found: dict[str, tuple[str, Check]] = {}
-    for fmt, check in (("md", MD), ("xml", raw_in_xml), ("json", raw_in_json)):
+    for fmt, check in (("md", MD), ("xml", raw_in_xml), ("json", raw_in_json), ("agent", AGENT)):
         text = server.memory_context(task=task, budget=20000, format=fmt)
-        found[f"MCP memory_context {fmt}"] = (text, check)
+        found[f"MCP memory_context {fmt}"] = (imports_nothing(text), check)
     rows = [server.memory_search(tag(n), limit=50) for n in range(len(PAYLOADS))]
-    merged = json.dumps({"results": [r for t in rows for r in json.loads(t)["results"]]})
-    found["MCP memory_search"] = (merged, raw_in_json)
+    merged = json.dumps(
+        {"results": [r for t in rows for r in json.loads(t)["results"]]}, ensure_ascii=False
+    )
+    found["MCP memory_search"] = (imports_nothing(merged), raw_in_json)
     return found
 
 

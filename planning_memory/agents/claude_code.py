@@ -78,6 +78,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 AT_SIGN = "\uff20"  # what an "@" of memory text becomes in CLAUDE.md (views.inert)
 
 
+def at_as_written(text: str) -> str:
+    """Memory text for an answer nothing imports from (a hook's context, an MCP answer):
+    each ``＠`` of the inert form back to the ``@`` it stands for."""
+    return text.replace(AT_SIGN, "@")
+
+
 # -- events ----------------------------------------------------------------------------------------
 def _context_output(event: str, text: str) -> dict[str, Any] | None:
     """The hook's answer: ``text`` as ``additionalContext``, its ``@`` as written. Memory
@@ -86,7 +92,7 @@ def _context_output(event: str, text: str) -> dict[str, Any] | None:
     "@pytest.fixture" reach the model as the person wrote them."""
     if not text.strip():
         return None
-    text = text.replace(AT_SIGN, "@")
+    text = at_as_written(text)
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 

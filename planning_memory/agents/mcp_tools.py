@@ -76,17 +76,20 @@ def _trim(value: Any, limit: int = MAX_LIST) -> Any:
 
 
 def guard(fn: F) -> F:
-    """Turn user errors into tool errors with one line (``isError`` results)."""
+    """Turn user errors into tool errors with one line (``isError`` results); an ``@`` of
+    memory text stays as written in the answer (``claude_code.at_as_written``)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            answer = fn(*args, **kwargs)
         except PlanningMemoryError as exc:
             raise ToolError(exc.one_line()) from exc
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise ToolError(f"{where}{exc.strerror or exc}") from exc
+        # an answer is no instruction file: "@types/node" as written, not its inert "＠"
+        return claude_code.at_as_written(answer) if isinstance(answer, str) else answer
 
     return wrapper  # type: ignore[return-value]
 
@@ -100,7 +103,7 @@ def _hit_row(hit: Any, project: str | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": hit.ref_id or hit.key,
         "type": hit.type,
-        "title": inline(hit.title or "", 1000),  # inert, as in CLAUDE.md
+        "title": inline(hit.title or "", 1000),  # inert (its @ as written: guard)
         "score": round(hit.score, 3),
         "snippet": inline(hit.snippet or "", 4000),
     }

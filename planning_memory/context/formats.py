@@ -3,7 +3,8 @@
 The seeds' XML-style tags and seed 000's agent prompt layout among them. Every memory text is
 made inert on its way out, as in CLAUDE.md (``views.make_inert``): one line per item in
 Markdown and the agent prompt, XML that parses (characters XML forbids removed), inert strings
-in JSON. Pure: items in, text out."""
+in JSON. The agent prompt imports nothing, so its ``@`` stays as written. Pure: items in,
+text out."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from planning_memory.context.items import REVIEW_FLAG
-from planning_memory.views import inline, make_inert
+from planning_memory.views import at_as_written, inline, make_inert
 
 if TYPE_CHECKING:
     from planning_memory.context.items import Item, Task
@@ -195,12 +196,14 @@ def _agent_line(item: Item) -> str:
 
 
 def render_agent(items: Sequence[Item], task: Task, budget: int) -> str:
+    """The agent prompt's memory sections. A prompt imports nothing, so an ``@`` stays as
+    written ("@types/node"); the rest is inert as everywhere."""
     lines = ["## Memory Context"]
     for section, group in by_section(items).items():
         lines.append(f"\n### {AGENT_TITLES[section]}")
         for item in group:
             lines.append(make_inert(item.text) if section == "temporal" else _agent_line(item))
-    return "\n".join(lines) + "\n"
+    return at_as_written("\n".join(lines) + "\n")
 
 
 RENDERERS: dict[str, Renderer] = {

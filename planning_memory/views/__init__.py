@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from planning_memory.views.fileformat import body_hash as body_hash
     from planning_memory.views.fileformat import header_hashes as header_hashes
     from planning_memory.views.inert import active_injections as active_injections
+    from planning_memory.views.inert import at_as_written as at_as_written
     from planning_memory.views.inert import inline as inline
     from planning_memory.views.inert import make_inert as make_inert
     from planning_memory.views.state import Views as Views
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         "ViewState",
         "Views",
         "active_injections",
+        "at_as_written",
         "body_hash",
         "check",
         "header_hashes",
@@ -51,6 +53,7 @@ else:
             "ViewState": "state",
             "Views": "state",
             "active_injections": "inert",
+            "at_as_written": "inert",
             "body_hash": "fileformat",
             "check": "workflow",
             "header_hashes": "fileformat",

@@ -72,6 +72,13 @@ def make_inert(text: str) -> str:
     return _BLOCK_START.sub(r"\1\\\2", text)
 
 
+def at_as_written(text: str) -> str:
+    """Inert text for an output nothing imports from (the agent prompt, an MCP answer, a
+    hook's context): each ``＠`` back to the ``@`` it stands for. Claude Code imports
+    ``@path`` from CLAUDE.md only."""
+    return text.replace(AT_SIGN, "@")
+
+
 @functools.lru_cache(maxsize=8192)  # the context packer renders each item many times
 def inline(text: str, limit: int) -> str:
     """``make_inert`` text on one line (whitespace runs become one space), cut to ``limit``
