@@ -47,7 +47,7 @@ PACKAGE_FAMILIES = frozenset({"go", "java"})
 _JAVA_ROOT = re.compile(r"((?:.*/)?)src/[^/]+/java/(.*)")  # (module, package path)
 TYPED_FAMILIES = frozenset({"go", "java", "rust"})  # calls on a result read its declared type
 SUBCLASS_DEPTH = 6  # Java: subclasses followed at most this far down
-_SEGMENT = re.compile(r"[.:(),\[\]?]+")  # what separates the names in a call's text
+_SEGMENT = re.compile(r"[.:(),\[\]?@]+")  # what separates the names in a call's text
 _REEXPORT_DEPTH = 4
 
 

@@ -6,8 +6,10 @@ signature cut short says nothing. Java calls end in their argument list (``Jsoup
 String,_)``): an argument's type where the source says it simply (a literal, ``new X()``, a
 typed name), else ``_``. ``accepts`` tells whether a method can take such arguments: by
 count (a ``T...`` parameter takes any number from there on), then by type where a wrong
-type is certain (a ``String`` for a ``File``, a number for a ``String``); a class passed
-for another class may be a subclass of it and is accepted.
+type is certain (a ``String`` for a ``File``, a number for a ``String``, a lambda for a
+``String``); a class passed for another class may be a subclass of it and is accepted.
+``exact`` tells the overloads whose parameters are the arguments' types, which Java picks
+over the others.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ _PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "float", "doubl
 _CLOSED = _PRIMITIVES | _NUMBERS | {"Boolean", "String"}  # no class passes for these
 _ANY = frozenset({"Object", "Serializable", "Comparable"})  # every literal passes for these
 _OF = {"String": {"String", "CharSequence"}, "boolean": {"boolean", "Boolean"}}
+LAMBDA = "->"  # a Java argument that is a lambda or a method reference
 _TYPE_VARIABLE = re.compile(r"[A-Z][A-Z0-9]?")
+_ARGUMENT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\[\])*")  # ``int``, ``String[]``
 _GO_TYPE = re.compile(r"\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\[.*\])?")
 _RUST_TYPE = re.compile(r"(?:&(?:'\w+\s*)?(?:mut\s+)?)?([A-Z]\w*)")
 _RUST_WRAPPED = re.compile(r"(?:[a-z_]\w*::)*(?:Result|Option)<(.*)>")
@@ -116,10 +120,27 @@ def accepts(params: Params, args: tuple[str, ...]) -> bool:
     return True
 
 
+def exact(params: Params | None, args: tuple[str, ...]) -> bool:
+    """Whether ``params`` are the types of ``args`` exactly (a lambda for any interface)."""
+    if params is None or params.varargs or len(params.types) != len(args):
+        return False
+    return all(
+        arg == LAMBDA or arg.rpartition(".")[2] == param.rpartition(".")[2]
+        for arg, param in zip(args, params.types, strict=True)
+    )
+
+
 def _passes(arg: str, param: str) -> bool:
     """Whether a value of type ``arg`` (``_``: not known) may be passed for ``param``."""
     param = param.rpartition(".")[2]  # ``Map.Entry``: compared by its own name
     arg = arg.rpartition(".")[2]
+    if arg == LAMBDA:  # only for a functional interface: a class or interface of its own
+        return not (
+            param in _CLOSED
+            or param in _ANY
+            or param.endswith("[]")
+            or _TYPE_VARIABLE.fullmatch(param)
+        )
     if arg == "_" or arg == param or param in _ANY or _TYPE_VARIABLE.fullmatch(param):
         return True
     if arg == "null":
@@ -131,13 +152,16 @@ def _passes(arg: str, param: str) -> bool:
     return param not in _CLOSED
 
 
-def result_type(signature: str, family: str, element: bool = False) -> str | None:
+def result_type(
+    signature: str, family: str, element: bool = False, value: bool = False
+) -> str | None:
     """The type a function's signature declares it returns, as a name the linker can look
     up (Go ``*m.Command`` -> ``m.Command``, Java ``List<X>`` -> ``List``, Rust
     ``&mut Self`` -> ``Self``); None when it returns nothing, several things (the first of
     a Go result list counts), or a type that is not a plain name. ``element``: in Go, the
     type of the elements of the slice it returns (``[]*Command`` -> ``Command``); in Rust,
-    of what ``?`` gives of the ``Result`` or ``Option`` it returns."""
+    of what ``?`` gives of the ``Result`` or ``Option`` it returns. ``value``: in Java, a
+    primitive or an array as well (the type of an argument, not a receiver)."""
     inner = _parenthesised(signature)
     if inner is None:
         return None
@@ -154,6 +178,8 @@ def result_type(signature: str, family: str, element: bool = False) -> str | Non
     rest = rest.removeprefix("->").strip()
     if family == "java":
         kind = simple(rest)
+        if value and kind != "void" and _ARGUMENT.fullmatch(kind):
+            return kind
         return kind if kind.isidentifier() and kind not in _PRIMITIVES and not element else None
     if element:  # ``F()?``: the ``T`` of ``Result<T, E>``, ``io::Result<T>``, ``Option<T>``
         wrapped = _RUST_WRAPPED.fullmatch(rest)

@@ -18,7 +18,9 @@ them:
 - ``f().name()`` (Go, Java, Rust) reaches the methods ``name`` of the type ``f`` declares
   it returns (``results``); the extractors record a call on a name of known type as a call
   on the type (``Command.Name``, ``NewCommand().Name``).
-- A Java call reaches only the overloads that can take its arguments (``calltypes``).
+- A Java call reaches only the overloads that can take its arguments (``calltypes``), and
+  of those the exact ones when every argument's type is known; an argument made by a
+  method of a class (``@Options.getOption``) has the result type its signature declares.
 - A call on any other value (``"s".join()``, ``items.pop()``, ``router.get()``) reaches
   nothing: without types we cannot tell which ``pop``. Java and Rust still guess: such a
   call reaches the methods ``name`` in view unless more than ``AMBIGUOUS`` match, never the
@@ -133,7 +135,9 @@ class Linker:
                 if not found and family == "python" and form in _CLASS_FORMS:
                     name, found = _INIT, self._constructed(site, call, qualified)
                 if shape.args is not None and found:
-                    found = [f for f in found if self.types.accepts(f, shape.args)]
+                    args = self.types.arguments(site.path, shape.args)
+                    found = [f for f in found if self.types.accepts(f, args)]
+                    found = self.types.most_specific(found, args)
                 for target, key in found:
                     if only is None or name in only.get(target, ()):
                         callers = result.get(key)

@@ -37,16 +37,50 @@ class Types:
         self.linker = linker
         self._params: dict[str, calltypes.Params | None] = {}  # Java: key -> its parameters
         self._members: dict[tuple[str, str, str], list[tuple[str, str]]] = {}  # see members
+        self._results: dict[tuple[str, str], str] = {}  # see arguments
 
     def accepts(self, definition: tuple[str, str], args: tuple[str, ...]) -> bool:
         """Whether the Java method ``definition`` (file, key) can take ``args``."""
+        params = self._parameters(definition)
+        return params is None or calltypes.accepts(params, args)
+
+    def _parameters(self, definition: tuple[str, str]) -> calltypes.Params | None:
         target, key = definition
         if key in self._params:
-            params = self._params[key]
-        else:
-            signature = self.linker.functions.of(target).get(key, {}).get("signature", "")
-            params = self._params[key] = calltypes.parameters(signature)
-        return params is None or calltypes.accepts(params, args)
+            return self._params[key]
+        signature = self.linker.functions.of(target).get(key, {}).get("signature", "")
+        params = self._params[key] = calltypes.parameters(signature)
+        return params
+
+    def most_specific(
+        self, found: list[tuple[str, str]], args: tuple[str, ...]
+    ) -> list[tuple[str, str]]:
+        """Among the Java overloads ``found`` that can take ``args``, those whose parameters
+        are the arguments' types exactly, when every argument's type is known (Java picks
+        the most specific overload, and no other is more specific than an exact one)."""
+        if len(found) < 2 or "_" in args:
+            return found
+        exact = [d for d in found if calltypes.exact(self._parameters(d), args)]
+        return exact or found
+
+    def arguments(self, home: str, args: tuple[str, ...]) -> tuple[str, ...]:
+        """Java ``args`` as made in ``home``, an ``@Type.name`` (what a method of a class
+        returns) read as the result type its methods of that name all declare, else ``_``."""
+        if not any(a.startswith("@") for a in args):
+            return args
+        return tuple(self._result(home, a[1:]) if a.startswith("@") else a for a in args)
+
+    def _result(self, home: str, method: str) -> str:
+        memo = (home, method)
+        found = self._results.get(memo)
+        if found is None:
+            kind, _, name = method.rpartition(".")
+            kinds = {
+                calltypes.result_type(self.signature(d), "java", value=True)
+                for d in self.members(kind, home, name)
+            }
+            found = self._results[memo] = kinds.pop() or "_" if len(kinds) == 1 else "_"
+        return found
 
     def _count(self, definition: tuple[str, str]) -> int | None:
         """A Java method's parameter count (None: not known): an override shadows the

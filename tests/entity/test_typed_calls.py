@@ -549,3 +549,38 @@ def test_an_argument_made_by_a_method_of_the_file_has_its_result_type(tmp_path: 
     line = "src/org/example/Line.java::Line.value"
     assert links[line] == [line + "#2"]  # value(Option), not itself
     assert links[line + "#2"] == []
+
+
+def test_an_argument_made_by_a_library_or_another_class_picks_its_overloads(
+    tmp_path: Path,
+) -> None:
+    line = "src/org/example/Line.java::Line.has"
+    links = called_by(
+        tmp_path,
+        {
+            "src/org/example/Line.java": (
+                "package org.example;\n\nimport java.util.function.Supplier;\n\nclass Line {\n"
+                "    Options options;\n"
+                "    boolean has(char c) { return has(String.valueOf(c)); }\n"
+                "    boolean has(String name) { return has(options.get(name)); }\n"
+                "    boolean has(Option option) { return true; }\n"
+                "    boolean has(Group group) { return has(group.selected(), () -> 1); }\n"
+                "    boolean has(String name, Supplier<Integer> fallback) { return true; }\n"
+                "    boolean has(String name, int fallback) { return true; }\n}\n"
+            ),
+            "src/org/example/Options.java": (
+                "package org.example;\n\nclass Options {\n"
+                "    Option get(String name) { return null; }\n}\n"
+            ),
+            "src/org/example/Group.java": (
+                "package org.example;\n\nclass Group {\n    String selected() { return null; }\n}\n"
+            ),
+            "src/org/example/Option.java": "package org.example;\n\nclass Option {}\n",
+        },
+    )
+    assert links[line] == []  # has(char): String.valueOf is a String
+    assert links[line + "#2"] == [line]
+    assert links[line + "#3"] == [line + "#2"]  # an Option, not a Group
+    assert links[line + "#4"] == []
+    assert links[line + "#5"] == [line + "#4"]  # a lambda is not an int
+    assert links[line + "#6"] == []

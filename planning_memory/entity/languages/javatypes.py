@@ -16,7 +16,11 @@ the type of a name, a call on it is recorded as a call on its type:
 A name given two different types in one method, or declared without one (a lambda's
 parameter, ``var x = f()``), is left alone, and so is a type variable's name. Each call
 ends in its argument list: per argument its type where the source says it simply (a
-literal, ``new X()``, a cast, a typed name, ``this``, a string concatenation), else ``_``.
+literal, ``new X()``, a cast, a typed name, ``this``, a string concatenation, a method of
+the file, a JDK method of fixed result such as ``String.valueOf`` or ``s.trim()``), ``->``
+for a lambda or method reference, ``@Type.name`` for a call of a method of a class a value
+is known to be (``opts.getOption(n)``: the linker reads that method's declared result),
+else ``_``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import re
 
 from tree_sitter import Node
 
-from planning_memory.entity.calltypes import simple
+from planning_memory.entity.calltypes import LAMBDA, simple
 from planning_memory.entity.syntax import MAX_CALL, Scope, field_text, text
 
 QUERY = """
@@ -58,6 +62,46 @@ _INTEGERS = frozenset(
 _FLOATS = frozenset({"decimal_floating_point_literal", "hex_floating_point_literal"})
 _NOT_ARGUMENTS = frozenset({"line_comment", "block_comment"})
 _CONFLICT = ""  # a name given two types, or declared without one
+# what a method of every object returns, by name and argument count
+_ANY_OBJECT = {("toString", 0): "String", ("hashCode", 0): "int", ("equals", 1): "boolean"}
+# static methods of the JDK whose result type is fixed
+_STATIC = {
+    **dict.fromkeys(
+        (
+            *("String.valueOf", "String.format", "String.join", "Integer.toString"),
+            *("Long.toString", "Character.toString", "Objects.toString", "Arrays.toString"),
+            "Boolean.toString",
+        ),
+        "String",
+    ),
+    **dict.fromkeys(("Integer.parseInt", "Integer.compare", "Character.getNumericValue"), "int"),
+    "Long.parseLong": "long",
+    "Boolean.parseBoolean": "boolean",
+    "Double.parseDouble": "double",
+    **dict.fromkeys(("Character.isDigit", "Character.isLetter", "Objects.equals"), "boolean"),
+    **dict.fromkeys(("Character.isWhitespace", "Character.isLetterOrDigit"), "boolean"),
+}
+_STRING_RESULTS = {
+    **dict.fromkeys(
+        (
+            *("substring", "trim", "strip", "toLowerCase", "toUpperCase", "replace"),
+            *("replaceAll", "concat", "repeat", "intern", "formatted", "stripLeading"),
+            "stripTrailing",
+        ),
+        "String",
+    ),
+    **dict.fromkeys(("length", "indexOf", "lastIndexOf", "compareTo", "codePointAt"), "int"),
+    **dict.fromkeys(("isEmpty", "isBlank", "startsWith", "endsWith", "contains"), "boolean"),
+    **dict.fromkeys(("equalsIgnoreCase", "matches", "regionMatches"), "boolean"),
+    "charAt": "char",
+    "split": "String[]",
+    "toCharArray": "char[]",
+}
+# methods of JDK types whose result type is fixed
+_JDK_RESULTS = {
+    "String": _STRING_RESULTS,
+    "StringBuilder": {"length": "int", "charAt": "char", "indexOf": "int", "substring": "String"},
+}
 
 
 class Names:
@@ -243,14 +287,41 @@ def _argument(node: Node, owner: Scope, names: Names) -> str:
         return scope.name if scope is not None else "_"
     if kind in ("object_creation_expression", "cast_expression"):
         return _type(node.child_by_field_name("type")) or "_"
-    if kind == "method_invocation" and node.child_by_field_name("object") is None:
-        # ``f(resolveOption(name))``: what the file's own methods of that name all return
-        return names.returns.get(field_text(node, "name")) or "_"
+    if kind == "method_invocation":
+        return _made_by(node, owner, names)
+    if kind in ("lambda_expression", "method_reference"):
+        return LAMBDA
     if kind == "binary_expression" and text(node.child_by_field_name("operator")) == "+":
         sides = (node.child_by_field_name("left"), node.child_by_field_name("right"))
         if any(side is not None and side.type == "string_literal" for side in sides):
             return "String"
     return "_"
+
+
+def _made_by(node: Node, owner: Scope, names: Names) -> str:
+    """The type of what the call ``node`` returns: a method of the file's (by its declared
+    result), a JDK method whose result is fixed (``String.valueOf``, ``s.trim()``,
+    ``x.toString()``), or ``@Type.name`` for a method of a class the value is known to be,
+    which the linker reads from that method's signature; ``_`` when not said."""
+    name = field_text(node, "name")
+    found = node.child_by_field_name("object")
+    if found is None:  # ``f(resolveOption(name))``: what the file's methods of that name return
+        return names.returns.get(name) or "_"
+    count = len(arguments(node.child_by_field_name("arguments"), owner, names))
+    fixed = _ANY_OBJECT.get((name, count))
+    if fixed is not None:
+        return fixed
+    if found.type != "identifier":
+        kind = _argument(found, owner, names)
+    elif (head := text(found)) in names.declared:
+        kind = names.lookup(owner, head) or "_"
+    elif _CLASS.fullmatch(head):  # ``String.valueOf(c)``, ``Options.of(x)``: a static method
+        return _STATIC.get(f"{head}.{name}") or f"@{head}.{name}"
+    else:
+        return "_"
+    if kind in _JDK_RESULTS:
+        return _JDK_RESULTS[kind].get(name, "_")
+    return f"@{kind}.{name}" if _CLASS.fullmatch(kind) else "_"
 
 
 def with_arguments(call: str, args: list[str]) -> str:

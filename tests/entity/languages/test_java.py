@@ -98,7 +98,7 @@ def test_java_methods() -> None:
         "OrderRepository.save(Order)" in place["calls"]
         and "new Order(Customer,List)" in place["calls"]
     )
-    assert "PaymentGateway.charge(Customer,_)" in place["calls"]
+    assert "PaymentGateway.charge(Customer,@Order.total)" in place["calls"]
     assert "repository.save" in place["written_calls"]  # side effects read these
     assert classify(place["written_calls"]) == ["database-write", "logging"]
     recent = _fn(facts, "OrderService.recent")
