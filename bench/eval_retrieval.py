@@ -17,6 +17,11 @@ questions about them (``es-en``), English questions about the Spanish records (`
 and two Spanish questions about Spanish records (``es-es``). Results are given per source of
 the first target (records, code, session), per set and per language of the query.
 
+Halves: the queries (both files, in order) are split by a fixed rule, every other one:
+the even positions are the tuning half (``tune``), the odd ones the held-out half
+(``held``). The ranking's constants (``hybrid``) were chosen on the tuning half only; each
+group is also reported per half (``tune/records``, ``held/code``, ...).
+
 Context hit rate: for every query whose targets are records, the share of queries whose
 context block (``build_context``, ``--budget`` tokens, default 600) holds one of them.
 
@@ -193,10 +198,18 @@ def kind(q: dict[str, Any]) -> str:
     return {"record": "records", "file": "code", "decision": "session", "message": "session"}[first]
 
 
-def groups_of(q: dict[str, Any]) -> list[str]:
-    """The groups a query counts in: all, its first target's source, its set, its language."""
+def half(position: int) -> str:
+    """The half a query is in by its position among all the queries: every other one."""
+    return "tune" if position % 2 == 0 else "held"
+
+
+def groups_of(q: dict[str, Any], position: int) -> list[str]:
+    """The groups a query counts in: all, its first target's source, its set, its language;
+    then all, its source and its language again within its half (``half``)."""
     language = "es" if q.get("set") in SPANISH_SETS else "en"
-    return ["all", kind(q), *([f"set:{q['set']}"] if "set" in q else []), f"lang:{language}"]
+    part = half(position)
+    groups = ["all", kind(q), *([f"set:{q['set']}"] if "set" in q else []), f"lang:{language}"]
+    return [*groups, part, f"{part}/{kind(q)}", f"{part}/lang:{language}"]
 
 
 def evaluate(
@@ -209,12 +222,13 @@ def evaluate(
     languages: bool = True,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """{group: {system: metrics}} for all queries (every ``every``-th, at most ``limit``),
-    per kind of first target, per set and per language; without ``hybrid`` BM25 and the
-    baseline only (no model needed), without ``context`` no context hit rate, without
-    ``languages`` the first set only (tests/fixtures/retrieval/queries.json)."""
+    per kind of first target, per set, per language and per half (``groups_of``); without
+    ``hybrid`` BM25 and the baseline only (no model needed), without ``context`` no context
+    hit rate, without ``languages`` the first set only (tests/fixtures/retrieval/queries.json)."""
     queries = json.loads((FIXTURES / "queries.json").read_text())
     queries += json.loads(LANGUAGES.read_text())["queries"] if languages else []
-    queries = queries[::every][:limit] if limit else queries[::every]
+    positions = list(range(len(queries)))[::every]
+    positions = positions[:limit] if limit else positions
     embedder, problem = semantic.load_embedder() if hybrid else (None, None)
     if hybrid and embedder is None:
         raise SystemExit(problem)
@@ -235,9 +249,9 @@ def evaluate(
             if not context:
                 systems = {name: (run, None) for name, (run, _ctx) in systems.items()}
             groups: dict[str, list[dict[str, Any]]] = {}
-            for q in queries:
-                for group in groups_of(q):
-                    groups.setdefault(group, []).append(q)
+            for position in positions:
+                for group in groups_of(queries[position], position):
+                    groups.setdefault(group, []).append(queries[position])
             return {
                 g: {name: metrics(run, qs, ctx) for name, (run, ctx) in systems.items()}
                 for g, qs in groups.items()

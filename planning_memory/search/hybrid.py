@@ -10,17 +10,23 @@ list, read back through the same filters as BM25's. Each document then scores
 (a list that does not hold it adds nothing), and the fused order is the result. The third
 list is BM25 over the words related to the query's (``related.GROUPS``) among the records,
 and needs no model.
-A query of fewer than ``MIN_TERMS`` words is not embedded. Code, docs
-and messages have no vector: a record that BM25 and the vectors both find ranks above a code
-chunk only BM25 found (memory first; docs/search.md has the measured effect). A document
-only the vectors found is a hit too (``match`` "vector"): this is how a question in other
-words, or in another language, finds a memory that shares none of its words.
+A query of fewer than ``MIN_TERMS`` words is not embedded. Code, docs and messages have no
+vector, so the vector list can only ever vote for memories: left at that, a memory close in
+meaning outranks the code chunk that matches the query's words. A document without a vector
+whose BM25 evidence is strong (``strong_rows``: its relevance at least ``STRONG_SHARE`` of
+the query's best, at least ``STRONG_WORDS`` of the query's words in it; the first
+``STRONG_POOL`` of them) therefore stands in the vector list too, at its rank among them:
+the code a query names keeps its place, and a memory still comes first when BM25 finds
+nothing as good. A document only the vectors found is a hit too (``match`` "vector"): this
+is how a question in other words, or in another language, finds a memory that shares none
+of its words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from planning_memory.search import semantic, vectors
@@ -41,6 +47,9 @@ MIN_TERMS = 2  # a one-word query is a keyword look-up: its vector says little (
 VECTOR, RELATED = "vector", "related"
 BY_KEY = "sqlite_autoindex_docs_1"  # the index of ``docs.key`` (its UNIQUE constraint)
 MARGIN = 0.03  # over the query's median cosine: what counts as near (docs/search.md)
+STRONG_SHARE = 0.5  # of the best BM25 relevance: a document without a vector that has ...
+STRONG_WORDS = 0.5  # ... and holds this share of the query's words stands in the vector list
+STRONG_POOL = 5  # documents without a vector that stand in the vector list, at most
 AUTO = "auto"
 
 # (score, row, step, relevance): a ranked candidate, as ``ranking`` keeps them
@@ -96,6 +105,23 @@ def related_rows(indexes: Sequence[Index], terms: Sequence[str], filters: Filter
         found += [(bm25, row) for (_id, bm25), row in zip(ranked, ix.read(ranked), strict=False)]
     found.sort(key=lambda pair: (pair[0], pair[1].doc.key))
     return [row for _bm25, row in found[:RELATED_POOL]]
+
+
+def strong_rows(scored: Sequence[Scored], covered: Callable[[Row], float]) -> list[Row]:
+    """The documents of BM25's ``scored`` list that have no vector (code, docs, messages,
+    decisions) and strong evidence: relevance at least ``STRONG_SHARE`` of the best and
+    ``covered`` (the share of the query's words the document holds) at least
+    ``STRONG_WORDS``; the first ``STRONG_POOL`` in BM25's order. They stand in the vector
+    list, which cannot see them."""
+    best = max((relevance for _s, _r, _h, relevance in scored), default=0.0)
+    strong = (
+        row
+        for _score, row, _how, relevance in scored
+        if not vectors.has_vector(row.doc.source, row.doc.type)
+        and relevance >= STRONG_SHARE * best
+        and covered(row) >= STRONG_WORDS
+    )
+    return list(islice(strong, STRONG_POOL))
 
 
 def fuse(scored: Sequence[Scored], *lists: tuple[float, str, Sequence[Row]]) -> list[Scored]:

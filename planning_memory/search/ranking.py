@@ -24,7 +24,8 @@ near-ties but never lift a poor match over a good one. Pinned long-term records 
 filters are always returned (after the ranked hits, not counted in ``limit``, reason
 ``pinned``) when they match the query; soft-deleted records are never in the index at all.
 With an embedder (``hybrid``: the default when the index holds vectors), that BM25 list and
-the documents closest to the query's vector are fused by reciprocal rank, and the normalised
+the documents closest to the query's vector are fused by reciprocal rank (code and docs with
+strong BM25 evidence standing in the vector list: ``hybrid.strong_rows``), and the normalised
 score is the fused one.
 """
 
@@ -294,8 +295,10 @@ def search(
     near = hybrid.nearest_rows(indexes, vector(), filters) if vector else []
     related = hybrid.related_rows(indexes, terms, filters)
     if near or related:
+        strong = hybrid.strong_rows(scored, lambda row: len(matched_terms(row, terms)) / len(terms))
         lists = (
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, near),
+            (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, strong),
             (hybrid.RELATED_WEIGHT, hybrid.RELATED, related),
         )
         scored = hybrid.fuse(scored, *lists)

@@ -29,6 +29,11 @@ def embeddable(row: str) -> str:
     return f"({row}.source = 'record' OR ({row}.source = 'session' AND {row}.type = 'summary'))"
 
 
+def has_vector(source: str, type_: str) -> bool:
+    """Whether a document of this source and type gets a vector (``embeddable`` in Python)."""
+    return source == "record" or (source == "session" and type_ == "summary")
+
+
 EMBED_CHARS = 240  # of title and text embedded per document (the cost grows with its tokens)
 BATCH = 16
 MEDIAN_FROM = 20  # vectors: from this many on, a query's typical cosine is its median

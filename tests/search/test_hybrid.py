@@ -270,8 +270,57 @@ def test_a_matching_pattern_comes_before_code_in_the_context(tmp_path: Path) -> 
     mem.reindex()
     pack = mem.context("make reservations atomic across warehouses", budget=600)
     assert "Reservations are all-or-nothing" in pack.text
-    hits = mem.search("make reservations atomic across warehouses")
-    assert hits[0].title == "Reservations are all-or-nothing"
+    # in search, six files holding the task's words verbatim are what it names: the first
+    # ones stand in the vector list (hybrid.strong_rows), and the memory comes right after
+    titles = [h.title for h in mem.search("make reservations atomic across warehouses")]
+    assert "Reservations are all-or-nothing" in titles[: hybrid.STRONG_POOL]
+    assert titles[0].startswith("src/stock")
+
+
+@needs_model
+def test_code_a_query_names_keeps_its_place_above_a_memory_close_in_meaning(
+    tmp_path: Path,
+) -> None:
+    mem = _store_with_rules(tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "pager.py").write_text(
+        "def echo_via_pager(text):\n"
+        '    """Open a pager like less for long text, else print it."""\n'
+        "    pager = os.environ.get('PAGER', 'less')\n"
+        "    subprocess.run([pager], input=text)\n"
+    )
+    mem.reindex()
+    code_query = "open a pager like less for long text"
+    fused = mem.search(code_query, semantic=True)
+    plain = mem.search(code_query, semantic=False)
+    assert plain[0].path == "src/pager.py" and "Pager for long output" in [h.title for h in plain]
+    assert fused[0].path == "src/pager.py"  # the memory "Pager for long output" comes after
+    # a question that names no code still finds its memory first, by meaning alone
+    hits = mem.search("what package manager should I use here?", semantic=True)
+    assert hits[0].title == PNPM
+
+
+def test_strong_rows_are_the_documents_without_a_vector_that_bm25_matches_well() -> None:
+    def doc(key: str, source: str, relevance: float) -> hybrid.Scored:
+        body = "alpha beta" if key.endswith("both") else "alpha"
+        found = Row(Doc(key=key, source=source, type="chunk", title=key, body=body), 0.0, 0, "")
+        return (relevance, found, "all", relevance)
+
+    scored = [
+        doc("rec-both", "record", 9.0),  # has a vector: never stands in
+        doc("code-both", "code", 8.0),
+        doc("code-one", "code", 8.0),  # half the words: enough
+        doc("weak-both", "code", 4.0),  # under half the best relevance
+        *(doc(f"more{n}-both", "doc", 7.0) for n in range(hybrid.STRONG_POOL)),
+    ]
+    terms = ("alpha", "beta")
+
+    def covered(found: Row) -> float:
+        return sum(t in found.doc.body for t in terms) / len(terms)
+
+    strong = [r.doc.key for r in hybrid.strong_rows(scored, covered)]
+    assert strong == ["code-both", "code-one", "more0-both", "more1-both", "more2-both"]
+    assert hybrid.strong_rows(scored, lambda _row: 0.0) == []
 
 
 def test_doctor_says_once_when_search_is_bm25_alone(
