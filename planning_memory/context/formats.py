@@ -189,7 +189,8 @@ def _agent_line(item: Item) -> str:
         return text + tail
     if item.section == "files":
         where = flat(data.get("path") or item.id)
-        return f"- {where}: {flat(data.get('purpose') or '')}".rstrip(": ")
+        told = flat(" — ".join(t for t in (data.get("signature"), data.get("purpose")) if t))
+        return f"- {where}: {told}" if told else f"- {where}"
     if item.section == "session" and data.get("kind") == "summary":
         return f"Summary: {flat(item.text)}"
     return f"- {flat(item.text)}"

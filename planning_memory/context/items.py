@@ -131,8 +131,13 @@ def hit_item(hit: Hit, tier: int, order: float) -> Item | None:
         lines = ""
         if hit.source == "code":
             lines = f" lines {hit.meta.get('start_line')}-{hit.meta.get('end_line')}"
-        text = f"{label}{lines}: {cap(purpose or hit.snippet, 200)}"
-        data = {"path": where, "kind": hit.type, "purpose": cap(purpose or hit.snippet, 200)}
+        # what the code says it is for (a docstring, a hand-written purpose), else a function's
+        # signature; never the text the search index holds for it (names, calls, a chunk)
+        data = {"path": where, "kind": hit.type, "purpose": cap(purpose, 200)}
+        if hit.source == "entity" and hit.type != "file":
+            data["signature"] = hit.title.split("::", 1)[-1] + str(hit.meta.get("signature") or "")
+        shown = cap(purpose or data.get("signature", ""), 200)
+        text = f"{label}{lines}: {shown}" if shown else f"{label}{lines}"
         return Item("files", where, text, hit.reason, tier, order, hit.key, data)
     kind = {"doc": hit.path or "doc", "message": f"message ({hit.type})"}.get(hit.source, "")
     text = f"{kind or hit.source}: {cap(hit.title, 120)}"
