@@ -136,7 +136,6 @@ def record_for(found: Trigger, now: datetime, source: str, **fields: Any) -> Rec
         learned=learned,
         original=said,
         trigger=found.phrase,
-        confidence=0.9,
         tags=tags,
         source=source,
         **fields,

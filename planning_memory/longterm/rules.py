@@ -4,7 +4,9 @@
 - A repeated mistake increments ``occurrences``; the 3rd occurrence raises severity one level.
 - Praise reinforces the pattern used most recently.
 - Same ``topic_key`` in the same scope upserts (``revision_count`` + 1), whatever the type.
-- An exact duplicate within the dedup window (15 min) bumps ``duplicate_count``.
+- An exact duplicate within the dedup window (15 min) bumps ``duplicate_count``; a stated
+  rule or ``[MEMORIZE]`` fact (a ``trigger``) said again, whenever, does too and raises its
+  ``confidence`` (``confidence.py``).
 - Past ``maxPatterns`` / ``maxMistakes`` the least used record that is neither established nor
   pinned is archived (soft delete).
 - Delete is soft unless asked; pin and unpin.
@@ -37,11 +39,10 @@ from planning_memory.core import (
     timestamp,
 )
 from planning_memory.errors import InputError, NotFoundError, StorageError
-from planning_memory.longterm import catalog, lookups, records, similarity
+from planning_memory.longterm import catalog, confidence, lookups, records, similarity
 from planning_memory.store import Store
 
 _T = TypeVar("_T")
-MEMORIZE = "[MEMORIZE]"  # the trigger of a fact an agent marked [MEMORIZE: ...]
 
 
 @dataclass
@@ -174,13 +175,14 @@ def _match(tree: Tree, shelf: catalog.Catalog, record: Record, now: datetime) ->
     topic = _same_topic(shelf, record)
     if topic is not None:
         return _upsert_topic(tree, topic, record, now)
-    # seed 002 never stores a [MEMORIZE] fact twice; other saves repeat after the window
-    window = (
-        None if record.get("trigger") == MEMORIZE else int(tree.long_term["dedupWindowMinutes"])
-    )
+    # seed 002 never stores a [MEMORIZE] fact twice, nor is a rule a person stated saved twice
+    # (said again, it is surer); other saves repeat after the window
+    window = None if record.get("trigger") else int(tree.long_term["dedupWindowMinutes"])
     dup = _duplicate(shelf, record, now, window)
     if dup is not None:
         bumped = _touch({**dup, "duplicate_count": dup["duplicate_count"] + 1}, now)
+        if isinstance(dup.get("confidence"), int | float):  # said again: surer of it
+            bumped["confidence"] = confidence.reinforced(float(dup["confidence"]))
         return Outcome("duplicate", _save(tree, bumped))
     if record["type"] in lookups.SIMILAR_TYPES:
         threshold = float(tree.long_term["similarityThreshold"])
@@ -341,6 +343,8 @@ def new_record(record_type: str, now: datetime, *, title: str, **fields: Any) ->
             f"unknown record type {record_type!r}{guess}",
             hint=f"one of: {', '.join(LONG_TERM_TYPES)}",
         )
+    if ID_PREFIX[record_type] == ID_PREFIX["learning"] and "confidence" not in fields:
+        fields["confidence"] = confidence.initial(str(fields.get("trigger") or ""))
     return new_long_term(record_type, new_id(ID_PREFIX[record_type]), now, title=title, **fields)
 
 
