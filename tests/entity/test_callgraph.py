@@ -467,3 +467,27 @@ def test_importing_a_python_submodule_binds_its_package(tmp_path: Path) -> None:
     assert links["pkg/__init__.py::echo"] == ["test_it.py::test_it"]
     assert links["pkg/sub/__init__.py::deep"] == ["test_it.py::test_it"]
     assert links["pkg/sub/impl.py::work"] == ["test_it.py::test_it"]
+
+
+def test_python_self_call_of_an_inherited_method_links_the_base(tmp_path: Path) -> None:
+    links = called_by(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": (
+                "class ParamType:\n"
+                "    def fail(self, message):\n        raise ValueError(message)\n\n"
+                "    def convert(self, value):\n        return value\n"
+            ),
+            "pkg/types.py": (
+                "from .base import ParamType\n\n\n"
+                "class Choice(ParamType):\n"
+                "    def convert(self, value):\n        self.fail(value)\n\n\n"
+                "class Path(ParamType):\n"
+                "    def __init__(self):\n        self.fail = print\n\n"
+                "    def convert(self, value):\n        self.fail(value)\n"
+            ),
+        },
+    )
+    # Path assigns its own ``fail``: not the base's
+    assert links["pkg/base.py::ParamType.fail"] == ["pkg/types.py::Choice.convert"]

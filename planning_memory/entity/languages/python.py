@@ -95,7 +95,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     owners = innermost(every, [position for position, _ in calls])
     params, assigned = caps.get("param", []), caps.get("assign", [])
     rewrites: dict[int, str] = {}
-    if params or assigned or b"super(" in source:
+    if params or assigned or b"super(" in source or b"self." in source:
         known = {s.name for s in every if s.kind == "class"} | _bound_names(imports)
         types = pytypes.collect(ordered(params), ordered(assigned), every, known)
         rewrites = pytypes.typed(calls, owners, types)

@@ -10,7 +10,8 @@ of unknown type alone. Where the source says the type, the call is recorded as a
   method (``self.console = Console()``, ``self.console: Console``):
   ``self.console.print()`` is ``Console.print``;
 - ``super().m()`` (and ``super(C, self).m()``) in a method: ``Base.m`` for the class's
-  first base that is not a typing helper.
+  first base that is not a typing helper; so is ``self.m()`` in a class that neither
+  defines nor assigns ``m`` (an inherited method).
 
 A class is a name whose last part starts with a capital letter (builtins and the typing
 helpers are not). A name given two different classes in one function is left alone.
@@ -30,6 +31,8 @@ _HELPERS = frozenset(
     {"Any", "Self", "Optional", "Union", "Callable", "Generic", "Protocol", "ABC", "Type", "Final"}
 )
 _CONFLICT = ""  # a name given two classes
+_SELF_ASSIGNED = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
+_ASSIGNED = re.compile(r"\w+")
 
 
 def class_of(annotation: str) -> str | None:
@@ -73,6 +76,7 @@ class Types:
         self.known = known
         self.locals: dict[int, dict[str, str]] = {}
         self.attributes: dict[int, dict[str, str]] = {}
+        self.members: dict[int, frozenset[str]] = {}  # a class -> the names it defines
 
     def __bool__(self) -> bool:
         return bool(self.locals or self.attributes)
@@ -162,14 +166,36 @@ def _base(cls: Scope) -> str | None:
     return None
 
 
+def _inherited(cls: Scope, name: str, types: Types) -> str | None:
+    """``self.name()`` in a method of ``cls`` that neither defines nor assigns ``name``:
+    ``Base.name`` for its first base, where Python's method order finds it first."""
+    own = types.members.get(id(cls))
+    if own is None:
+        own = types.members[id(cls)] = _members(cls.node)
+    base = _base(cls) if name not in own else None
+    return f"{base}.{name}" if base else None
+
+
+def _members(node: Node) -> frozenset[str]:
+    """The names a class body defines or assigns, and those its methods assign on ``self``."""
+    found = set(_SELF_ASSIGNED.findall(text(node)))
+    body = node.child_by_field_name("body")
+    for child in body.named_children if body is not None else ():
+        if child.type == "decorated_definition":
+            child = child.child_by_field_name("definition") or child
+        if child.type in ("function_definition", "class_definition"):
+            found.add(field_text(child, "name"))
+        elif child.type == "expression_statement":
+            found.update(_ASSIGNED.findall(text(child).split("=", 1)[0]))
+    return frozenset(found)
+
+
 def typed(calls: list[tuple[int, str]], owners: list[Scope | None], types: Types) -> dict[int, str]:
     """The calls (position, text) on values of a known class, written as calls on the class
     (see the module docstring): index in ``calls`` -> the call's new text. ``owners`` holds
     each call's innermost function."""
     heads = {name for found in types.locals.values() for name in found}
-    heads.add("super()")
-    if types.attributes:
-        heads.add("self")
+    heads.update(("super()", "self"))
     found = {}
     for i, (_, call) in enumerate(calls):
         owner = owners[i]
@@ -185,6 +211,8 @@ def _rewrite(call: str, owner: Scope, types: Types) -> str | None:
     if head == "self":
         attr, dot, method = rest.partition(".")
         cls = owner.parent if owner.parent is not None and owner.parent.kind == "class" else None
+        if cls is not None and not dot and attr.isidentifier():
+            return _inherited(cls, attr, types)
         if cls is None or not dot or "." in method or not method.isidentifier():
             return None
         kind = types.attributes.get(id(cls), {}).get(attr)
