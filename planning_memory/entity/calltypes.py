@@ -7,7 +7,8 @@ String,_)``): an argument's type where the source says it simply (a literal, ``n
 typed name), else ``_``. ``accepts`` tells whether a method can take such arguments: by
 count (a ``T...`` parameter takes any number from there on), then by type where a wrong
 type is certain (a ``String`` for a ``File``, a number for a ``String``, a lambda for a
-``String``); a class passed for another class may be a subclass of it and is accepted.
+``String``, a JDK ``File`` for a ``Path``); a class passed for another class may be a
+subclass of it and is accepted.
 ``exact`` tells the overloads whose parameters are the arguments' types, which Java picks
 over the others.
 """
@@ -30,6 +31,32 @@ _CLOSED = _PRIMITIVES | _NUMBERS | {"Boolean", "String"}  # no class passes for 
 _ANY = frozenset({"Object", "Serializable", "Comparable"})  # every literal passes for these
 _OF = {"String": {"String", "CharSequence"}, "boolean": {"boolean", "Boolean"}}
 LAMBDA = "->"  # a Java argument that is a lambda or a method reference
+_CLOSEABLE = ("Closeable", "AutoCloseable")
+_STREAM = ("InputStream", *_CLOSEABLE)
+_READER = ("Reader", "Readable", *_CLOSEABLE)
+# JDK classes and every type they may be passed for (no repository type is among them)
+_JDK_SUPERTYPES = {
+    "File": ("Serializable", "Comparable"),
+    "Path": ("Comparable", "Iterable", "Watchable"),
+    "URL": ("Serializable",),
+    "URI": ("Serializable", "Comparable"),
+    "InputStream": _CLOSEABLE,
+    "ByteArrayInputStream": _STREAM,
+    "FileInputStream": _STREAM,
+    "BufferedInputStream": ("FilterInputStream", *_STREAM),
+    "Reader": ("Readable", *_CLOSEABLE),
+    "StringReader": _READER,
+    "BufferedReader": _READER,
+    "InputStreamReader": _READER,
+    "StringBuilder": ("CharSequence", "Appendable", "Serializable", "Comparable"),
+    "Charset": ("Comparable",),
+    "GZIPInputStream": ("InflaterInputStream", "FilterInputStream", *_STREAM),
+    "List": ("Collection", "Iterable", "SequencedCollection"),
+    "Set": ("Collection", "Iterable"),
+    "Collection": ("Iterable",),
+    "Map": (),
+    "Iterator": (),
+}
 _TYPE_VARIABLE = re.compile(r"[A-Z][A-Z0-9]?")
 _ARGUMENT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\[\])*")  # ``int``, ``String[]``
 _GO_TYPE = re.compile(r"\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\[.*\])?")
@@ -115,7 +142,7 @@ def accepts(params: Params, args: tuple[str, ...]) -> bool:
         if i < len(types) - 1 or not params.varargs:
             if not _passes(arg, types[i]):
                 return False
-        elif not (_passes(arg, types[-1].removesuffix("[]")) or _passes(arg, types[-1])):
+        elif not (_passes(arg, types[-1]) or _passes(arg, types[-1] + "[]")):  # ``T...``
             return False
     return True
 
@@ -149,6 +176,10 @@ def _passes(arg: str, param: str) -> bool:
         return param in _OF[arg]
     if arg in _NUMBERS:
         return param in _NUMBERS
+    if arg in _JDK_SUPERTYPES:  # ``File`` for ``Path``: unrelated
+        return param in _JDK_SUPERTYPES[arg]
+    if arg.endswith("[]") != param.endswith("[]") and not _TYPE_VARIABLE.fullmatch(arg):
+        return False  # an array for a class, a class for an array
     return param not in _CLOSED
 
 
