@@ -107,19 +107,23 @@ def related_rows(indexes: Sequence[Index], terms: Sequence[str], filters: Filter
     return [row for _bm25, row in found[:RELATED_POOL]]
 
 
-def strong_rows(scored: Sequence[Scored], covered: Callable[[Row], float]) -> list[Row]:
+def strong_rows(
+    scored: Sequence[Scored],
+    terms: Sequence[str],
+    matched: Callable[[Row, Sequence[str]], Sequence[str]],
+) -> list[Row]:
     """The documents of BM25's ``scored`` list that have no vector (code, docs, messages,
-    decisions) and strong evidence: relevance at least ``STRONG_SHARE`` of the best and
-    ``covered`` (the share of the query's words the document holds) at least
-    ``STRONG_WORDS``; the first ``STRONG_POOL`` in BM25's order. They stand in the vector
-    list, which cannot see them."""
+    decisions) and strong evidence: relevance at least ``STRONG_SHARE`` of the best, and at
+    least ``STRONG_WORDS`` of the query's ``terms`` among those ``matched`` finds in them;
+    the first ``STRONG_POOL`` in BM25's order. They stand in the vector list, which cannot
+    see them."""
     best = max((relevance for _s, _r, _h, relevance in scored), default=0.0)
     strong = (
         row
         for _score, row, _how, relevance in scored
         if not vectors.has_vector(row.doc.source, row.doc.type)
         and relevance >= STRONG_SHARE * best
-        and covered(row) >= STRONG_WORDS
+        and len(matched(row, terms)) >= STRONG_WORDS * len(terms)
     )
     return list(islice(strong, STRONG_POOL))
 

@@ -295,7 +295,7 @@ def search(
     near = hybrid.nearest_rows(indexes, vector(), filters) if vector else []
     related = hybrid.related_rows(indexes, terms, filters)
     if near or related:
-        strong = hybrid.strong_rows(scored, lambda row: len(matched_terms(row, terms)) / len(terms))
+        strong = hybrid.strong_rows(scored, terms, matched_terms) if near else []
         lists = (
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, near),
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, strong),

@@ -314,13 +314,9 @@ def test_strong_rows_are_the_documents_without_a_vector_that_bm25_matches_well()
         *(doc(f"more{n}-both", "doc", 7.0) for n in range(hybrid.STRONG_POOL)),
     ]
     terms = ("alpha", "beta")
-
-    def covered(found: Row) -> float:
-        return sum(t in found.doc.body for t in terms) / len(terms)
-
-    strong = [r.doc.key for r in hybrid.strong_rows(scored, covered)]
+    strong = [r.doc.key for r in hybrid.strong_rows(scored, terms, search.matched_terms)]
     assert strong == ["code-both", "code-one", "more0-both", "more1-both", "more2-both"]
-    assert hybrid.strong_rows(scored, lambda _row: 0.0) == []
+    assert hybrid.strong_rows(scored, ("gamma", "delta"), search.matched_terms) == []
 
 
 def test_doctor_says_once_when_search_is_bm25_alone(
