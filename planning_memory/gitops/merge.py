@@ -12,9 +12,9 @@
 - logs (session ``files_accessed`` and ``steps``, which have no id): three-way merge of their
   entries by value, in time order;
 - ``updated_at``, ``last_occurrence``: the latest; ``created_at``, ``started_at``: the earliest;
-  ``established``: either side, or 5 merged uses; ``severity``: the higher (and a merge that
-  makes a mistake's ``occurrences`` reach the escalation threshold escalates it, as ``learn``
-  would have);
+  ``established``: either side, or 5 merged uses; ``confidence``: the higher; ``severity``:
+  the higher (and a merge that makes a mistake's ``occurrences`` reach the escalation threshold
+  escalates it, as ``learn`` would have);
 - ``deleted_at``: a deletion on either side wins, unless the other side edited the record
   after the deletion (any field besides ``updated_at`` differs from the base and its
   ``updated_at`` is later), in which case the record stays live; both deleted: the earliest;
@@ -196,6 +196,8 @@ class _Merger:
             return lambda b, o, t: o or t
         if key == "severity" and o in SEVERITIES and t in SEVERITIES:
             return lambda b, o, t: max(o, t, key=SEVERITIES.index)
+        if key == "confidence" and all(type(v) in (int, float) for v in (o, t)):
+            return lambda b, o, t: max(o, t)  # each side's evidence stands: the surer
         return None
 
     def _counter(self, path: str, b: Any, o: int, t: int) -> tuple[Any, Any]:

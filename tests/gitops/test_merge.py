@@ -463,3 +463,12 @@ def test_two_copies_never_lose_a_count_or_a_tag(data: st.DataObject, tags: list[
     latest = max(ours["updated_at"], theirs["updated_at"])
     assert merged is ours or merged["updated_at"] == latest  # ours: theirs only had a later clock
     assert merge_copies(merged, ours) is merged and merge_copies(merged, theirs) is merged
+
+
+def test_confidence_raised_on_both_sides_takes_the_higher() -> None:
+    base = new_long_term("preference", "lrn_01", NOW, title="L", confidence=0.5)
+    ours = edit(base, confidence=0.6, duplicate_count=1, updated_at=T1)
+    theirs = edit(base, confidence=0.7, duplicate_count=2, updated_at=T2)
+    result = merge_json(base, ours, theirs)
+    assert result.clean and result.value["confidence"] == 0.7
+    assert result.value["duplicate_count"] == 3
