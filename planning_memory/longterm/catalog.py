@@ -273,12 +273,14 @@ class Catalog(Lookups):
     def refresh_folder(self, folder: str, *, force: bool = False) -> int:
         """Bring ``folder`` up to date by the freshness rule (``core.stamps``): when its stamp
         moved (or ``force``), files gone are dropped and files new or with another stamp read
-        again; otherwise only the files whose stamp was too recent to trust are. Returns how
-        many files were read."""
+        again; otherwise only the files whose stamp was too recent to trust are. A file that
+        holds no record is read at every look (each command warns of it; one repaired in place
+        is seen). Returns how many files were read."""
         stamp = self._stamp(folder)
         if not force and stamp == self._stored_stamp(folder):
-            racy = self.conn.execute(  # those whose stamp can be trusted by now
-                "SELECT file FROM entries WHERE folder = ? AND ctime < 0 AND ctime > ?",
+            racy = self.conn.execute(  # stamps trusted by now; broken files, to warn again
+                "SELECT file FROM entries WHERE folder = ? AND (ctime < 0 AND ctime > ? "
+                "OR digest = '')",
                 (folder, stamps.RACY_NS - time.time_ns()),
             ).fetchall()
             if racy:
@@ -288,9 +290,9 @@ class Catalog(Lookups):
             return len(racy)
         on_disk = self._listing(folder)
         known = {
-            file: (ctime, size)
-            for file, ctime, size in self.conn.execute(
-                "SELECT file, ctime, size FROM entries WHERE folder = ?", (folder,)
+            file: (ctime, size) if digest else None
+            for file, ctime, size, digest in self.conn.execute(
+                "SELECT file, ctime, size, digest FROM entries WHERE folder = ?", (folder,)
             )
         }
         changed = [f for f, st in on_disk.items() if st[0] < 0 or known.get(f) != st]
@@ -344,8 +346,9 @@ class Catalog(Lookups):
                         and name[0] != "."
                         and self.store.usable_name(where, name)
                     ):
-                        with contextlib.suppress(FileNotFoundError):
-                            found[f"{folder}/{name}"] = _file_stamp(item.stat(), now)
+                        with contextlib.suppress(FileNotFoundError):  # a link or a FIFO too:
+                            st = item.stat(follow_symlinks=False)  # its reading refuses it
+                            found[f"{folder}/{name}"] = _file_stamp(st, now)
         except (FileNotFoundError, NotADirectoryError):
             pass
         return found
@@ -405,7 +408,7 @@ class Catalog(Lookups):
 
         path = self.layout.long_term / file
         try:
-            ctime, size = _file_stamp(os.stat(path), time.time_ns())
+            ctime, size = _file_stamp(os.lstat(path), time.time_ns())
         except FileNotFoundError:
             self._drop(file)
             return
