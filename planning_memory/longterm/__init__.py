@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from planning_memory.longterm.records import load_all as load_all
     from planning_memory.longterm.records import load_checked as load_checked
     from planning_memory.longterm.records import load_record as load_record
-    from planning_memory.longterm.records import record_stats as record_stats
     from planning_memory.longterm.records import save as save_record
     from planning_memory.longterm.rules import Outcome as Outcome
     from planning_memory.longterm.rules import new_record as new_record
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
         "new_record",
         "observation_fields",
         "read_preferences",
-        "record_stats",
         "save_record",
         "written_ids",
     ]
@@ -73,7 +71,6 @@ else:
             "written_ids": "rules",
             "observation_fields": "level",
             "read_preferences": "preferences:read",
-            "record_stats": "records",
             "save_record": "records:save",
         },
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from planning_memory.core import (
     LONG_TERM_DIRS,
@@ -67,50 +67,8 @@ def _is_record(value: Any, types: Collection[str]) -> bool:
     return isinstance(value, dict) and value.get("type") in types
 
 
-class Stats(NamedTuple):
-    """The long-term record files (``patterns/pat_….json``, relative to ``long-term/``) in the
-    order ``load_all`` reads them, with each one's ctime in ns and size (-1: it vanished).
-    The ctime, not the mtime: every write, rename or ``utime`` sets it to now, so a file
-    replaced with its old mtime and size (``cp -p``, an unpacked archive, a checkout that
-    reuses the freed inode) still shows a new stat."""
-
-    files: list[str]
-    ctimes: list[int]
-    sizes: list[int]
-
-
-def record_stats(layout: Layout, store: Store, folders: Iterable[str] | None = None) -> Stats:
-    """A stat of every long-term record file (in ``folders`` if given) and nothing read: how
-    a cache of what the records render to tells the files that changed."""
-    found = Stats([], [], [])
-    wanted = set(LONG_TERM_DIRS.values()) if folders is None else set(folders)
-    for folder in sorted(wanted):
-        where = store.check_inside(layout.long_term / folder)
-        try:
-            fd = os.open(where, os.O_RDONLY | os.O_DIRECTORY)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        try:
-            for name in sorted(os.listdir(fd)):
-                if not name.endswith(".json") or name[0] == ".":
-                    continue
-                if not store.usable_name(where, name):
-                    continue
-                try:
-                    st = os.stat(name, dir_fd=fd)
-                    ctime, size = st.st_ctime_ns, st.st_size
-                except OSError:
-                    ctime, size = 0, -1
-                found.files.append(f"{folder}/{name}")
-                found.ctimes.append(ctime)
-                found.sizes.append(size)
-        finally:
-            os.close(fd)
-    return found
-
-
 def load_record(layout: Layout, store: Store, file: str) -> Record | None:
-    """The record in ``file`` (named as ``record_stats`` names it), or None when that JSON
+    """The record in ``file`` (``patterns/pat_….json``), or None when that JSON
     file holds no long-term record or is broken (``load_all`` skips it too)."""
     loaded = load_checked(store, layout.long_term / file)
     if loaded is None:
