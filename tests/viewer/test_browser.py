@@ -205,7 +205,8 @@ def test_seed003_a_session_page_lists_what_was_saved_in_this_chat(
         "tsc: Property 'tries' does not exist",
     ]
     assert cells[0][4] == "used port 0" and cells[1][4] == "open" and cells[1][2] == "src/login.ts"
-    rows = browser.find_elements(By.CSS_SELECTOR, "#saved-records tbody tr")
+    # the records saved in the chat come from the records' job: shown once it is done
+    rows = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#saved-records tbody tr"), 60)
     titles = [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows]
     assert titles[0] == "Lock the account after 5 tries"  # pinned first
     assert titles[1] == "the login form posts to /api/login"  # then the newest

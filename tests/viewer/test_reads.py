@@ -10,13 +10,17 @@ from pathlib import Path
 import pytest
 
 from planning_memory import Memory
+from planning_memory.viewer import jobs
 from planning_memory.viewer import reads as reads_module
 from planning_memory.viewer.reads import Reads
 
 
 @pytest.fixture
 def reads(example_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Reads:
+    """What the reads keep and read again, not how long a page waits: a read here waits for
+    its job to finish (a loaded machine may take longer than a page's wait)."""
     monkeypatch.setattr(reads_module, "STAMP_EVERY_S", 0)
+    monkeypatch.setattr(jobs, "WAIT_S", 60)
     return Reads(Memory.open(example_repo))
 
 
