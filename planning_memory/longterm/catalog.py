@@ -454,7 +454,7 @@ class Catalog(Lookups):
     def _put(self, folder: str, file: str, ctime: int, size: int, value: Any) -> None:
         old = self.conn.execute(
             "SELECT rid, textkey, words, code, grams, nwords, ncode, ngrams, mask, live, type, "
-            "scope, digest FROM entries WHERE file = ?",
+            "scope, digest, gen FROM entries WHERE file = ?",
             (file,),
         ).fetchone()
         kind = value.get("type") if isinstance(value, dict) else None
@@ -466,9 +466,7 @@ class Catalog(Lookups):
             gen = self._bump(folder)
             self.conn.execute("DELETE FROM gone WHERE file = ?", (file,))
         else:
-            gen = self.conn.execute("SELECT gen FROM entries WHERE rid = ?", (old[0],)).fetchone()[
-                0
-            ]
+            gen = old[13]  # the content is the same: the change's generation stays
         if old is not None and self._update(old, folder, file, ctime, size, value, digest, gen):
             return
         if old is not None:

@@ -76,10 +76,15 @@ class LongTerm:
         file's row (or only those changed after generation ``since``) and the files gone
         since (``Catalog.rows``). What reads records over and over (the viewer) asks this
         rather than listing the folders itself."""
-        shelf = catalog.Catalog.of(self.tree.layout, self.tree.store)
-        shelf.current()
+        shelf = self._catalog()
         gen, rows, gone = shelf.rows(since)
         return shelf.generations()[""], gen, rows, gone
+
+    def _catalog(self) -> catalog.Catalog:
+        """The catalog of the record files, brought up to date."""
+        shelf = catalog.Catalog.of(self.tree.layout, self.tree.store)
+        shelf.current()
+        return shelf
 
     def get(self, record_id: str) -> Record:
         value: Record = records.locate(self.tree.layout, self.tree.store, record_id).value
@@ -107,9 +112,7 @@ class LongTerm:
     def counts(self) -> dict[str, Any]:
         """How many records (live, deleted, per type, pinned, established patterns) and
         preferences there are (``pmem show``), from the catalog of the record files."""
-        shelf = catalog.Catalog.of(self.tree.layout, self.tree.store)
-        shelf.current()
-        tally = shelf.tally()
+        tally = self._catalog().tally()
         preferences = self.preferences(skip_broken=True)
         return {
             "records": tally["records"],

@@ -110,7 +110,7 @@ class Lookups:
         found = self.conn.execute(
             "SELECT file, ctime, size, digest, coalesce(id, ''), coalesce(type, ''), "
             "coalesce(live, 0) AND digest != '', coalesce(shown, 0) FROM entries "
-            f"{'WHERE gen > ?' if since >= 0 else 'WHERE ? IS NOT NULL'} ORDER BY file",
+            "WHERE gen > ? ORDER BY file",  # every row has a generation >= 0
             (since,),
         ).fetchall()
         if since < 0:

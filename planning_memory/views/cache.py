@@ -297,7 +297,14 @@ class RenderCache:
                 return self._items(memo)
             except _Moved:
                 self.rescan()
-        return self._items(memo)
+        try:
+            return self._items(memo)
+        except _Moved as moved:  # rewritten at every look: a writer is at it right now
+            raise InputError(
+                "changed while the views were rendered from it",
+                path=self.store.rel(self.layout.long_term / str(moved)),
+                hint="wait for what writes it to finish, then run `pmem render`",
+            ) from None
 
     def _items(self, memo: str) -> list[Any]:
         table = self.table

@@ -132,9 +132,6 @@ def fill_template(template: str, **values: str) -> str:
 # --- header and hashes ------------------------------------------------------------------
 
 
-_compact = compact_json
-
-
 def digests_hash(digests: Iterable[tuple[str, str]], *extra: str) -> str:
     """``sha256:<hex>`` of ``(record id, record_digest)`` pairs (in any order) and ``extra``
     strings (the template): a rendered file's ``source-hash``. Built from one digest per
@@ -155,7 +152,7 @@ def legacy_source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str
     JSON of every record): a view edited by hand before the change is still "edited", not a
     conflict."""
     ordered = sorted(records, key=lambda r: str(r.get("id", "")))
-    data = _compact({"records": ordered, "extra": list(extra)})
+    data = compact_json({"records": ordered, "extra": list(extra)})
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
