@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
-from planning_memory import agents
+# as _agents: the submodule cli.agents, once imported, takes the name "agents" in this package
+from planning_memory import agents as _agents
 from planning_memory.core.exports import exports
 
 TYPE_CHECKING = False  # without importing typing (a hook starts fast)
@@ -31,11 +32,11 @@ def main(argv: list[str] | None = None) -> None:
     few seconds); everything else through the click group, which translates errors once."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 3 and args[:2] == ["hook", "claude-code"] and not args[2].startswith("-"):
-        sys.exit(agents.hook_process(args[2]))
+        sys.exit(_agents.hook_process(args[2]))
     root = _mcp_root(args)
     if root is not None:
         try:
-            sys.exit(agents.serve_mcp(root or None))
+            sys.exit(_agents.serve_mcp(root or None))
         except KeyboardInterrupt:
             sys.exit(130)
     from planning_memory.cli.base import main as run_cli  # click and the command group

@@ -539,3 +539,22 @@ def test_init_honours_the_root_option(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (target / ".planning" / "memory-config.json").is_file()
     assert not (elsewhere / ".planning").exists()
+
+
+def test_the_entry_point_reaches_the_hooks_after_the_agents_commands_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pmem hook claude-code EVENT`` goes straight to the hook client, also in a process
+    that ran an agents command before (loading the submodule ``cli.agents`` binds the name
+    ``agents`` in the ``cli`` package: the entry point must not call through that name)."""
+    import importlib
+
+    import planning_memory.cli as entry
+    from planning_memory import agents
+
+    importlib.import_module("planning_memory.cli.agents")
+    called: list[str] = []
+    monkeypatch.setattr(agents, "hook_process", lambda event: called.append(event) or 0)
+    with pytest.raises(SystemExit) as done:
+        entry.main(["hook", "claude-code", "SessionStart"])
+    assert done.value.code == 0 and called == ["SessionStart"]
