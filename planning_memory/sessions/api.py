@@ -374,12 +374,13 @@ class Sessions(SessionFiles):
         of one session, or of every session."""
         ids = [session_id] if session_id else [info.id for info in self.list()]
         found = [
-            {"session_id": sid, **entry}
+            (str(entry.get("at", "")), place, {"session_id": sid, **entry})
             for sid in ids
-            for entry in self.get(sid).get("injected") or ()
+            for place, entry in enumerate(self.get(sid).get("injected") or ())
         ]
-        found.sort(key=lambda e: str(e["at"]), reverse=True)
-        return found[: max(0, limit)]
+        # "at" has whole seconds: two starts in one second keep the session's own order
+        found.sort(key=lambda e: e[:2], reverse=True)
+        return [entry for *_, entry in found[: max(0, limit)]]
 
     def unfinished(
         self,

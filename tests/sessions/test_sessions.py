@@ -940,6 +940,14 @@ def test_injections_keep_the_newest_ten_redacted_and_valid(ses: Sessions) -> Non
     assert ses.injections(start(ses, goal="other")) == []
 
 
+def test_injections_in_one_second_come_newest_first(ses: Sessions) -> None:
+    sid = start(ses, goal="pay")
+    ses.clock = lambda: T0  # a start and a compaction's start in the same second
+    for event in ("startup", "compact"):
+        ses.record_injection(sid, "SessionStart", event, {"budget": 9, "tokens": 1, "items": []})
+    assert [e["task"] for e in ses.injections()] == ["compact", "startup"]
+
+
 @pytest.mark.parametrize(
     ("said", "outcome"),
     [
