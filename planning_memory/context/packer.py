@@ -117,8 +117,8 @@ def _start_items(indexes: Sequence[Index]) -> list[Item]:
     """A session that starts with no ended session to go on: the newest memories and the
     most used ones (by how often a context carried them)."""
     records = Filters(("record",))
-    newest = [r for ix in indexes for r in ix.where("d.source = 'record'", [], records, AT_START)]
-    used = [r for ix in indexes for r in ix.where("a.count > 0", [], records, 20 * AT_START)]
+    newest = [r for ix in indexes for r in ix.listed("records", records, AT_START)]
+    used = [r for ix in indexes for r in ix.used(records, 20 * AT_START)]
     used.sort(key=lambda r: -r.access_count)
     return [
         *(record_item(r, 2, 20 + n, "recent memory") for n, r in enumerate(newest)),
@@ -181,7 +181,7 @@ def _whole_memory(indexes: Sequence[Index]) -> list[Item]:
     the task's matches): a small memory is shown whole, and relevance decides only when
     there is more than that."""
     records = Filters(("record",))
-    rows = [r for ix in indexes for r in ix.where("1 = 1", [], records, WHOLE_MEMORY + 1)]
+    rows = [r for ix in indexes for r in ix.listed("records", records, WHOLE_MEMORY + 1)]
     if len(rows) > WHOLE_MEMORY:
         return []
     rows.sort(key=lambda r: (r.doc.updated_at, r.doc.key), reverse=True)

@@ -33,17 +33,21 @@ from planning_memory.search.rows import COLUMNS, Row, doc_values, read_row, sele
 from planning_memory.store import check_database, inside_tree, open_inside
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 5  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
-# indexes; 5: vectors (document ids never reused, so a vector knows its document)
+SCHEMA_VERSION = 6  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
+# indexes; 5: vectors (document ids never reused, so a vector knows its document); 6: the
+# records' list
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
 SCAN_CAP = 2000  # matches ranked by BM25 per query step (the most recently indexed)
+BY_KEY = "sqlite_autoindex_docs_1"  # the index of ``docs.key`` (its UNIQUE constraint)
 
 # Lists the context block reads whatever the task (``Index.listed``), each a condition on
 # ``docs`` answered by a partial index in update order: pinned records, high-severity mistakes,
-# and what a person taught (``core.is_taught``: the tag, or a taught type; tags are " a b ").
+# what a person taught (``core.is_taught``: the tag, or a taught type; tags are " a b "), and
+# every record (the newest ones, and whether the memory is small enough to show whole).
 LISTS = {
+    "records": "source = 'record'",
     "pinned": "pinned = 1",
     "severe": "severity >= 2 AND type = 'mistake'",
     "taught": f"(instr(tags, ' {TAUGHT_TAG} ') > 0 OR type IN "
@@ -462,6 +466,12 @@ class Index:
         scan of every record: 6-15 ms at 10k records)."""
         return self.where(LISTS[name], [], filters, limit, index=f"docs_{name}")
 
+    def used(self, filters: Filters, limit: int) -> list[Row]:
+        """The documents handed to an agent at least once that pass ``filters``, the most
+        recently updated first: read from the access counts, not a scan of every record."""
+        used = "d.key IN (SELECT key FROM access WHERE count > 0)"
+        return self.where(used, [], filters, limit, index=BY_KEY)
+
     def by_key(self, key: str) -> Row | None:
         rows = self.where("d.key = ?", [key], Filters(), 1)
         return rows[0] if rows else None
@@ -510,7 +520,11 @@ class Index:
 
 # Versions brought to ``SCHEMA_VERSION`` in place: these statements, then ``_SCHEMA`` (every
 # statement of which is ``IF NOT EXISTS``). Version 3 had other partial indexes than the lists'.
-_UPGRADES = {3: ("DROP INDEX IF EXISTS docs_pinned", "DROP INDEX IF EXISTS docs_severity")}
+# Version 5 lacked the records' list.
+_UPGRADES = {
+    3: ("DROP INDEX IF EXISTS docs_pinned", "DROP INDEX IF EXISTS docs_severity"),
+    5: (),
+}
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

@@ -30,7 +30,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from planning_memory.search import semantic, vectors
-from planning_memory.search.database import Filters, Index
+from planning_memory.search.database import BY_KEY, Filters, Index
 from planning_memory.search.related import related_words
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ RELATED_POOL = 20  # documents taken for the query's related words
 RELATED_WEIGHT = 0.5  # a related word is a weaker sign than the query's own
 MIN_TERMS = 2  # a one-word query is a keyword look-up: its vector says little (BM25 alone)
 VECTOR, RELATED = "vector", "related"
-BY_KEY = "sqlite_autoindex_docs_1"  # the index of ``docs.key`` (its UNIQUE constraint)
 MARGIN = 0.03  # over the query's median cosine: what counts as near (docs/search.md)
 STRONG_SHARE = 0.5  # of the best BM25 relevance: a document without a vector that has ...
 STRONG_WORDS = 0.5  # ... and holds this share of the query's words stands in the vector list

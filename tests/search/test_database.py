@@ -244,6 +244,23 @@ def test_access_counts_live_in_the_index_and_survive_rebuild(mem: tuple[Layout, 
     assert sorted(p.read_bytes() for p in layout.long_term.rglob("*.json")) == before
 
 
+def test_used_lists_what_was_handed_out_newest_update_first(mem: tuple[Layout, Store]) -> None:
+    """``used``: the documents with an access count, read from the counts, as a scan of
+    every document with the same condition finds them."""
+    layout, store = mem
+    for n in range(6):
+        add_record(layout, store, "pattern", f"pat_{n}", updated_at=f"2026-01-0{n + 1}T00:00:00Z")
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        index.touch(["record:pat_1", "record:pat_4", "record:pat_2"], "2026-01-10T00:00:00Z")
+        records = Filters(("record",))
+        used = [r.doc.key for r in index.used(records, 10)]
+        assert used == ["record:pat_4", "record:pat_2", "record:pat_1"]
+        assert used == [r.doc.key for r in index.where("a.count > 0", [], records, 10)]
+        assert [r.doc.key for r in index.used(records, 2)] == used[:2]
+        assert index.used(Filters(("message",)), 10) == []
+
+
 @pytest.mark.parametrize(
     "shard",
     [
@@ -455,9 +472,9 @@ def test_varints() -> None:
 def test_each_list_is_read_through_its_partial_index_and_equals_a_full_scan(
     mem: tuple[Layout, Store],
 ) -> None:
-    """Pinned records, high-severity mistakes and what a person taught: each read through
-    its own partial index (the plan names it), newest update first, the same rows as the
-    condition on every document."""
+    """Every record, pinned records, high-severity mistakes and what a person taught: each
+    read through its own partial index (the plan names it), newest update first, the same
+    rows as the condition on every document."""
     layout, store = mem
     for n in range(30):
         add_record(layout, store, "pattern", f"pat_P{n:03d}", pinned=n % 7 == 0)
@@ -477,10 +494,13 @@ def test_each_list_is_read_through_its_partial_index_and_equals_a_full_scan(
                 r.doc.key for r in index.where(condition, [], records, 100)
             ]
             sizes[name] = len(listed)
-            sql = f"EXPLAIN QUERY PLAN SELECT id FROM docs WHERE {condition} ORDER BY updated_at"
+            sql = (  # SQLite refuses an index that cannot answer the condition
+                f"EXPLAIN QUERY PLAN SELECT id FROM docs INDEXED BY docs_{name} "
+                f"WHERE {condition} ORDER BY updated_at"
+            )
             plan = " ".join(str(row[3]) for row in index.conn.execute(sql))
             assert f"docs_{name}" in plan, plan
-    assert sizes == {"pinned": 5, "severe": 14, "taught": 10}
+    assert sizes == {"records": 94, "pinned": 5, "severe": 14, "taught": 10}
 
 
 # -- a hostile tree: SQLite follows symlinks, so the index never opens one ------------------------
