@@ -50,8 +50,10 @@ if TYPE_CHECKING:
     from planning_memory.core.model import record_digest as record_digest
     from planning_memory.core.model import timestamp as timestamp
     from planning_memory.core.project import PROJECT_ID_RE as PROJECT_ID_RE
+    from planning_memory.core.project import legacy_id as legacy_id
     from planning_memory.core.project import project_folder as project_folder
     from planning_memory.core.project import project_id as project_id
+    from planning_memory.core.project import project_ids as project_ids
     from planning_memory.core.schema import check as check_schema
     from planning_memory.core.temporal import TemporalContext as TemporalContext
     from planning_memory.core.temporal import timezone_of as timezone_of
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
         "effective_config",
         "ignored_by_layers",
         "is_taught",
+        "legacy_id",
         "new_id",
         "new_long_term",
         "normalize",
@@ -95,6 +98,7 @@ if TYPE_CHECKING:
         "privacy",
         "project_folder",
         "project_id",
+        "project_ids",
         "project_root",
         "record_digest",
         "schema",
@@ -137,6 +141,7 @@ else:
             "effective_config": "model",
             "ignored_by_layers": "ignore",
             "is_taught": "model",
+            "legacy_id": "project",
             "new_id": "ids",
             "new_long_term": "model",
             "normalize": "model",
@@ -145,6 +150,7 @@ else:
             "privacy": ".",
             "project_folder": "project",
             "project_id": "project",
+            "project_ids": "project",
             "project_root": "layout",
             "record_digest": "model",
             "schema": ".",
