@@ -6,12 +6,13 @@ rest of the seeds' API work as the seeds describe; new code may call the parts d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from planning_memory import context as _context
 from planning_memory import longterm as _longterm
 from planning_memory import search as _search
+from planning_memory.errors import InputError
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -60,32 +61,50 @@ class MemoryManagerNames:
         ) -> list[Hit]: ...
 
     def learn_pattern(
-        self, name: str, description: str = "", example: str = "", **fields: Any
+        self,
+        name: str | Mapping[str, Any],
+        description: str = "",
+        example: str = "",
+        **fields: Any,
     ) -> Outcome:
-        """Seed 000's ``learnPattern``: a similar live pattern is reinforced instead."""
+        """Seed 000's ``learnPattern``: a similar live pattern is reinforced instead. ``name``
+        may be the seed's ``{name, description, example, context}`` (``context``: tags)."""
+        if not isinstance(name, str):
+            return self.learn_pattern(**seed_object("learn_pattern", name, PATTERN), **fields)
+        texts("learn_pattern", name=name, description=description, example=example)
         return self.save(name, "pattern", description=description, example=example, **fields)
 
     def learn_from_mistake(
         self,
-        description: str,
+        description: str | Mapping[str, Any],
         correction: str = "",
         severity: str = "medium",
         **fields: Any,
     ) -> Outcome:
-        """Seed 000's ``learnFromMistake``: a similar live mistake counts one more occurrence."""
+        """Seed 000's ``learnFromMistake``: a similar live mistake counts one more occurrence.
+        ``description`` may be the seed's ``{description, correction, severity, context}``."""
+        if not isinstance(description, str):
+            given = seed_object("learn_from_mistake", description, MISTAKE)
+            return self.learn_from_mistake(**given, **fields)
+        texts("learn_from_mistake", description=description, correction=correction)
         title = " ".join(description.split())[:200] or "Mistake"
         fields |= {"description": description, "correction": correction, "severity": severity}
         return self.save(title, "mistake", **fields)
 
     def record_decision(
         self,
-        question: str,
-        decision: str,
+        question: str | Mapping[str, Any],
+        decision: str = "",
         reasoning: str = "",
         alternatives: Sequence[str] = (),
         session_id: str | None = None,
     ) -> dict[str, Any]:
-        """Seed 000's ``recordDecision`` in the current session."""
+        """Seed 000's ``recordDecision`` in the current session; ``question`` may be the
+        seed's ``{question, answer, reasoning, alternatives}``."""
+        if not isinstance(question, str):
+            given = seed_object("record_decision", question, DECISION)
+            return self.record_decision(**given, session_id=session_id)
+        texts("record_decision", question=question, decision=decision, reasoning=reasoning)
         return self.sessions.record_decision(
             session_id, question, decision, reasoning=reasoning, alternatives=alternatives
         )
@@ -166,8 +185,13 @@ class MemoryManagerNames:
         tags = set(task)
         return [r for r in ranked if tags & set(r.get("tags", []))][:limit]
 
-    def search_context(self, query: str, limit: int = 5, threshold: float = 0.0) -> list[Hit]:
-        """Seed 000's ``searchContext``."""
+    def search_context(
+        self, query: str, limit: int | Mapping[str, Any] = 5, threshold: float = 0.0
+    ) -> list[Hit]:
+        """Seed 000's ``searchContext``; ``limit`` may be the seed's ``{limit, threshold}``."""
+        if isinstance(limit, Mapping):
+            return self.search_context(query, **seed_object("search_context", limit, OPTIONS))
+        texts("search_context", query=query)
         return self.search(query, limit=limit, threshold=threshold)
 
     def index_content(self, content: str, metadata: dict[str, Any]) -> str:
@@ -190,13 +214,18 @@ class MemoryManagerNames:
     def update_file_entity(
         self,
         path: str,
+        info: Mapping[str, Any] | None = None,
         *,
         notes: list[str] | None = None,
         purpose: str | None = None,
         modified_by: list[str] | None = None,
     ) -> dict[str, Any]:
         """Seed 000's ``updateFileEntity``: annotations that survive rescans; the entity's
-        ``last_modified`` becomes now (or the file's newer mtime)."""
+        ``last_modified`` becomes now (or the file's newer mtime). ``info`` may be the seed's
+        ``{modifiedBy, purpose, notes}``."""
+        if info is not None:
+            return self.update_file_entity(path, **seed_object("update_file_entity", info, FILE))
+        texts("update_file_entity", path=path)
         return self.code.annotate(
             path, notes=notes, purpose=purpose, modified_by=modified_by, now=self.now()
         )
@@ -272,3 +301,63 @@ class MemoryManagerNames:
             anchors=list(anchors),
             **fields,
         )
+
+
+# -- the seeds' object arguments ---------------------------------------------------------------
+# the keys of each object the seeds pass (seed 000's ``learnPattern({name, ...})``, seed 003's
+# observation) -> the keyword each becomes; the first is required. ``None``: said, not kept
+# (a decision's pattern fields are ``processAgentResult``'s; ``lastModified`` is set on save).
+Keys = dict[str, str | None]
+Observed = Mapping[str, Any]  # seed 003's observation as an object (``Memory.save``)
+PATTERN: Keys = {"name": "name", "description": "description", "example": "example"}
+PATTERN |= {"context": "tags"}
+MISTAKE: Keys = {"description": "description", "correction": "correction"}
+MISTAKE |= {"severity": "severity", "context": "tags"}
+DECISION: Keys = {"question": "question", "answer": "decision", "decision": "decision"}
+DECISION |= {"reasoning": "reasoning", "alternatives": "alternatives", "decidedAt": None}
+DECISION |= {"isPattern": None, "patternName": None, "implementation": None}
+OPTIONS: Keys = {"limit": "limit", "threshold": "threshold"}
+FILE: Keys = {"purpose": "purpose", "modifiedBy": "modified_by", "modified_by": "modified_by"}
+FILE |= {"notes": "notes", "lastModified": None}
+OBSERVATION: Keys = {"title": "title", "type": "record_type", "what": "what", "why": "why"}
+OBSERVATION |= {"where": "where", "learned": "learned", "tags": "tags", "topic_key": "topic_key"}
+OBSERVATION |= {"pinned": "pinned", "scope": "scope", "source": "source", "anchors": "anchors"}
+OBSERVATION |= {k: k for k in ("description", "example", "correction", "severity")}
+
+
+def seed_object(method: str, given: object, keys: Keys) -> dict[str, Any]:
+    """``given``, one of the seeds' objects, as ``method``'s keyword arguments (``keys``: see
+    ``PATTERN``); anything else, a key it does not have or no first key, one ``InputError``."""
+    first = next(iter(keys))
+    shown = {target: key for key, target in reversed(keys.items()) if target is not None}
+    names = ", ".join(k for k in keys if k in shown.values())
+    if not isinstance(given, Mapping):
+        kind = type(given).__name__
+        raise InputError(f"{method}: {first} must be text or an object of {names}; got {kind}")
+    unknown = [str(k) for k in given if k not in keys]
+    if unknown:
+        raise InputError(f"{method}: unknown key {unknown[0]!r}; expected {names}")
+    if first not in given:
+        raise InputError(f"{method}: the object needs its {first!r}")
+    found = {}
+    for key, value in given.items():
+        if (target := keys[key]) is not None:
+            found[target] = value
+    return found
+
+
+def texts(method: str, **values: object) -> None:
+    """One ``InputError`` for the first of ``values`` that is not text."""
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise InputError(f"{method}: {name} must be text, got {type(value).__name__}")
+
+
+def observation(title: object, record_type: object, fields: dict[str, Any]) -> dict[str, Any]:
+    """``Memory.save``'s arguments as ``save_observation``'s: seed 003's observation given as
+    an object (``{title, type, what, why, where, learned, ...}``), else one ``InputError``."""
+    if isinstance(title, str):
+        raise InputError(f"save: the type must be text, got {type(record_type).__name__}")
+    given = seed_object("save", title, OBSERVATION)
+    texts("save", **{k: v for k, v in given.items() if k in ("title", "record_type")})
+    return {"record_type": record_type, **fields, **given}

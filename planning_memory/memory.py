@@ -25,7 +25,7 @@ from planning_memory import validate as _validate
 from planning_memory import views as _views
 from planning_memory.core import DEFAULT_CONFIG, PLANNING_DIR, Layout, effective_config
 from planning_memory.errors import NotFoundError, NotInitializedError
-from planning_memory.manager import MemoryManagerNames
+from planning_memory.manager import MemoryManagerNames, Observed, observation
 from planning_memory.store import Store, remove_outside, write_outside
 
 # what the entry points use besides ``Memory``: text they take from or give to an agent, files
@@ -179,11 +179,12 @@ class Memory(MemoryManagerNames):
             return _core.project_id(_core.project_folder(self._opened_from))
         return _core.project_id(self.layout.repo_root)
 
-    def save(self, title: str, record_type: str = "learning", **fields: Any) -> Outcome:
-        """Save a memory of any type (seed 003's ``memory_save``) through the learning rules:
-        a similar pattern is reinforced, a repeated mistake escalates, the same topic
-        upserts. ``scope="personal"`` saves to the personal store (the default when the
-        config's ``agents.defaultScope`` says so)."""
+    def save(self, title: str | Observed, record_type: str = "learning", **fields: Any) -> Outcome:
+        """Save a memory of any type (seed 003's ``memory_save``, its object too) by the learning
+        rules: a similar pattern is reinforced, a repeated mistake escalates, a topic upserts.
+        ``scope="personal"`` (or ``agents.defaultScope`` so) saves to the personal store."""
+        if not (isinstance(title, str) and isinstance(record_type, str)):
+            return self.save_observation(**observation(title, record_type, fields))
         fields.setdefault("source", "api")
         scope = fields["scope"] = fields.get("scope") or self.settings("agents")["defaultScope"]
         if scope != "project" and not self.store.private:
