@@ -6,11 +6,13 @@ list, read back through the same filters as BM25's. Each document then scores
 
     fused = BM25_WEIGHT / (RRF_K + bm25_rank) + VECTOR_WEIGHT / (RRF_K + vector_rank)
             + RELATED_WEIGHT / (RRF_K + related_rank)
+            + TRANSLATED_WEIGHT / (RRF_K + translated_rank)
 
 (a list that does not hold it adds nothing), and the fused order is the result. The third
 list is BM25 over the words related to the query's (``related.GROUPS``) among the records,
-and needs no model.
-A query of fewer than ``MIN_TERMS`` words is not embedded. Code, docs and messages have no
+the fourth BM25 over the query's words in the other language (``glossary``, Spanish and
+English) among all documents; neither needs a model.
+A query of fewer than ``MIN_WORDS`` words is not embedded. Code, docs and messages have no
 vector, so the vector list can only ever vote for memories: left at that, a memory close in
 meaning outranks the code chunk that matches the query's words. A document without a vector
 whose BM25 evidence is strong (``strong_rows``: its relevance at least ``STRONG_SHARE`` of
@@ -24,6 +26,7 @@ of its words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import islice
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from planning_memory.search import semantic, vectors
 from planning_memory.search.database import BY_KEY, Filters, Index
+from planning_memory.search.glossary import translations
 from planning_memory.search.related import related_words
 
 if TYPE_CHECKING:
@@ -43,16 +47,26 @@ VECTOR_WEIGHT = 1.0
 VECTOR_POOL = 20  # closest documents taken from the vectors
 RELATED_POOL = 20  # documents taken for the query's related words
 RELATED_WEIGHT = 0.5  # a related word is a weaker sign than the query's own
-MIN_TERMS = 2  # a one-word query is a keyword look-up: its vector says little (BM25 alone)
-VECTOR, RELATED = "vector", "related"
+TRANSLATED_POOL = 20  # documents taken for the query's words in the other language
+TRANSLATED_WEIGHT = 1.0  # a word in the other language is the query's own word
+MIN_WORDS = 2  # a one-word query is a keyword look-up: its vector says little (BM25 alone)
+VECTOR, RELATED, TRANSLATED = "vector", "related", "translated"
 MARGIN = 0.03  # over the query's median cosine: what counts as near (docs/search.md)
 STRONG_SHARE = 0.5  # of the best BM25 relevance: a document without a vector that has ...
 STRONG_WORDS = 0.5  # ... and holds this share of the query's words stands in the vector list
 STRONG_POOL = 5  # documents without a vector that stand in the vector list, at most
 AUTO = "auto"
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 # (score, row, step, relevance): a ranked candidate, as ``ranking`` keeps them
 Scored = tuple[float, "Row", str, float]
+
+
+def worth_embedding(text: str, terms: Sequence[str]) -> bool:
+    """Whether a query is embedded: it has a searchable word and at least ``MIN_WORDS``
+    words, stop words included ("should we use asyncio" is a question, "foobarbaz" a
+    keyword)."""
+    return bool(terms) and len(_WORD_RE.findall(text)) >= MIN_WORDS
 
 
 def resolve(indexes: Sequence[Index], embedder: Embedder | str | None) -> Embedder | None:
@@ -96,14 +110,27 @@ def related_rows(indexes: Sequence[Index], terms: Sequence[str], filters: Filter
     words = [w for w in related_words(terms) if w not in terms]
     if not words or (filters.sources and "record" not in filters.sources):
         return []
-    filters = replace(filters, sources=("record",))
+    return _holding(indexes, words, replace(filters, sources=("record",)), RELATED_POOL)
+
+
+def translated_rows(indexes: Sequence[Index], terms: Sequence[str], filters: Filters) -> list[Row]:
+    """The documents holding the query's words in the other language (``glossary``: "salida
+    del comando" finds "command output"), best BM25 first; none when no word is in the
+    glossary."""
+    words = translations(terms)
+    return _holding(indexes, words, filters, TRANSLATED_POOL) if words else []
+
+
+def _holding(indexes: Sequence[Index], words: Sequence[str], filters: Filters, n: int) -> list[Row]:
+    """The ``n`` documents of ``indexes`` holding any of ``words`` that pass ``filters``,
+    best BM25 first."""
     expression = " OR ".join(f'"{w}"' for w in words)
     found: list[tuple[float, Row]] = []
     for ix in indexes:
-        ranked = ix.ranked(expression, filters, RELATED_POOL)
+        ranked = ix.ranked(expression, filters, n)
         found += [(bm25, row) for (_id, bm25), row in zip(ranked, ix.read(ranked), strict=False)]
     found.sort(key=lambda pair: (pair[0], pair[1].doc.key))
-    return [row for _bm25, row in found[:RELATED_POOL]]
+    return [row for _bm25, row in found[:n]]
 
 
 def strong_rows(

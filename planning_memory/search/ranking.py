@@ -244,6 +244,8 @@ def _reason(row: Row, terms: Sequence[str], rank: int, how: str = "all") -> str:
         return f"similar meaning (rank {rank})"
     if how == "related" and not found:
         return f"related words (rank {rank})"
+    if how == "translated" and not found:
+        return f"in the other language (rank {rank})"
     return f"matches {', '.join((found or list(terms))[:6])} (rank {rank})"
 
 
@@ -289,17 +291,19 @@ def search(
     check_match(match)
     terms = query_terms(text)
     limit = max(1, limit)
-    model = hybrid.resolve(indexes, embedder) if len(terms) >= hybrid.MIN_TERMS else None
+    model = hybrid.resolve(indexes, embedder) if hybrid.worth_embedding(text, terms) else None
     vector = hybrid.query_soon(model, text) if model else None  # embedded while BM25 ranks
     scored = _scored(indexes, terms, filters, limit, match, now, decay) if terms else []
     near = hybrid.nearest_rows(indexes, vector(), filters) if vector else []
     related = hybrid.related_rows(indexes, terms, filters)
-    if near or related:
+    translated = hybrid.translated_rows(indexes, terms, filters) if match != "all" else []
+    if near or related or translated:
         strong = hybrid.strong_rows(scored, terms, matched_terms) if near else []
         lists = (
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, near),
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, strong),
             (hybrid.RELATED_WEIGHT, hybrid.RELATED, related),
+            (hybrid.TRANSLATED_WEIGHT, hybrid.TRANSLATED, translated),
         )
         scored = hybrid.fuse(scored, *lists)
     best = max((s for s, _r, _m, _rel in scored), default=1.0)
@@ -321,7 +325,8 @@ def embed_soon(text: str) -> None:
     loaded already (a resident hook server): the prompt is embedded while the index is
     opened and synced. Nothing is loaded here."""
     model = semantic.loaded()
-    if model is not None and semantic.enabled(None) and len(query_terms(text)) >= hybrid.MIN_TERMS:
+    worth = hybrid.worth_embedding(text, query_terms(text))
+    if model is not None and semantic.enabled(None) and worth:
         model.query_soon(text)
 
 
