@@ -38,6 +38,7 @@ class Types:
         self._params: dict[str, calltypes.Params | None] = {}  # Java: key -> its parameters
         self._members: dict[tuple[str, str, str], list[tuple[str, str]]] = {}  # see members
         self._results: dict[tuple[str, str], str] = {}  # see arguments
+        self._bases: dict[tuple[str, str], list[tuple[str, str]]] = {}  # see members
 
     def accepts(self, definition: tuple[str, str], args: tuple[str, ...]) -> bool:
         """Whether the Java method ``definition`` (file, key) can take ``args``."""
@@ -135,7 +136,10 @@ class Types:
                 found = local or found
             if family == "java" and depth > 0:  # and the overloads its bases add
                 counts = {self._count(d) for d in found}
-                for base, base_home in self.bases(kind, files):
+                bases = self._bases.get((kind, home))
+                if bases is None:  # the same for every method name looked up on the type
+                    bases = self._bases[kind, home] = self.bases(kind, files)
+                for base, base_home in bases:
                     inherited = self.members(base, base_home, name, depth - 1)
                     found += [d for d in inherited if self._count(d) not in counts]
             self._members[memo] = found
