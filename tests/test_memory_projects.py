@@ -1,5 +1,6 @@
 """Seed 003's projects over the personal store: each personal record carries the project it was
-saved from; a search shows this project's and those of none, ``all_projects`` every one.
+saved from; a search shows every project's, this project's and those of none first, and names
+the project of the others (``all_projects``: of every hit, none first).
 
 Through the API, the CLI (its own process) and the MCP server (the SDK's real client)."""
 
@@ -95,19 +96,19 @@ def test_seed003_a_bad_project_field_is_refused_by_the_schema(tmp_path: Path) ->
     assert findings and "project" in str(findings[0].json_path)
 
 
-def test_seed003_memory_search_shows_this_projects_personal_records_and_those_of_none(
+def test_seed003_memory_search_shows_every_projects_personal_records_this_ones_first(
     tmp_path: Path,
 ) -> None:
     shop, blog, ids = _three_projects(tmp_path)
-    found = {h.ref_id for h in shop.search("release checklist", limit=20)}
-    assert found == {ids["shop"], ids["none"], ids["repo"]}
-    assert {h.ref_id for h in blog.search("release checklist", limit=20)} == {
-        ids["blog"],
-        ids["none"],
-    }
-    # the context block a task gets is kept to the same records
+    found = [h.ref_id for h in shop.search("release checklist", limit=20)]
+    assert set(found) == set(ids.values())
+    assert found.index(ids["blog"]) > max(found.index(ids["shop"]), found.index(ids["none"]))
+    found = [h.ref_id for h in blog.search("release checklist", limit=20)]
+    assert set(found) == {ids["blog"], ids["none"], ids["shop"]}
+    assert found.index(ids["shop"]) > max(found.index(ids["blog"]), found.index(ids["none"]))
+    # the context block a task gets holds them too, this project's first
     block = shop.context("release checklist", budget=4000).text
-    assert "rebuild the feed" not in block and "bump the version" in block
+    assert block.index("bump the version") < block.index("rebuild the feed")
 
 
 def test_seed003_memory_search_all_projects_names_each_hits_project(tmp_path: Path) -> None:
@@ -121,8 +122,11 @@ def test_seed003_memory_search_all_projects_names_each_hits_project(tmp_path: Pa
         ids["none"]: "",
         ids["repo"]: shop.project_id,
     }
-    only_mine = shop.search("release checklist", limit=20)
-    assert shop.contextual.projects_named(only_mine) == {f"record:{ids['none']}": ""}
+    hits = shop.search("release checklist", limit=20)
+    assert shop.contextual.projects_named(hits) == {
+        f"record:{ids['none']}": "",
+        f"record:{ids['blog']}": blog.project_id,
+    }
 
 
 def test_seed003_pmem_search_all_projects_and_pmem_show_name_the_project(tmp_path: Path) -> None:
@@ -136,7 +140,7 @@ def test_seed003_pmem_search_all_projects_and_pmem_show_name_the_project(tmp_pat
         ids["repo"]: shop.project_id,
     }
     text = _pmem(root / ".planning", "search", "release checklist", "--scope", "personal")
-    assert "bump the version" in text and "rebuild the feed" not in text
+    assert "bump the version" in text and f"rebuild the feed  [{blog.project_id}]" in text
     assert "[no project]" in text
     shown = _pmem(root, "show")
     assert f"project      {shop.project_id}" in shown
@@ -176,7 +180,12 @@ def test_seed003_mcp_memory_search_all_projects(tmp_path: Path) -> None:
     anyio.run(main)
     assert answers["mine"]["project"] == shop.project_id
     mine = {r["id"]: r.get("project", "-") for r in answers["mine"]["results"]}
-    assert mine == {ids["shop"]: "-", ids["none"]: None, ids["repo"]: "-"}
+    assert mine == {
+        ids["shop"]: "-",
+        ids["none"]: None,
+        ids["repo"]: "-",
+        ids["blog"]: blog.project_id,
+    }
     every = {r["id"]: r["project"] for r in answers["all"]["results"]}
     assert every == {
         ids["shop"]: shop.project_id,

@@ -261,8 +261,9 @@ class MemoryTools:
         all_projects: Annotated[
             bool,
             Field(
-                description="Search your personal memories of every project, not only those "
-                "saved from this one (and of none); each record names its project."
+                description="Rank your personal memories of every project alike (by default "
+                "those saved from this one, and of none, come first); each record names its "
+                "project."
             ),
         ] = False,
     ) -> str:

@@ -36,13 +36,14 @@ SOURCES = ["record", "entity", "code", "doc", "message", "decision", "session"]
     "--scope",
     type=click.Choice(["project", "personal"]),
     default=None,
-    help="Only this scope (default: both). Personal records are those saved from this project "
-    "and those of no project.",
+    help="Only this scope (default: both). Personal records are every project's: those saved "
+    "from this project and those of no project first, the others naming their project.",
 )
 @click.option(
     "--all-projects",
     is_flag=True,
-    help="Search every project's personal records (each hit names its project).",
+    help="Rank every project's personal records alike, this project's not first (each hit "
+    "names its project).",
 )
 @click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeatable).")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 200))

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from planning_memory import search
+from planning_memory.core import legacy_id
 
 if TYPE_CHECKING:
     from planning_memory.context.items import ContextPack
@@ -87,15 +88,15 @@ class Contextual:
 
     def _personal_index(self, *, all_projects: bool = False) -> Index | None:
         """The personal store's own search index (under the personal store; synced, built on
-        first use), or None when the personal store holds no records (or this is it). It shows
-        the personal records saved from this project and those of no project, or with
-        ``all_projects`` every one."""
+        first use), or None when the personal store holds no records (or this is it). It holds
+        the personal records of every project: those saved from this project and those of no
+        project rank first (``Index.home``), or with ``all_projects`` none does."""
         personal = self._personal()
         if personal is None or not personal.layout.long_term.is_dir():
             return None
         index = search.Index.open(personal.layout)
         search.ensure_ready(index, personal.layout, personal.store, self._config())
-        index.projects = None if all_projects else (self._project(), "")
+        index.home = None if all_projects else self._home()
         return index
 
     @contextlib.contextmanager
@@ -103,8 +104,7 @@ class Contextual:
         self, scope: str | None = None, *, quick: bool = False, all_projects: bool = False
     ) -> Iterator[list[Index]]:
         """The indexes a search or context block reads: the project's, then the personal
-        store's (when it has records and ``scope`` is not ``"project"``; its records of this
-        project and of none, or of ``all_projects``); closed after."""
+        store's (when it has records and ``scope`` is not ``"project"``); closed after."""
         with self.index(quick=quick) as index:
             personal = (
                 None if scope == "project" else self._personal_index(all_projects=all_projects)
@@ -186,9 +186,9 @@ class Contextual:
         """Ranked hits (BM25 with bounded recency and access boosts; pinned first). The
         query and its hits join ``recent_queries`` unless ``remember`` is False.
 
-        Personal records (the personal store) are those saved from this project and those of
-        no project; ``all_projects`` searches every project's (``projects_named`` says whose
-        each hit is).
+        Personal records (the personal store) are every project's: those saved from this
+        project and those of no project rank first, or with ``all_projects`` none does
+        (``projects_named`` says whose each hit is).
 
         ``semantic``: None (the default) fuses BM25 with the vectors' nearest documents when
         the index holds vectors (docs/search.md); True asks for the model (a line in
@@ -235,17 +235,22 @@ class Contextual:
     def _recent_keep(self) -> int:
         return int(self._settings("contextual").get("recentQueries", 0))
 
+    def _home(self) -> tuple[str, ...]:
+        """The projects whose personal records rank first here: this one, by its id and by
+        the id its path gave (``core.legacy_id``), and none ("")."""
+        return (self._project(), legacy_id(self.layout.repo_root), "")
+
     def projects_named(self, hits: Sequence[Hit], *, every: bool = False) -> dict[str, str]:
         """The project each record hit names, by hit key (``""``: a personal record of no
         project): with ``every`` (an ``all_projects`` search) all of them, else only those
         that are not this repository's."""
-        mine = self._project()
+        mine = self._home()
         found = {
-            h.key: str(h.meta.get("project") or "") if h.scope == "personal" else mine
+            h.key: str(h.meta.get("project") or "") if h.scope == "personal" else mine[0]
             for h in hits
             if h.source == "record"
         }
-        return {k: p for k, p in found.items() if every or p != mine}
+        return {k: p for k, p in found.items() if every or p not in mine[:2]}
 
     def context(
         self,
@@ -296,13 +301,14 @@ class Contextual:
             levels.append(personal)
         with contextlib.ExitStack() as stack:
             indexes, records = [], []
-            mine = (self._project(), "")
+            home = self._home()
             for level in levels:
                 index = level.built_index()
-                if index is None:
-                    records += [r for r in level._records() if r.get("project", "") in mine]
+                if index is None:  # every project's records, this project's first
+                    found = level._records()
+                    records += sorted(found, key=lambda r: r.get("project", "") not in home)
                 else:
-                    index.projects = mine if level is not self else None
+                    index.home = home if level is not self else None
                     indexes.append(stack.enter_context(index))
             limit = int(self._settings("agents")["recallLimit"])
             return recall(

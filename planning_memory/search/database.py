@@ -39,6 +39,10 @@ SCHEMA_VERSION = 6  # 3: code and Markdown chunks stored redacted; 4: the lists'
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
+# a record of another project than the handle's ``home`` (``Index.weight``): 1 / 1.25, so the
+# recency and access boosts (at most 1.25 together) never lift one over an equally relevant
+# record of this project
+AWAY_WEIGHT = 0.8
 SCAN_CAP = 2000  # matches ranked by BM25 per query step (the most recently indexed)
 BY_KEY = "sqlite_autoindex_docs_1"  # the index of ``docs.key`` (its UNIQUE constraint)
 
@@ -153,9 +157,10 @@ class Index:
         self.path = Path(path)
         self.tree = Path(tree) if tree is not None else self.path.parent
         self.timeout = timeout
-        # the records of these projects only ("": of none), e.g. the personal store's index as
-        # one project sees it; None: every project's
-        self.projects: tuple[str, ...] | None = None
+        # the projects whose records come first ("": of none), e.g. the personal store's index
+        # as one project sees it: the records of others rank at ``AWAY_WEIGHT`` and list after
+        # (``weight``); None: every project alike
+        self.home: tuple[str, ...] | None = None
         inside_tree(self.tree, self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._connect()
@@ -432,13 +437,15 @@ class Index:
         return min(totals.documents, round(int(count) * totals.last_id / span))
 
     def _filter_sql(self, filters: Filters) -> tuple[str, list[Any]]:
-        """``filters`` as SQL, and ``projects`` when this handle shows only some."""
-        where, args = filters.sql()
-        if self.projects is not None:
-            marks = ",".join("?" * len(self.projects))
-            where += f" AND coalesce(json_extract(d.meta, '$.project'), '') IN ({marks})"
-            args = [*args, *self.projects]
-        return where, args
+        """``filters`` as SQL."""
+        return filters.sql()
+
+    def weight(self, row: Row) -> float:
+        """What ``row``'s score counts for in this handle: ``AWAY_WEIGHT`` for a record of a
+        project not ``home``, else 1."""
+        if self.home is None or str(row.doc.meta.get("project") or "") in self.home:
+            return 1.0
+        return AWAY_WEIGHT
 
     def where(
         self,
@@ -450,15 +457,20 @@ class Index:
         index: str | None = None,
     ) -> list[Row]:
         """Documents satisfying a SQL ``condition`` on ``d`` (e.g. ``d.key = ?``), the most
-        recently updated first; read through ``index`` when given."""
+        recently updated first (those of ``home`` before the others); read through ``index``
+        when given."""
         where, extra = self._filter_sql(filters)
         indexed = f" INDEXED BY {index}" if index else ""
+        away, home = "", list(self.home or ())
+        if home:
+            marks = ",".join("?" * len(home))
+            away = f"coalesce(json_extract(d.meta, '$.project'), '') NOT IN ({marks}), "
         sql = (
             f"SELECT {select_columns()}, 0.0 FROM docs d{indexed} "
             f"LEFT JOIN access a ON a.key = d.key WHERE {condition}{where} "
-            "ORDER BY d.updated_at DESC, d.key LIMIT ?"
+            f"ORDER BY {away}d.updated_at DESC, d.key LIMIT ?"
         )
-        return [read_row(r) for r in self.conn.execute(sql, [*args, *extra, limit])]
+        return [read_row(r) for r in self.conn.execute(sql, [*args, *extra, *home, limit])]
 
     def listed(self, name: str, filters: Filters, limit: int) -> list[Row]:
         """The documents of list ``name`` (``LISTS``) that pass ``filters``, the most recently

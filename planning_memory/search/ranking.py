@@ -16,7 +16,7 @@ Ranking (documented in docs/search.md)::
     relevance = bm25(all query words; title 3, body 1, tags 2, path 2, terms 1) + proximity
     recency   = RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
     access    = ACCESS_WEIGHT * min(1, ln(1 + count) / ln(1 + ACCESS_SATURATION))
-    score     = relevance * (1 + recency + access)
+    score     = relevance * (1 + recency + access)   (* AWAY_WEIGHT: another project's record)
     normalised score = score / best score of the query (the best hit has 1.0)
 
 The boosts are bounded: together they multiply relevance by at most 1.25, so they reorder
@@ -361,7 +361,7 @@ def _scored(
         for row, how in steps:
             relevance = scorer.relevance(row)
             tier = 0 if how == "all" and trusted else 1
-            score = final_score(row, now, decay, relevance)
+            score = final_score(row, now, decay, relevance) * ix.weight(row)
             scored.append((tier, -score, row.doc.key, row, how, relevance))
     scored.sort(key=lambda entry: entry[:3])
     return [(-negative, row, how, rel) for _t, negative, _k, row, how, rel in scored]
