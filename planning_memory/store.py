@@ -307,12 +307,13 @@ class Store:
 
     def load(self, path: Path) -> Loaded:
         data = self.read_bytes(path)
+        sha = digest(data)
         try:
-            value = codec.loads(data)
+            value = codec.loads_known(data, sha)
         except PlanningMemoryError as exc:  # name the file only when needed: rel() costs
             exc.path = self.rel(path)
             raise
-        return Loaded(path if isinstance(path, Path) else Path(path), value, digest(data))
+        return Loaded(path if isinstance(path, Path) else Path(path), value, sha)
 
     def read_json(self, path: Path) -> Any:
         return self.load(path).value

@@ -10,13 +10,24 @@ and an editor's change is never overwritten.
 
 from __future__ import annotations
 
+import os
+import stat
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from planning_memory.core import Layout, check_id, codec, effective_config, schema, timestamp
+from planning_memory.core import (
+    Layout,
+    check_id,
+    codec,
+    effective_config,
+    schema,
+    stamps,
+    timestamp,
+)
 from planning_memory.errors import ConflictError, InputError, NotFoundError
 from planning_memory.sessions.summary_base import unique
 from planning_memory.store import Loaded, Store
@@ -42,6 +53,11 @@ OPTIONAL_CHECKPOINT_KEYS = ("errors",)  # restored when the checkpoint has them
 SUMMARY_BATCH = 200  # messages per summariser call
 MAX_KEY_FACTS = 200  # the rolling summary keeps the newest; the messages stay in the archive
 _RETRIES = 5
+# A listing's row of each session file, by path, with the file's stamp (``core.stamps``):
+# a listing reads again only the files whose stamp moved, so a process that lists often (the
+# hook server, a session start that lists three times) parses each session once per change.
+_LISTED: dict[str, tuple[tuple[int, int], SessionInfo]] = {}
+_LISTED_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -245,11 +261,52 @@ class SessionFiles:
         out = []
         for path in self.store.list_json(self.layout.short_term):
             if path.name.startswith("session-"):
-                value = self.store.read_json(path)
-                if isinstance(value, dict) and "id" in value:
-                    value.setdefault("archived_count", 0)
-                    value.setdefault("name", None)
+                value = self._listable(path)
+                if value is not None:
                     out.append(value)
+        return out
+
+    def _listable(self, path: Path) -> Session | None:
+        """The session file at ``path`` as a listing takes it (None: not a session)."""
+        value = self.store.read_json(path)
+        if isinstance(value, dict) and "id" in value:
+            value.setdefault("archived_count", 0)
+            value.setdefault("name", None)
+            return value
+        return None
+
+    def _rows(self) -> list[tuple[SessionInfo | None, Session | None]]:
+        """Each readable session file as ``(its row, None)``, its row without
+        ``summary_pending``, or as ``(None, the file's value)`` when it has no row (a
+        hand-edited file ``info`` cannot read). A file is read only when its stamp moved
+        since the last listing in this process."""
+        out: list[tuple[SessionInfo | None, Session | None]] = []
+        for path in self.store.list_json(self.layout.short_term):
+            if not path.name.startswith("session-"):
+                continue
+            key = os.fspath(path)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            stamp = stamps.file_stamp(st, time.time_ns())
+            known = _LISTED.get(key)
+            if known is not None and stamp[0] and known[0] == stamp:
+                out.append((known[1], None))
+                continue
+            value = self._listable(path)  # as ``all`` reads it: the store's checks and errors
+            if value is None:
+                continue
+            try:
+                row = replace(self.info(value), summary_pending=False)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                out.append((None, value))
+                continue
+            if stamp[0] and stat.S_ISREG(st.st_mode):
+                if len(_LISTED) >= _LISTED_MAX:
+                    _LISTED.clear()
+                _LISTED[key] = (stamp, row)
+            out.append((row, None))
         return out
 
     def info(self, session: Mapping[str, Any]) -> SessionInfo:
@@ -353,12 +410,20 @@ class SessionFiles:
     # -- the annotations that follow it
     def list(self, *, channel: str | None = None, status: str | None = None) -> list[SessionInfo]:
         """Sessions (of ``channel`` / with ``status`` if given), newest first."""
-        rows = [
-            self.info(s)
-            for s in self.all()
-            if (channel is None or s["channel"] == channel)
-            and (status is None or s["status"] == status)
-        ]
+        rows, queue = [], os.fspath(self.layout.short_term / "queue")
+        for row, value in self._rows():
+            if value is not None:  # no row: taken as before, which may raise
+                if (channel is None or value["channel"] == channel) and (
+                    status is None or value["status"] == status
+                ):
+                    rows.append(self.info(value))
+            elif (
+                row is not None
+                and (channel is None or row.channel == channel)
+                and (status is None or row.status == status)
+            ):
+                pending = os.path.exists(os.path.join(queue, f"{row.id}.json"))  # ``queue_path``
+                rows.append(replace(row, summary_pending=pending))
         return sorted(rows, key=lambda r: (r.started_at, r.id), reverse=True)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from typing import Any
@@ -61,6 +62,26 @@ def test_round_trip_is_identity_and_canonical_is_a_fixed_point(value: Any) -> No
     back = codec.loads(data)
     assert back == value
     assert codec.dump_bytes(back) == data
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values)
+def test_bytes_read_again_decode_to_the_same_value_and_type(value: Any) -> None:
+    """``loads_known``: the second read of the same bytes (decoded without the checks)
+    gives what the first gave, float for float and int for int."""
+    data = codec.dump_bytes(value)
+    key = hashlib.sha256(data).hexdigest()
+    first, again = codec.loads_known(data, key), codec.loads_known(data, key)
+    assert first == again == value
+    assert codec.dump_bytes(again) == data and repr(again) == repr(first)
+
+
+def test_bytes_that_fail_a_check_fail_it_at_every_read() -> None:
+    for bad in (b'{"a": 1, "a": 2}', b'{"a": NaN}', b"<<<<<<< HEAD\n{}", b"\xef\xbb\xbf{}"):
+        key = hashlib.sha256(bad).hexdigest()
+        for _ in range(2):
+            with pytest.raises(InputError):
+                codec.loads_known(bad, key)
 
 
 # -- the strict reader -----------------------------------------------------------------------

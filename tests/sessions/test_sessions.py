@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -139,6 +140,34 @@ def test_channel_isolation(ses: Sessions) -> None:
     current_cli = ses.current()
     assert current_cli is not None and current_cli["id"] == cli_old  # paused is not current
     assert ses.current_id(start=False) == cli_old
+
+
+def test_a_listing_reads_again_only_the_session_files_that_changed(
+    ses: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing keeps each session's row while its file's stamp (change time and size,
+    ``core.stamps``) holds: a file written since, by this package or by hand, is read again;
+    the others are not read."""
+    first, second = start(ses), start(ses, goal="second")
+    time.sleep(0.15)  # past the stamps' racy window: the rows can be kept
+    assert [(r.id, r.status) for r in ses.list()] == [(second, "active"), (first, "active")]
+    reads: list[str] = []
+    read_json = ses.store.read_json
+
+    def counted(path: Path) -> Any:
+        reads.append(path.name)
+        return read_json(path)
+
+    monkeypatch.setattr(ses.store, "read_json", counted)
+    assert [r.id for r in ses.list(status="active")] == [second, first] and reads == []
+    ses.end(first, Recorder())
+    reads.clear()
+    rows = {r.id: (r.status, r.summary_pending) for r in ses.list()}
+    assert rows == {first: ("ended", False), second: ("active", False)}
+    assert reads == [ses.path(first).name]
+    text = raw(ses, second).decode().replace('"goal": "second"', '"goal": "changed by hand"')
+    ses.path(second).write_text(text, "utf-8")
+    assert [r.goal for r in ses.list(status="active")] == ["changed by hand"]
 
 
 def test_current_id_starts_a_session_only_when_asked(ses: Sessions) -> None:
