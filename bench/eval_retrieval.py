@@ -99,12 +99,16 @@ def build_memory(root: Path) -> Layout:
     store = Store(layout)
     records = json.loads((FIXTURES / "records.json").read_text())
     records += json.loads(LANGUAGES.read_text())["records"]
-    records += json.loads(UNSEEN.read_text())["records"]
+    first = len(records)
+    unseen = json.loads(UNSEEN.read_text())["records"]
     start = datetime(2025, 6, 1, tzinfo=UTC)
-    for n, spec in enumerate(records):
+    # three days apart; the unseen set's records spread over the same months, a day off
+    spread = 3 * first / max(len(unseen), 1)
+    days = [3 * n for n in range(first)] + [1 + int(spread * n) for n in range(len(unseen))]
+    for n, spec in enumerate(records + unseen):
         fields = dict(spec)
         rid, rtype, title = fields.pop("id"), fields.pop("type"), fields.pop("title")
-        created = start + timedelta(days=3 * n)
+        created = start + timedelta(days=days[n])
         record = new_long_term(rtype, rid, created, title=title, **fields)
         store.write_json(layout.record_path(rtype, rid), record)
     session = json.loads((FIXTURES / "session.json").read_text())
