@@ -8,7 +8,9 @@ was planted, and the count is printed.
   crashes.
 - A library's loans API, with ``.planning/`` committed and not: a session in the main
   checkout teaches, decides and memorizes; the next one runs in a linked worktree and
-  crashes; a session restarts at once in the main checkout, then one more in the worktree."""
+  crashes; a session restarts at once in the main checkout, then one more in the worktree;
+  then a session starts in a second repository, which gets the person's own (personal)
+  preference and none of the loans API's rules."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from claude_sessions import ClaudeCode, backdate
+from claude_sessions import ClaudeCode, backdate, pmem
 
 from planning_memory.memory import Memory
 
@@ -130,6 +132,7 @@ LOANS = (
     "10a10002-7a2b-4c3d-8e4f-5a6b7c8d9e02",
     "10a10003-7a2b-4c3d-8e4f-5a6b7c8d9e03",
     "10a10004-7a2b-4c3d-8e4f-5a6b7c8d9e04",
+    "10a10005-7a2b-4c3d-8e4f-5a6b7c8d9e05",
 )
 IN_THE_WORKTREE = {  # what the first session (main checkout) planted, at the worktree's start
     "rule: pnpm": ("Always use pnpm.", "taught"),
@@ -146,6 +149,9 @@ AT_ONCE_IN_MAIN = {  # what the crashed worktree session was doing, told to a re
 BACK_IN_THE_WORKTREE = {  # the main session's decision, and the worktree's unfinished work
     "decision (main)": ("renewals instead of new loans", "ecided"),
     "unfinished: goal": ("goal: Let's send reminder emails for overdue loans", "10a10002"),
+}
+IN_A_SECOND_REPOSITORY = {  # the person's own preference, saved as personal in the loans API
+    "personal rule": ("Prefiero funciones flecha en los handlers", "taught"),
 }
 
 
@@ -169,6 +175,8 @@ def test_a_crash_then_a_restart_at_once_across_a_linked_worktree(
     git(main, "add", "-A")
     git(main, "commit", "-q", "-m", "loans API")
     home = Path(os.environ["HOME"])
+    mine = ["save", "Prefiero funciones flecha en los handlers", "-t", "preference"]
+    subprocess.run([*pmem(), *mine, "--scope", "personal"], cwd=main, check=True)
 
     one = ClaudeCode(main, home, LOANS[0])
     one.start()
@@ -196,14 +204,28 @@ def test_a_crash_then_a_restart_at_once_across_a_linked_worktree(
 
     told_back = ClaudeCode(linked, home, LOANS[3]).start()
 
+    shelf = tmp_path / "shelf"  # another app of the same person
+    (shelf / "src").mkdir(parents=True)
+    (shelf / "src" / "shelf.ts").write_text("export const shelve = () => {};\n", "utf-8")
+    git(shelf, "init", "-q")
+    git(shelf, "add", "-A")
+    git(shelf, "commit", "-q", "-m", "shelf app")
+    Memory.init(shelf)
+    told_elsewhere = ClaudeCode(shelf, home, LOANS[4]).start()
+
     found = {name: reached(told_in_worktree, *f) for name, f in IN_THE_WORKTREE.items()}
     found |= {f"restart: {n}": reached(told_at_once, *f) for n, f in AT_ONCE_IN_MAIN.items()}
     found |= {f"back: {n}": reached(told_back, *f) for n, f in BACK_IN_THE_WORKTREE.items()}
+    found |= {
+        f"second repository: {n}": reached(told_elsewhere, *f)
+        for n, f in IN_A_SECOND_REPOSITORY.items()
+    }
     variant = ".planning/ committed" if committed else ".planning/ untracked"
     print(f"\n{variant}: facts reached {sum(found.values())} / planted {len(found)}")
     for name, ok in found.items():
         print(f"  {'reached' if ok else 'MISSED '}  {name}")
     assert all(found.values()), [name for name, ok in found.items() if not ok]
+    assert "pnpm" not in told_elsewhere and "fines" not in told_elsewhere  # the loans API's
     sessions = Memory.open(main).sessions.list()
     assert len(sessions) == 4  # one place for the sessions of both checkouts
     assert Memory.open(linked).layout.short_term == Memory.open(main).layout.short_term
