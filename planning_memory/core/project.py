@@ -29,7 +29,8 @@ from planning_memory.core.layout import project_root
 NAME_CHARS = 100  # the folder name is cut to this many characters
 PROJECT_ID_RE = re.compile(r"^[^/\\\x00-\x1f]{1,100}-[0-9a-f]{8}$")  # the schema's pattern
 ROOT_CACHE = "planning-memory.root"  # in the git directory: the first commit, once found
-GIT_TIMEOUT_S = 20.0  # finding the first commit walks the history once
+GIT_TIMEOUT_S = 10.0  # finding the first commit walks the history once
+TOO_LONG = "-"  # kept instead of a commit when git took longer: the origin URL or the path
 # set by git for its hooks: they would point ``git`` at another repository than the one read
 _GIT_PLACES = frozenset(("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"))
 _GIT_PLACES |= {"GIT_NAMESPACE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"}
@@ -105,10 +106,11 @@ def _work_tree(real: str) -> tuple[str, Path, Path] | None:
 
 def _first_commit(git_dir: Path, common: Path) -> str | None:
     """The oldest root commit of ``HEAD``: kept in ``ROOT_CACHE``, else found with git and
-    kept; None for a shallow clone, a repository with no commit yet, or when git fails."""
+    kept; None for a shallow clone, a repository with no commit yet, or when git fails. A
+    history too long to walk within ``GIT_TIMEOUT_S`` is never walked again (``TOO_LONG``)."""
     kept = _small(common / ROOT_CACHE).strip()
-    if _SHA.match(kept):
-        return kept
+    if _SHA.match(kept) or kept == TOO_LONG:
+        return kept if kept != TOO_LONG else None
     if os.path.lexists(common / "shallow") or not _born(git_dir, common):
         return None
     env = {k: v for k, v in os.environ.items() if k not in _GIT_PLACES} | {"LC_ALL": "C"}
@@ -121,6 +123,9 @@ def _first_commit(git_dir: Path, common: Path) -> str | None:
             env=env,
             check=False,
         )
+    except subprocess.TimeoutExpired:
+        _keep(common / ROOT_CACHE, TOO_LONG + "\n")
+        return None
     except (OSError, subprocess.SubprocessError):
         return None
     roots = sorted(tuple(line.split()) for line in done.stdout.splitlines() if " " in line)

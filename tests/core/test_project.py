@@ -139,3 +139,14 @@ def test_a_hostile_kept_commit_is_never_read_as_one(tmp_path: Path) -> None:
     assert project_id(repo) == made
     kept.write_text("not a commit\n", "utf-8")
     assert project_id(repo) == made
+
+
+def test_a_history_too_long_to_walk_is_walked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _committed(tmp_path / "shop")
+    monkeypatch.setattr("planning_memory.core.project.GIT_TIMEOUT_S", 1e-6)
+    assert project_id(repo) == legacy_id(repo)  # no remote: the path's id, and it stays
+    assert (repo / ".git" / ROOT_CACHE).read_text("utf-8") == "-\n"
+    monkeypatch.setenv("PATH", "")
+    assert project_id(repo) == legacy_id(repo)
