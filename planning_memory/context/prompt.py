@@ -9,7 +9,8 @@ At most ``limit`` items (the config's ``agents.recallLimit``, 8 by default) with
 - the saved memories the prompt matches best: at least two of its words (its only one for a
   one-word prompt), never only generic words ("add", "fix"), or, with the index's vectors,
   one close in meaning (a search hit only the vectors found, in other words or another
-  language).
+  language). A word counts in either language (``search.translations``: "salida" is
+  "output"), so a Spanish prompt shares words with an English memory, index or not.
 
 Without an index (none built yet: a fresh clone's first prompt) the records the caller
 passes are matched word by word instead: a hook never builds an index. Pure apart from the
@@ -33,6 +34,7 @@ from planning_memory.search import (
     query_terms,
     record_doc,
     related_words,
+    translations,
 )
 from planning_memory.search import search as search_index
 
@@ -90,6 +92,16 @@ def _hits(term: str, words: set[str]) -> bool:
     return len(term) > 4 and any(w.startswith(stem) for w in words)
 
 
+def _shared(terms: Sequence[str], words: set[str]) -> list[str]:
+    """The prompt's ``terms`` a memory's ``words`` hold, as they are or in the other language
+    (a generic word's translation does not count)."""
+    return [
+        t
+        for t in terms
+        if _hits(t, words) or any(_hits(w, words) for w in translations([t]) if w not in GENERIC)
+    ]
+
+
 def _words(row: Row) -> set[str]:
     d = row.doc
     return set(_WORD_RE.findall(f"{d.title}\n{d.body}\n{' '.join(d.tags)}".lower()))
@@ -125,7 +137,7 @@ def _matching_items(
     items: list[Item] = []
     for hit in hits:
         row = Row(hit_doc(hit), hit.bm25, hit.access_count, "")
-        shared = [t for t in terms if _hits(t, _words(row))]
+        shared = _shared(terms, _words(row))
         if len(shared) >= min(2, len(terms)):
             items.append(record_item(row, 2, len(items), f"matches {', '.join(shared[:4])}"))
         elif hit.match == "vector":
@@ -137,7 +149,7 @@ def _word_matches(rows: Sequence[Row], terms: Sequence[str]) -> list[Item]:
     """Records sharing at least two of the prompt's words (its only one), most first."""
     scored = []
     for row in rows:
-        shared = [t for t in terms if _hits(t, _words(row))]
+        shared = _shared(terms, _words(row))
         if len(shared) >= min(2, len(terms)):
             scored.append((-len(shared), row.doc.updated_at, row.doc.key, row, shared))
     scored.sort(key=lambda s: s[:3])

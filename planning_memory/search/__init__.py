@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from planning_memory.search.ranking import search as search
     from planning_memory.search.recent import recent as recent_queries
     from planning_memory.search.recent import remember as remember_query
+    from planning_memory.search.glossary import translations as translations
     from planning_memory.search.related import related_words as related_words
     from planning_memory.search.rows import Row as Row
     from planning_memory.search.semantic import chosen as chosen_embedder
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
         "session_files",
         "sync_from_files",
         "timeline",
+        "translations",
     ]
 else:
     __getattr__, __dir__, __all__ = exports(
@@ -118,5 +120,6 @@ else:
             "session_files": "documents",
             "sync_from_files": "upkeep:sync",
             "timeline": "chronology",
+            "translations": "glossary",
         },
     )

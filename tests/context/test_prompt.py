@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from planning_memory.context.prompt import RECALL_BUDGET, RECALL_ITEMS, related_words
+from planning_memory.context.prompt import RECALL_BUDGET, RECALL_ITEMS
 from planning_memory.memory import Memory
-from planning_memory.search import index_path
+from planning_memory.search import index_path, related_words
 from planning_memory.search.chunks import estimate_tokens
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
@@ -94,3 +94,19 @@ def test_related_words_widen_by_group() -> None:
     widened = related_words(["dependency", "lodash"])
     assert widened["pnpm"] == "dependency" and widened["npm"] == "dependency"
     assert "lodash" not in widened and related_words(["secrets"])["env"] == "secrets"
+
+
+def test_a_spanish_prompt_recalls_an_english_memory_index_or_not(mem: Memory) -> None:
+    """Words count in either language (search.translations): "salida" is "output"."""
+    mem.save(
+        "Echo instead of print",
+        "pattern",
+        description="Commands send their output through click.echo, never print().",
+    )
+    echo = next(r["id"] for r in mem.records("pattern") if r["title"] == "Echo instead of print")
+    prompt = "¿cómo escriben la salida los comandos?"
+    assert ids(mem.recall(prompt).text) == [echo]  # no index: the records word by word
+    mem.reindex()
+    found = mem.recall(prompt)
+    assert ids(found.text) == [echo] and "matches salida, comandos" in found.text
+    assert mem.recall("¿qué hora es?").text == ""  # "hora" is "time": nothing shares it
