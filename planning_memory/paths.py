@@ -53,6 +53,16 @@ def read_regular(path: Path | str, max_bytes: int = codec.MAX_BYTES) -> bytes | 
     return b"".join(chunks)
 
 
+def regular_size(path: Path | str) -> int | None:
+    """The size of the regular file ``path``, None when there is none or it is another kind
+    of file (``read_regular`` then says what is wrong with it)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
 # -- staying inside the tree: the one check for every path opened under it ---------------------
 def inside_tree(tree: Path | str, path: Path | str) -> Path:
     """``path`` if it lies in the memory tree ``tree`` and nothing on the way leads out.

@@ -55,7 +55,7 @@ from planning_memory.longterm.lookups import (
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
 WRITTEN_KEPT = 8192  # records written in a batch kept for ``load`` (the latest)
@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_folder ON entries(folder);
 CREATE INDEX IF NOT EXISTS entries_racy ON entries(folder, ctime) WHERE ctime < 0;
+CREATE INDEX IF NOT EXISTS entries_broken ON entries(folder) WHERE digest = '';
 CREATE INDEX IF NOT EXISTS entries_gen ON entries(gen);
 CREATE TABLE IF NOT EXISTS gone (file TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS entries_topic ON entries(type, topic) WHERE topic IS NOT NULL;
@@ -279,9 +280,9 @@ class Catalog(Lookups):
         stamp = self._stamp(folder)
         if not force and stamp == self._stored_stamp(folder):
             racy = self.conn.execute(  # stamps trusted by now; broken files, to warn again
-                "SELECT file FROM entries WHERE folder = ? AND (ctime < 0 AND ctime > ? "
-                "OR digest = '')",
-                (folder, stamps.RACY_NS - time.time_ns()),
+                "SELECT file FROM entries WHERE folder = ? AND ctime < 0 AND ctime > ? UNION "
+                "SELECT file FROM entries WHERE folder = ? AND digest = ''",  # two small indexes
+                (folder, stamps.RACY_NS - time.time_ns(), folder),
             ).fetchall()
             if racy:
                 with self._write():

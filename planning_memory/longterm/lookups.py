@@ -110,7 +110,7 @@ class Lookups:
         found = self.conn.execute(
             "SELECT file, ctime, size, digest, coalesce(id, ''), coalesce(type, ''), "
             "coalesce(live, 0) AND digest != '', coalesce(shown, 0) FROM entries "
-            "WHERE gen > ? ORDER BY file",  # every row has a generation >= 0
+            "WHERE gen > ? ORDER BY +file",  # every row has a generation >= 0; by entries_gen
             (since,),
         ).fetchall()
         if since < 0:

@@ -31,8 +31,10 @@ import sys
 import threading
 import time
 import unicodedata
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
+from itertools import compress, pairwise
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,7 +43,7 @@ from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.longterm import Catalog, load_record, read_preferences
 from planning_memory.store import Store
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
-from planning_memory.views.fileformat import digests_hash
+from planning_memory.views.fileformat import digests_hash, pair_text, pairs_hash
 from planning_memory.views.table import Row, Table
 
 MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' length (digest, keys)
@@ -125,6 +127,9 @@ class RenderCache:
     ) -> None:
         self.layout, self.store, self.makers = layout, store, makers
         self.known: dict[str, Known] = {}
+        self._wrote: dict[str, bytes] = {}  # rendered file -> the bytes this process wrote to it
+        self._order: dict[str, _Order] = {}  # memo -> its items in the view's order
+        self._digests: list[str] = []  # of the items the last ``items`` gave, in order
         self.hashes: dict[str, list[str]] = {}  # "<memo> <template digest>" -> [inputs, hash]
         self.preferences = Row(0, -1, record_digest({}), "", "preferences", True, True)
         self.catalog = Catalog.of(layout, store)
@@ -242,11 +247,11 @@ class RenderCache:
         """The rows the view of ``memo`` is rendered from, in the order the records are read:
         every record of its type (soft-deleted too), or for CLAUDE.md every one it shows."""
         if self._groups is None:
-            types, shown = self.table.type, self.table.shown
+            types, every = self.table.type, range(len(self.table.files))
             self._groups = {
-                "patterns": [i for i, kind in enumerate(types) if kind == "pattern"],
-                "mistakes": [i for i, kind in enumerate(types) if kind == "mistake"],
-                "claude": [i for i, yes in enumerate(shown) if yes],
+                "patterns": list(compress(every, map("pattern".__eq__, types))),
+                "mistakes": list(compress(every, map("mistake".__eq__, types))),
+                "claude": list(compress(every, self.table.shown)),
             }
         return self._groups[memo]
 
@@ -276,13 +281,22 @@ class RenderCache:
             ids, digests = self.table.id, self.table.digest
             rows = self._group(memo)
             if memo == "claude":
-                live = self.table.live
                 both = [*self._group("patterns"), *self._group("mistakes")]
-                rows = sorted({*rows, *(i for i in both if live[i])})
-            pairs = [(ids[i], digests[i]) for i in rows]
-            if memo == "claude":
-                pairs.append(("", self.preferences.digest))
-            kept = self.hashes[key] = [inputs, digests_hash(pairs, template)]
+                rows = sorted({*rows, *compress(both, map(self.table.live.__getitem__, both))})
+            order = sorted(rows, key=ids.__getitem__)  # the table's order: mostly sorted
+            if len(set(map(ids.__getitem__, order))) == len(order):  # then by id alone
+                pairs = "".join(map(self.table.pairs.__getitem__, order))
+                if memo == "claude":
+                    pairs = pair_text("", self.preferences.digest) + pairs
+                found = pairs_hash(pairs, template)
+            else:  # an id in two files: ordered by digest too
+                each = list(
+                    zip(map(ids.__getitem__, rows), map(digests.__getitem__, rows), strict=True)
+                )
+                if memo == "claude":
+                    each.append(("", self.preferences.digest))
+                found = digests_hash(each, template)
+            kept = self.hashes[key] = [inputs, found]
             self._dirty.add("index")
         return kept[1]
 
@@ -307,16 +321,17 @@ class RenderCache:
             ) from None
 
     def _items(self, memo: str) -> list[Any]:
-        table = self.table
-        rows = [i for i in self._group(memo) if table.live[i]]
+        table = self.table  # row by row in C (map, compress): a view may have 10k items
+        group = self._group(memo)
+        rows = list(compress(group, map(table.live.__getitem__, group)))
+        digests = list(map(table.digest.__getitem__, rows))
         kept, made = self._memo(memo), self._made[memo]
-        fresh: dict[str, list[Any]] = {}
-        for i in rows:
-            digest = table.digest[i]
-            got = kept.get(digest) or made.get(digest)
+        fresh = {d: kept[d] for d in digests if d in kept}
+        for digest in set(digests).difference(fresh):
+            got = made.get(digest)
             if got is None:
-                got = list(self.makers[memo](self._record(table.files[i], digest)))
-                made[digest] = got
+                file = table.files[rows[digests.index(digest)]]
+                got = made[digest] = list(self.makers[memo](self._record(file, digest)))
             fresh[digest] = got
         if fresh.keys() != kept.keys():
             unclean = self._unclean[memo] & fresh.keys()
@@ -325,7 +340,16 @@ class RenderCache:
             self._memos[memo], self._unclean[memo] = fresh, unclean
             self._changes.setdefault(memo, set()).update(fresh.keys() ^ kept.keys())
             self._dirty.add(memo)
-        return [fresh[table.digest[i]] for i in rows]
+        self._digests = digests
+        return list(map(fresh.__getitem__, digests))
+
+    def in_order(self, memo: str) -> list[Any]:
+        """``items(memo)`` of a view in its order: by sort key, the records' read order among
+        equal keys (``render.assemble_view``). Kept in this process, and when few items
+        changed since, patched: sorting 10k keys costs more than the rest of a save."""
+        items = self.items(memo)
+        self._order[memo] = found = _in_order(items, self._digests, self._order.get(memo))
+        return found.items
 
     def clean(self, memo: str) -> bool:
         """True when redaction changes none of the items ``items(memo)`` gave (so it changes
@@ -350,22 +374,27 @@ class RenderCache:
             data = self.store.read_bytes(path, max_bytes=_MAX_BYTES)
         except PlanningMemoryError:
             return None
-        if hashlib.sha256(data).hexdigest() != known.digest:
+        wrote = self._wrote.get(name)  # what this process wrote there: compared, not hashed
+        if data != wrote if wrote is not None else hashlib.sha256(data).hexdigest() != known.digest:
             return None
         if ctime:  # trusted now: the next run needs only the stat
             self.known[name] = known._replace(ctime=ctime)
             self._dirty.add("index")
         return known.inputs
 
-    def remember(self, name: str, path: Path, inputs: str, text: str, data: bytes) -> None:
+    def remember(
+        self, name: str, path: Path, inputs: str, text: str, data: bytes, *, same: bool = False
+    ) -> None:
         """``data`` is now in rendered file ``name``; it is the render from ``inputs`` when it
-        is ``text`` (redaction changed nothing)."""
-        if data != text.encode("utf-8"):
+        is ``text`` (redaction changed nothing; ``same``: the caller knows it is)."""
+        self._wrote.pop(name, None)
+        if not same and data != text.encode("utf-8"):
             if self.known.pop(name, None) is not None:
                 self._dirty.add("index")
             return
         ctime, size = _stat(path, time.time_ns())
         known = Known(inputs, ctime, size, hashlib.sha256(data).hexdigest())
+        self._wrote[name] = data
         if self.known.get(name) != known:
             self.known[name] = known
             self._dirty.add("index")
@@ -373,6 +402,52 @@ class RenderCache:
 
 _KEPT: OrderedDict[tuple[str, int, int], RenderCache] = OrderedDict()  # (folder, pid, thread)
 _KEPT_MAX = 4
+
+
+class _Order(NamedTuple):
+    """A view's items in its order, with each one's record digest and sort key."""
+
+    digests: list[str]
+    keys: list[Any]
+    items: list[Any]
+    ties: bool  # two items have equal keys: their order is the read order, so sorted anew
+
+
+_PATCHED = 64  # past this many items in or out, a view's order is sorted anew
+
+
+def _in_order(items: list[Any], digests: list[str], kept: _Order | None) -> _Order:
+    """``items`` (with their ``digests``, in the records' read order) in the view's order:
+    ``kept`` patched (items out removed, items in inserted by key), else sorted anew."""
+    now = set(digests)
+    if kept is not None and not kept.ties and len(now) == len(digests):
+        before = set(kept.digests)
+        out, new = before - now, now - before
+        if len(out) + len(new) <= _PATCHED:
+            order = _Order(list(kept.digests), list(kept.keys), list(kept.items), False)
+            for digest in out:
+                i = order.digests.index(digest)
+                del order.digests[i], order.keys[i], order.items[i]
+            for digest in sorted(new):
+                item = items[digests.index(digest)]
+                i = bisect_right(order.keys, item[0])
+                if (i and order.keys[i - 1] == item[0]) or (
+                    i < len(order.keys) and order.keys[i] == item[0]
+                ):
+                    break  # a tie: the read order decides, as a sort would
+                order.digests.insert(i, digest)
+                order.keys.insert(i, item[0])
+                order.items.insert(i, item)
+            else:
+                return order
+    pairs = sorted(zip(items, digests, strict=True), key=_key)
+    keys = [item[0] for item, _ in pairs]
+    ties = any(a == b for a, b in pairwise(keys))
+    return _Order([d for _, d in pairs], keys, [item for item, _ in pairs], ties)
+
+
+def _key(pair: tuple[Any, str]) -> Any:
+    return pair[0][0]
 
 
 class _Moved(Exception):

@@ -136,7 +136,16 @@ def digests_hash(digests: Iterable[tuple[str, str]], *extra: str) -> str:
     """``sha256:<hex>`` of ``(record id, record_digest)`` pairs (in any order) and ``extra``
     strings (the template): a rendered file's ``source-hash``. Built from one digest per
     record, so a cache of the digests gives the same value as the records themselves."""
-    pairs = "".join([f"{len(i)}:{i}{d}" for i, d in sorted(digests)])  # length-prefixed ids
+    return pairs_hash("".join([pair_text(i, d) for i, d in sorted(digests)]), *extra)
+
+
+def pair_text(record_id: str, digest: str) -> str:
+    """What one record gives a source hash: its id, length-prefixed, and its digest."""
+    return f"{len(record_id)}:{record_id}{digest}"
+
+
+def pairs_hash(pairs: str, *extra: str) -> str:
+    """``digests_hash`` from its pairs' texts joined in order (of id, then digest)."""
     texts = "".join(f"\n{len(text)}:{text}" for text in extra)
     data = f"{SOURCE_HASH_VERSION}\n{pairs}{texts}".encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -168,13 +177,19 @@ def header_view(text: str) -> str | None:
     return match["view"] if match else None
 
 
-def body_hash(text: str) -> str:
+def body_hash(text: str, *, quiet: bool = False) -> str:
     """``sha256:<hex>`` of the text below the header line, ignoring editor noise: a BOM, CRLF,
-    trailing spaces and tabs on a line, and blank lines at the end."""
-    if not _noisy(text):  # what a render writes: only blank lines at the end to ignore
-        first, _, rest = text.partition("\n")
-        body = (rest if HEADER_RE.match(first) else text).rstrip("\n")
-        return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    trailing spaces and tabs on a line, and blank lines at the end. ``quiet``: the caller
+    vouches that ``text`` holds no such noise but the blank lines at its end (a render)."""
+    if quiet or not _noisy(text):  # what a render writes: only blank lines at the end to ignore
+        data = text.encode("utf-8", "surrogatepass")  # sliced, not copied: views are megabytes
+        cut = data.find(b"\n")
+        first = data if cut < 0 else data[:cut]
+        start = (len(data) if cut < 0 else cut + 1) if HEADER_RE.match(first.decode()) else 0
+        end = len(data)
+        while end > start and data[end - 1] == 0x0A:
+            end -= 1
+        return "sha256:" + hashlib.sha256(memoryview(data)[start:end]).hexdigest()
     lines = normalize_newlines(text).split("\n")
     if lines and HEADER_RE.match(lines[0]):
         lines = lines[1:]
@@ -196,12 +211,16 @@ def _noisy(text: str) -> bool:
     )
 
 
-def header_line(view: str, source_hash: str, body: str, *, comment: bool = True) -> str:
+def header_line(
+    view: str, source_hash: str, body: str, *, comment: bool = True, quiet: bool = False
+) -> str:
     """The first line of a rendered file: an HTML comment for patterns.md / mistakes.md, a
-    visible quote line (``comment=False``) for CLAUDE.md, where comments are not allowed."""
+    visible quote line (``comment=False``) for CLAUDE.md, where comments are not allowed.
+    ``quiet``: as for ``body_hash``."""
     if not HASH_RE.match(source_hash):
         raise ValueError(f"source_hash must look like sha256:<64 hex>, got {source_hash!r}")
-    text = f"planning-memory view={view} source-hash={source_hash} body-hash={body_hash(body)}"
+    hashed = body_hash(body, quiet=quiet)
+    text = f"planning-memory view={view} source-hash={source_hash} body-hash={hashed}"
     if comment:
         return f"<!-- {text} -->"
     return f"> {text} (generated: edit the memory, not this file)"

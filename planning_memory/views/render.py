@@ -11,6 +11,7 @@ record (``fileformat.source_hash``). No file I/O. CLAUDE.md is rendered by ``cla
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from planning_memory.views.fileformat import (
     MARKER_HINT_RE,
     VIEW_FILES,
     Kind,
+    body_hash,
     display_text,
     editable_fields,
     fill_template,
@@ -202,15 +204,35 @@ def frame(template: str, **values: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", body).strip("\n") + "\n"
 
 
-def assemble_view(items: Iterable[Item], kind: Kind, template: str, *, source_hash: str) -> str:
+def assemble_view(
+    items: Iterable[Item], kind: Kind, template: str, *, source_hash: str, ordered: bool = False
+) -> str:
     """The view of these items (in the order the records were read; a stable sort by key puts
-    them in the view's order): the same bytes whether each item is fresh or was kept."""
+    them in the view's order; ``ordered``: they are in it already): the same bytes whether
+    each item is fresh or was kept."""
     _check_items_last(template)
-    ordered = sorted(items, key=lambda item: item[0])
-    text = "\n".join(item[1] for item in ordered)
+    ordered_items = list(items) if ordered else sorted(items, key=_first)
+    texts = [item[1] for item in ordered_items]
     head = view_head(template)
-    body = (head + "\n\n" + text).rstrip("\n") + "\n" if text else head + "\n"
-    return header_line(VIEW_FILES[kind], source_hash, body) + "\n" + body
+    if texts and texts[-1].strip("\n"):  # an item ends with a line of text: strip only the last
+        texts[-1] = texts[-1].rstrip("\n")
+        body = "".join((head, "\n\n", "\n".join(texts), "\n"))
+    else:
+        text = "\n".join(texts)
+        body = (head + "\n\n" + text).rstrip("\n") + "\n" if text else head + "\n"
+    # an item never holds editor noise (a value that would is written as a JSON literal)
+    header = header_line(VIEW_FILES[kind], source_hash, body, quiet=_quiet(head))
+    return header + "\n" + body
+
+
+def _first(item: Item) -> list[Any]:
+    return item[0]
+
+
+@functools.cache
+def _quiet(head: str) -> bool:
+    """True when ``head`` (a template's text) holds no editor noise for ``body_hash``."""
+    return body_hash(head) == body_hash(head, quiet=True)
 
 
 def view_head(template: str) -> str:

@@ -63,23 +63,20 @@ class ViewState:
     name: str
     path: Path
     state: str
-    texts: Callable[[], tuple[str, str | None]] = field(repr=False)
+    fresh_of: Callable[[], str] = field(repr=False)
+    on_disk_of: Callable[[], str | None] = field(repr=False)
 
     @classmethod
     def of(cls, name: str, path: Path, state: str, fresh: str, on_disk: str | None) -> ViewState:
-        return cls(name, path, state, lambda: (fresh, on_disk))
+        return cls(name, path, state, lambda: fresh, lambda: on_disk)
 
     @functools.cached_property
-    def _texts(self) -> tuple[str, str | None]:
-        return self.texts()
-
-    @property
     def fresh(self) -> str:
-        return self._texts[0]
+        return self.fresh_of()
 
-    @property
-    def on_disk(self) -> str | None:
-        return self._texts[1]
+    @functools.cached_property
+    def on_disk(self) -> str | None:  # read only when asked: a view may be megabytes
+        return self.on_disk_of()
 
     def diff(self, rel: str) -> str:
         """Both sides: the render from JSON vs the file on disk, as a unified diff."""
@@ -171,8 +168,9 @@ class Views:
                 source_hash=self.source_hash(name),
             )
         kind = KINDS[name]
-        items = self.cache.items(kind)
-        return render.assemble_view(items, kind, template, source_hash=self.source_hash(name))
+        items = self.cache.in_order(kind)
+        source = self.source_hash(name)
+        return render.assemble_view(items, kind, template, source_hash=source, ordered=True)
 
     # -- states ------------------------------------------------------------------------------
     def path(self, name: str) -> Path:
@@ -205,13 +203,14 @@ class Views:
         path = self.path(name)
         rendered_from = self.cache.untouched(name, path)  # a render nobody edited since
         if rendered_from == self.inputs(name):
-            return ViewState(name, path, "current", lambda: self._both(path))
+            text = functools.cache(lambda: self.read(path) or "")
+            return ViewState(name, path, "current", text, text)
         fresh = self.text(name)
         if rendered_from is not None:  # only its JSON moved on
-            return ViewState(name, path, "stale", lambda: (fresh, self.read(path)))
+            return ViewState(name, path, "stale", lambda: fresh, lambda: self.read(path))
         found = self.state(name, fresh, self.read(path), legacy=legacy)
         if found.state == "current":
-            self.remember(found, fresh.encode("utf-8"))
+            self.remember(found, fresh.encode("utf-8"), same=True)
         return found
 
     def redacted(self, state: ViewState) -> str:
@@ -226,14 +225,11 @@ class Views:
                 return fresh
         return privacy.redact(fresh)
 
-    def _both(self, path: Path) -> tuple[str, str | None]:
-        text = self.read(path) or ""
-        return text, text
-
-    def remember(self, state: ViewState, data: bytes) -> None:
-        """Rendered file ``state.name`` now holds ``data``."""
+    def remember(self, state: ViewState, data: bytes, *, same: bool = False) -> None:
+        """Rendered file ``state.name`` now holds ``data`` (``same``: ``state.fresh`` encoded)."""
         if state.name in NAMES and state.path == self.path(state.name):
-            self.cache.remember(state.name, state.path, self.inputs(state.name), state.fresh, data)
+            inputs = self.inputs(state.name)
+            self.cache.remember(state.name, state.path, inputs, state.fresh, data, same=same)
 
     def state(
         self, name: str, fresh: str, on_disk: str | None, *, legacy: bool = False

@@ -3,7 +3,9 @@
 A ``Table`` lists the record files in folder order, then by name (``longterm.Catalog.rows``),
 with each one's stamp (ctime and size; ctime 0 when it was too recent to trust), content
 digest, id, type, and whether it is live and shown in CLAUDE.md. Columns of plain values
-rather than an object per file, so 10k files allocate little. No file I/O of its own.
+rather than an object per file, so 10k files allocate little; a column of what each gives a
+source hash (``fileformat.pair_text``), worked out only for the rows that change. No file I/O
+of its own.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+from planning_memory.views.fileformat import pair_text
 
 
 class Row(NamedTuple):
@@ -36,17 +40,20 @@ class Table:
     type: list[str]
     live: list[bool]
     shown: list[bool]
+    pairs: list[str]  # fileformat.pair_text of each id and digest: a source hash's input
 
     @classmethod
     def empty(cls) -> Table:
-        return cls([], [], [], [], [], [], [], [])
+        return cls([], [], [], [], [], [], [], [], [])
 
     @classmethod
     def of(cls, rows: Sequence[Sequence[Any]]) -> Table:
         """The table of ``rows``: (file, *the fields of a ``Row``) each."""
         if not rows:
             return cls.empty()
-        return cls(*(list(column) for column in zip(*rows, strict=True)))
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        columns.append(list(map(pair_text, columns[4], columns[3])))
+        return cls(*columns)
 
     def patched(self, rows: Sequence[Sequence[Any]], gone: Sequence[str]) -> Table:
         """This table with ``rows`` set (added or replaced, by file) and the files ``gone``
@@ -60,12 +67,13 @@ class Table:
                 for column in columns:
                     del column[i]
         for row in rows:
+            values = (*row, pair_text(row[4], row[3]))
             i = bisect_left(files, row[0])
             if i < len(files) and files[i] == row[0]:
-                for column, value in zip(columns, row, strict=True):
+                for column, value in zip(columns, values, strict=True):
                     column[i] = value
             else:
-                for column, value in zip(columns, row, strict=True):
+                for column, value in zip(columns, values, strict=True):
                     column.insert(i, value)
         return new
 
@@ -79,6 +87,7 @@ class Table:
             self.type,
             self.live,
             self.shown,
+            self.pairs,
         )
 
     def row(self, i: int) -> Row:

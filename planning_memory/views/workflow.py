@@ -183,12 +183,13 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
         _keep_base(views, state)
         return
     if state.path.parent == views.layout.planning:
-        data = views.redacted(state).encode("utf-8")  # what Store.write_text writes
+        text = views.redacted(state)
+        data = text.encode("utf-8")  # what Store.write_text writes
         changed = views.store.write_bytes(state.path, data)
         if state.name != "CLAUDE.md":  # derived, and checked by its header before use: no fsync
             with contextlib.suppress(StorageError):
                 views.store.write_bytes(base_path(views.layout, state.name), data, durable=False)
-        views.remember(state, data)
+        views.remember(state, data, same=text is state.fresh)
     else:
         changed = views.store.write_repo_file(state.path, state.fresh)
     if changed:

@@ -418,3 +418,19 @@ def test_a_record_edited_in_place_is_never_stale_silently(mem: Memory) -> None:
     assert "W" * len(words[1]) in mem.layout.patterns_md.read_text("utf-8")
     assert "Z" * len(words[0]) in mem.layout.mistakes_md.read_text("utf-8")
     assert on_disk(mem) == full_render(mem) and mem.render_check() == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 40)), max_size=30), max_size=6)
+)
+def test_a_kept_order_patched_is_the_order_a_sort_gives(steps: list[list[tuple[int, int]]]) -> None:
+    """Each step is a view's items in read order (key, content): patching the order kept from
+    the step before gives the stable sort by key, ties (equal keys) included."""
+    kept = None
+    for step in steps:
+        items = [([key, f"k{key}"], f"item {key} {n}") for key, n in dict.fromkeys(step)]
+        digests = [text for _, text in items]
+        kept = cache._in_order(items, digests, kept)
+        assert kept.items == sorted(items, key=lambda item: item[0])
+        assert kept.digests == [text for _, text in kept.items]

@@ -202,6 +202,7 @@ def test_render_is_byte_stable_and_order_free(
     assert _render(kind, shuffled) == first
     assert _render(kind, records) == first
     assert not re.search(r"[ \t]$", first, re.MULTILINE), "no trailing whitespace is rendered"
+    assert "\r" not in first and "\ufeff" not in first  # items are quiet (``assemble_view``)
     assert first.endswith("\n") and not first.endswith("\n\n")
 
 
