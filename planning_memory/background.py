@@ -57,13 +57,17 @@ def default_signals() -> None:
 
 
 def next_request(umask: int) -> None:
-    """In the pmem server, before each answer: write with the caller's ``umask``, and keep no
-    file of a memory tree open from the last answer (its repository may be gone)."""
-    from planning_memory import longterm  # here: the server has it loaded, a hook does not
+    """In the pmem server, before each answer: write with the caller's ``umask``, keep no
+    catalog open from the last answer, and of the search indexes kept open between answers
+    (``search.hold_open``: a close would checkpoint and sync one each time) none whose file
+    is gone (its repository may be)."""
+    from planning_memory import longterm, search  # here: the server has them, a hook does not
     from planning_memory.store import use_umask
 
     use_umask(umask)
     longterm.close_catalogs()
+    search.hold_open()
+    search.release_gone()
 
 
 def _run(module: str, *args: str) -> None:

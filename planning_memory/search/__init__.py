@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from planning_memory.search.chunks import estimate_tokens as estimate_tokens
     from planning_memory.search.database import Filters as Filters
     from planning_memory.search.database import Index as Index
+    from planning_memory.search.database import hold_open as hold_open
     from planning_memory.search.database import index_path as index_path
+    from planning_memory.search.database import release_gone as release_gone
     from planning_memory.search.documents import SOURCES as SOURCES
     from planning_memory.search.documents import Doc as Doc
     from planning_memory.search.documents import read_session as read_session
     from planning_memory.search.documents import record_doc as record_doc
     from planning_memory.search.documents import session_files as session_files
+    from planning_memory.search.glossary import translations as translations
     from planning_memory.search.ranking import Hit as Hit
     from planning_memory.search.ranking import check_sources as check_sources
     from planning_memory.search.ranking import embed_soon as embed_soon
@@ -32,7 +35,6 @@ if TYPE_CHECKING:
     from planning_memory.search.ranking import search as search
     from planning_memory.search.recent import recent as recent_queries
     from planning_memory.search.recent import remember as remember_query
-    from planning_memory.search.glossary import translations as translations
     from planning_memory.search.related import related_words as related_words
     from planning_memory.search.rows import Row as Row
     from planning_memory.search.semantic import chosen as chosen_embedder
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
         "ensure_memories",
         "ensure_ready",
         "estimate_tokens",
+        "hold_open",
         "index_files",
         "index_path",
         "load_embedder",
@@ -75,6 +78,7 @@ if TYPE_CHECKING:
         "record_doc",
         "reindex_codebase",
         "related_words",
+        "release_gone",
         "remember_query",
         "search",
         "semantic_wanted",
@@ -102,6 +106,7 @@ else:
             "ensure_memories": "upkeep",
             "ensure_ready": "upkeep",
             "estimate_tokens": "chunks",
+            "hold_open": "database",
             "index_files": "upkeep",
             "index_path": "database",
             "chosen_embedder": "semantic:chosen",
@@ -111,6 +116,7 @@ else:
             "read_session": "documents",
             "rebuild": "upkeep",
             "recent_queries": "recent:recent",
+            "release_gone": "database",
             "record_doc": "documents",
             "reindex_codebase": "upkeep",
             "related_words": "related",

@@ -101,6 +101,51 @@ _DROP = (
 )
 
 
+# A resident process (the hook server, ``hold_open``) keeps one idle connection to each index
+# it opened: closing a handle is then never the file's last close, which checkpoints the WAL
+# into the database and syncs both (6-16 ms a hook). ``release_gone`` lets go of those whose
+# file is gone or was replaced (a repository removed, an index deleted).
+_HELD: dict[str, tuple[tuple[int, int], sqlite3.Connection]] = {}
+_HOLDING: list[bool] = [False]
+HELD_MAX = 8
+
+
+def hold_open(on: bool = True) -> None:
+    """From now on keep each index this process opens open between handles (``_HELD``);
+    ``on=False``: no longer, and close those held."""
+    _HOLDING[0] = on
+    while not on and _HELD:
+        _HELD.popitem()[1][1].close()
+
+
+def release_gone() -> None:
+    """Close the held connections whose index file is gone or is another file now."""
+    for path, (ident, conn) in list(_HELD.items()):
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != ident:
+            del _HELD[path]
+            conn.close()
+
+
+def _hold(path: Path, timeout: float) -> None:
+    """Keep an idle connection to ``path`` (checked, and just opened by a handle): one that
+    has read once holds the WAL open, so the handles' closes leave it be."""
+    key = os.fspath(path)
+    st = os.stat(key)
+    known = _HELD.get(key)
+    if known is not None and known[0] == (st.st_dev, st.st_ino):
+        return
+    release_gone()
+    if len(_HELD) >= HELD_MAX:
+        _HELD.pop(next(iter(_HELD)))[1].close()
+    conn = sqlite3.connect(key, timeout=timeout, isolation_level=None)
+    conn.execute("SELECT count(*) FROM meta").fetchone()
+    _HELD[key] = ((st.st_dev, st.st_ino), conn)
+
+
 @dataclass(frozen=True)
 class Totals:
     """What BM25 needs of the whole index: how many documents, their mean length in tokens
@@ -195,6 +240,9 @@ class Index:
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 _migrate(conn)
             conn.execute("SELECT count(*) FROM meta").fetchone()
+            if _HOLDING[0]:
+                with contextlib.suppress(OSError, sqlite3.Error):  # only an optimisation
+                    _hold(path, self.timeout)
         except BaseException:
             conn.close()
             raise

@@ -23,7 +23,9 @@ from planning_memory.search.database import (
     SCHEMA_VERSION,
     Filters,
     Index,
+    hold_open,
     index_path,
+    release_gone,
 )
 from planning_memory.search.rows import split_identifiers, varints
 from planning_memory.store import Store
@@ -501,6 +503,40 @@ def test_each_list_is_read_through_its_partial_index_and_equals_a_full_scan(
             plan = " ".join(str(row[3]) for row in index.conn.execute(sql))
             assert f"docs_{name}" in plan, plan
     assert sizes == {"records": 94, "pinned": 5, "severe": 14, "taught": 10}
+
+
+def test_a_resident_process_keeps_the_index_open_until_its_file_is_gone(
+    mem: tuple[Layout, Store],
+) -> None:
+    """``hold_open``: closing a handle leaves the WAL in place (the last close would
+    checkpoint it and remove it); ``release_gone`` lets go of a file that was removed."""
+    layout, store = mem
+    add_record(layout, store, "pattern", "pat_1", description="aardvark")
+    path = index_path(layout)
+    wal = Path(f"{path}-wal")
+
+    def fds_on(file: Path) -> int:
+        links = (os.readlink(fd) for fd in Path("/proc/self/fd").iterdir() if fd.is_symlink())
+        return sum(1 for link in links if link.startswith(str(file)))
+
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+    assert not wal.exists()  # closed by its last handle: checkpointed and removed
+    hold_open()
+    try:
+        with Index.open(layout) as index:
+            index.touch(["record:pat_1"], "2026-01-10T00:00:00Z")
+        assert wal.exists() and fds_on(path) >= 1
+        with Index.open(layout) as index:  # the held connection sees what handles wrote
+            assert index.by_key("record:pat_1").access_count == 1  # type: ignore[union-attr]
+        release_gone()
+        assert fds_on(path) >= 1  # still there: kept
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink()
+        release_gone()
+        assert fds_on(path) == 0
+    finally:
+        hold_open(False)
 
 
 # -- a hostile tree: SQLite follows symlinks, so the index never opens one ------------------------
