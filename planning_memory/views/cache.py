@@ -7,8 +7,10 @@ and gitignored under ``memory/contextual/views/cache/``, written through the sto
 a base and a small delta of what changed since (``cachefile``):
 
 - ``index.json``: the stamp and digest of ``preferences.json``; the views' source hashes with
-  the catalog generations they were computed at; and for each rendered file, the stamp and
-  digest it had when it was last known to equal the render from given inputs (``Known``).
+  the catalog generations they were computed at; and for each rendered file, the stamp it
+  had when it was last known to equal the render from given inputs, with its header line
+  (which holds its body's hash) to tell its bytes by when that stamp is too recent to trust
+  (``Known``).
 - ``patterns.items``, ``mistakes.items``, ``claude.items``: what each record gives that view
   (its item, or its CLAUDE.md entry, with the sort key) under its content digest, since it
   depends on nothing else: one JSON line, then the texts separated by NUL characters (a
@@ -43,7 +45,7 @@ from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.longterm import Catalog, load_record, read_preferences
 from planning_memory.store import Store
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
-from planning_memory.views.fileformat import digests_hash, pair_text, pairs_hash
+from planning_memory.views.fileformat import HEADER_RE, digests_hash, pair_text, pairs_hash
 from planning_memory.views.table import Row, Table
 
 MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' length (digest, keys)
@@ -57,7 +59,8 @@ Makers = Mapping[str, Callable[[Record], Any]]
 
 
 class Known(NamedTuple):
-    """A rendered file known to equal the render from ``inputs``: its stat and sha256."""
+    """A rendered file known to equal the render from ``inputs``: its stat, and what tells
+    its bytes (``_digest``)."""
 
     inputs: str
     ctime: int
@@ -380,7 +383,7 @@ class RenderCache:
         except PlanningMemoryError:
             return None
         wrote = self._wrote.get(name)  # what this process wrote there: compared, not hashed
-        if data != wrote if wrote is not None else hashlib.sha256(data).hexdigest() != known.digest:
+        if data != wrote if wrote is not None else not _matches(data, known.digest):
             return None
         if ctime:  # trusted now: the next run needs only the stat
             self.known[name] = known._replace(ctime=ctime)
@@ -398,7 +401,7 @@ class RenderCache:
                 self._dirty.add("index")
             return
         ctime, size = _stat(path, time.time_ns())
-        known = Known(inputs, ctime, size, hashlib.sha256(data).hexdigest())
+        known = Known(inputs, ctime, size, _digest(text, data))
         self._wrote[name] = data
         if self.known.get(name) != known:
             self.known[name] = known
@@ -407,6 +410,27 @@ class RenderCache:
 
 _KEPT: OrderedDict[tuple[str, int, int], RenderCache] = OrderedDict()  # (folder, pid, thread)
 _KEPT_MAX = 4
+
+
+def _digest(text: str, data: bytes) -> str:
+    """What tells a rendered file's bytes ``data`` (``text`` encoded): its header line, which
+    holds the sha256 of the body below it (hashed as it was rendered, not once more), else
+    the sha256 of all of them."""
+    first = text[: text.find("\n")]
+    return first if HEADER_RE.match(first) else hashlib.sha256(data).hexdigest()
+
+
+def _matches(data: bytes, digest: str) -> bool:
+    """``data`` are the bytes ``_digest`` told: that header line, then a body ending in one
+    newline whose sha256 (without it) is the header's body hash; or bytes of that sha256."""
+    match = HEADER_RE.match(digest)
+    if match is None:
+        return hashlib.sha256(data).hexdigest() == digest
+    head = digest.encode("utf-8") + b"\n"
+    if not data.startswith(head) or not data.endswith(b"\n") or data.endswith(b"\n\n"):
+        return False
+    body = hashlib.sha256(memoryview(data)[len(head) : -1]).hexdigest()
+    return f"sha256:{body}" == match["body"]
 
 
 class _Order(NamedTuple):

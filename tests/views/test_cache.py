@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -203,6 +204,40 @@ def test_a_same_size_edit_within_the_same_tick_is_seen(mem: Memory) -> None:
     mem.refresh_views()
     assert "bbbb" in mem.layout.patterns_md.read_text("utf-8")
     assert on_disk(mem) == full_render(mem)
+
+
+def test_a_same_size_edit_of_a_view_just_written_is_seen_by_another_process(mem: Memory) -> None:
+    """A view written less than RACY_NS ago is told by its bytes: in another process (no copy
+    of what was written), by its header line and its body's hash."""
+    mem.save("Racy view", "pattern", description="aaaa")
+    path = mem.layout.patterns_md
+    text = path.read_text("utf-8")
+    path.write_text(text.replace("aaaa", "bbbb"), "utf-8")  # by hand, at once, same size
+    code = (
+        "import sys; from planning_memory.memory import Memory; "
+        "print([s.name + ' ' + s.state for s in Memory(sys.argv[1]).render_check()])"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(mem.layout.repo_root)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "patterns.md edited" in run.stdout, run
+
+
+def test_a_view_is_told_by_its_header_and_body_hash() -> None:
+    text = render.render_patterns(
+        [], load_template("patterns.md"), source_hash="sha256:" + "0" * 64
+    )
+    data = text.encode("utf-8")
+    digest = cache._digest(text, data)
+    assert digest == text.split("\n")[0] and cache._matches(data, digest)
+    assert not cache._matches(data.replace(b"Patterns", b"Pattern!"), digest)  # same size
+    assert not cache._matches(data + b"\n", digest) and not cache._matches(data[:-1], digest)
+    assert not cache._matches(b"<!-- x -->\n" + data.split(b"\n", 1)[1], digest)
+    plain = cache._digest("no header\n", b"no header\n")
+    assert cache._matches(b"no header\n", plain) and not cache._matches(b"no headeR\n", plain)
 
 
 def test_an_in_place_edit_of_an_old_record_makes_the_views_stale(mem: Memory) -> None:
