@@ -505,20 +505,18 @@ class Index:
         index: str | None = None,
     ) -> list[Row]:
         """Documents satisfying a SQL ``condition`` on ``d`` (e.g. ``d.key = ?``), the most
-        recently updated first (those of ``home`` before the others); read through ``index``
-        when given."""
+        recently updated first, and of those the records of ``home`` before the others (a
+        sort of the ``limit`` read: the read stays a walk of the index in update order);
+        read through ``index`` when given."""
         where, extra = self._filter_sql(filters)
         indexed = f" INDEXED BY {index}" if index else ""
-        away, home = "", list(self.home or ())
-        if home:
-            marks = ",".join("?" * len(home))
-            away = f"coalesce(json_extract(d.meta, '$.project'), '') NOT IN ({marks}), "
         sql = (
             f"SELECT {select_columns()}, 0.0 FROM docs d{indexed} "
             f"LEFT JOIN access a ON a.key = d.key WHERE {condition}{where} "
-            f"ORDER BY {away}d.updated_at DESC, d.key LIMIT ?"
+            "ORDER BY d.updated_at DESC, d.key LIMIT ?"
         )
-        return [read_row(r) for r in self.conn.execute(sql, [*args, *extra, *home, limit])]
+        rows = [read_row(r) for r in self.conn.execute(sql, [*args, *extra, limit])]
+        return rows if self.home is None else sorted(rows, key=lambda r: self.weight(r) < 1)
 
     def listed(self, name: str, filters: Filters, limit: int) -> list[Row]:
         """The documents of list ``name`` (``LISTS``) that pass ``filters``, the most recently
