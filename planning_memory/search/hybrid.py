@@ -8,7 +8,10 @@ list, read back through the same filters as BM25's. Each document then scores
             + RELATED_WEIGHT / (RRF_K + related_rank)
             + TRANSLATED_WEIGHT / (RRF_K + translated_rank)
 
-(a list that does not hold it adds nothing), and the fused order is the result. The third
+(a list that does not hold it adds nothing), and the fused order is the result; when no
+vector list is fused the related words weigh ``RELATED_ALONE``, as the stand-ins below, which
+keep the code a query names above memories that share its subject, exist only beside the
+vectors. The third
 list is BM25 over the words related to the query's (``related.GROUPS``) among the records,
 the fourth BM25 over the query's words in the other language (``glossary``, Spanish and
 English) among all documents; neither needs a model.
@@ -47,6 +50,7 @@ VECTOR_WEIGHT = 1.0
 VECTOR_POOL = 20  # closest documents taken from the vectors
 RELATED_POOL = 20  # documents taken for the query's related words
 RELATED_WEIGHT = 1.0  # at 0.5 a document only related words find ranks below BM25's 60th
+RELATED_ALONE = 0.5  # without vectors no stand-in keeps the place of the code a query names
 TRANSLATED_POOL = 20  # documents taken for the query's words in the other language
 TRANSLATED_WEIGHT = 1.0  # a word in the other language is the query's own word
 MIN_WORDS = 2  # a one-word query is a keyword look-up: its vector says little (BM25 alone)

@@ -302,7 +302,7 @@ def search(
         lists = (
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, near),
             (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, strong),
-            (hybrid.RELATED_WEIGHT, hybrid.RELATED, related),
+            (hybrid.RELATED_WEIGHT if near else hybrid.RELATED_ALONE, hybrid.RELATED, related),
             (hybrid.TRANSLATED_WEIGHT, hybrid.TRANSLATED, translated),
         )
         scored = hybrid.fuse(scored, *lists)
