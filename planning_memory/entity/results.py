@@ -39,6 +39,7 @@ class Types:
         self._members: dict[tuple[str, str, str], list[tuple[str, str]]] = {}  # see members
         self._results: dict[tuple[str, str], str] = {}  # see arguments
         self._bases: dict[tuple[str, str], list[tuple[str, str]]] = {}  # see members
+        self._file_sets: dict[tuple[str, str | None], set[str]] = {}  # see _files
 
     def accepts(self, definition: tuple[str, str], args: tuple[str, ...]) -> bool:
         """Whether the Java method ``definition`` (file, key) can take ``args``."""
@@ -106,18 +107,7 @@ class Types:
             graph = self.linker.graph
             family = graph.family(home)
             package, dot, type_name = kind.rpartition(".")
-            if family == "go":
-                if dot:
-                    imports = graph.files.get(home, {}).get("imports", {})
-                    folders = [
-                        t for m, t in imports.items() if t and graph.go_package(m, t) == package
-                    ]
-                else:
-                    folders = [posixpath.dirname(home) or "."]
-                files = {p for folder in folders for p in graph.package(folder, "go")}
-            else:
-                files = set(graph.visible(home))
-            self.linker.index(files)
+            files = self._files(family, home, package if family == "go" and dot else None)
             # a Java type is its class's name with its outer classes' (``Connection.Response``);
             # a Rust type may sit in an inline module (``tests.TestTime``)
             kept = kind if family == "java" else type_name
@@ -144,6 +134,26 @@ class Types:
                     found += [d for d in inherited if self._count(d) not in counts]
             self._members[memo] = found
         return found
+
+    def _files(self, family: str, home: str, package: str | None) -> set[str]:
+        """The files whose types ``home`` names: Go, those of its own package, or of the
+        package it imports as ``package``; else the files ``home`` sees (indexed, memoised:
+        a file names many types)."""
+        memo = (home, package)
+        files = self._file_sets.get(memo)
+        if files is None:
+            graph = self.linker.graph
+            if family != "go":
+                files = set(graph.visible(home))
+            elif package is not None:
+                imports = graph.files.get(home, {}).get("imports", {})
+                folders = [t for m, t in imports.items() if t and graph.go_package(m, t) == package]
+                files = {p for folder in folders for p in graph.package(folder, "go")}
+            else:
+                files = set(graph.package(posixpath.dirname(home) or ".", "go"))
+            self.linker.index(files)
+            self._file_sets[memo] = files
+        return files
 
     def bases(self, type_name: str, files: set[str]) -> list[tuple[str, str]]:
         """The bases of the Java class ``type_name`` defined in ``files``, as the file of

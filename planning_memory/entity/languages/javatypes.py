@@ -269,6 +269,11 @@ def arguments(found: Node | None, owner: Scope, names: Names) -> list[str]:
     ]
 
 
+def _count(found: Node) -> int:
+    """How many arguments the argument list ``found`` holds (their types not read)."""
+    return sum(1 for a in found.named_children if a.type not in _NOT_ARGUMENTS)
+
+
 def _argument(node: Node, owner: Scope, names: Names) -> str:
     kind = node.type
     literal = _LITERALS.get(kind)
@@ -307,7 +312,8 @@ def _made_by(node: Node, owner: Scope, names: Names) -> str:
     found = node.child_by_field_name("object")
     if found is None:  # ``f(resolveOption(name))``: what the file's methods of that name return
         return names.returns.get(name) or "_"
-    count = len(arguments(node.child_by_field_name("arguments"), owner, names))
+    listed = node.child_by_field_name("arguments")
+    count = 0 if listed is None else _count(listed)
     fixed = _ANY_OBJECT.get((name, count))
     if fixed is not None:
         return fixed
