@@ -76,10 +76,11 @@ def grammar() -> Grammar:
 def extract(source: bytes, path: str | None = None) -> FileFacts:
     """The facts of one Python module (``path`` is not used)."""
     root, caps = grammar().captures(source)
+    stubs = b"overload" in source  # else no ``def`` can be an ``@overload`` signature
     scopes = [
         Scope(n, field_text(n, "name"), "function")
         for n in caps.get("function", [])
-        if not _overload_stub(n)
+        if not (stubs and _overload_stub(n))
     ]
     classes = [Scope(n, field_text(n, "name"), "class") for n in caps.get("class", [])]
     every = nest(scopes + classes)

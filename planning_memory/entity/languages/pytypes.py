@@ -81,6 +81,8 @@ class Types:
         self.locals: dict[int, dict[str, str]] = {}
         self.attributes: dict[int, dict[str, str]] = {}
         self.members: dict[int, frozenset[str]] = {}  # a class -> the names it defines
+        self.bases: dict[int, str | None] = {}  # a class -> its first base (``_base``)
+        self.inherited: dict[tuple[int, str], str | None] = {}  # see ``_inherited``
 
     def __bool__(self) -> bool:
         return bool(self.locals or self.attributes)
@@ -173,11 +175,22 @@ def _base(cls: Scope) -> str | None:
 def _inherited(cls: Scope, name: str, types: Types) -> str | None:
     """``self.name()`` in a method of ``cls`` that neither defines nor assigns ``name``:
     ``Base.name`` for its first base, where Python's method order finds it first."""
+    memo = (id(cls), name)
+    if memo in types.inherited:
+        return types.inherited[memo]
     own = types.members.get(id(cls))
     if own is None:
         own = types.members[id(cls)] = _members(cls.node)
-    base = _base(cls) if name not in own else None
-    return f"{base}.{name}" if base else None
+    base = _base_of(cls, types) if name not in own else None
+    found = types.inherited[memo] = f"{base}.{name}" if base else None
+    return found
+
+
+def _base_of(cls: Scope, types: Types) -> str | None:
+    """``_base(cls)``, read once per class."""
+    if id(cls) not in types.bases:
+        types.bases[id(cls)] = _base(cls)
+    return types.bases[id(cls)]
 
 
 def _members(node: Node) -> frozenset[str]:
@@ -237,7 +250,7 @@ def _rewrite(call: str, owner: Scope, types: Types) -> str | None:
         return f"{kind}.{method}" if kind else None
     if head == "super()":
         cls = owner.parent if owner.parent is not None and owner.parent.kind == "class" else None
-        base = _base(cls) if cls is not None and rest.isidentifier() else None
+        base = _base_of(cls, types) if cls is not None and rest.isidentifier() else None
         return f"{base}.{rest}" if base else None
     if "." in rest or not rest.isidentifier() or not head.isidentifier():
         return None
