@@ -5,11 +5,12 @@ Three ways in, all idempotent:
 - ``rebuild`` empties the index and indexes every source (records, sessions, entity shards and,
   for a repository, its code and Markdown). It runs in one transaction: readers keep seeing the
   old index until it commits.
-- ``sync`` compares what is on disk with what the index last saw (folder mtimes, then each
-  file's mtime and size, then a content hash) and re-indexes only what changed. Search and the
-  context packer call it first, so an index left behind by ``git pull`` or a hand edit catches
-  up by itself. A stat seen less than ``RACY_NS`` after a write is not trusted (file systems
-  stamp times coarsely), so such a file is looked at again next time.
+- ``sync`` compares what is on disk with what the index last saw (folder stamps, then each
+  file's stamp, then a content hash) and re-indexes only what changed, by the one freshness
+  rule (``core.stamps``: ctime and size, a stamp too recent to trust looked at again next
+  time). Search and the context packer call it first, so an index left behind by ``git pull``
+  or a hand edit catches up by itself. (The index's ``mtime_ns`` columns hold the stamps'
+  ctimes.)
 - ``index_record`` / ``remove_record`` / ``index_session`` / ``remove_session`` /
   ``index_files`` are what a writer calls right after it wrote, so the next read is current
   without a folder scan.
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory import background, longterm
-from planning_memory.core import Layout, effective_config, timestamp
+from planning_memory.core import Layout, effective_config, stamps, timestamp
 from planning_memory.search import documents as sources
 from planning_memory.search import repo_documents as codebase
 from planning_memory.search import semantic, vectors
@@ -34,7 +35,6 @@ from planning_memory.search.database import Index
 from planning_memory.search.documents import Doc
 from planning_memory.store import Store
 
-RACY_NS = 100_000_000  # stats younger than this (0.1 s) are re-checked on the next sync
 ENTITY_PREFIX = "memory/entity/"
 CODE_PREFIX = "file:"
 CODE_BATCH = 2000  # files indexed per transaction
@@ -77,13 +77,11 @@ def _rel(layout: Layout, path: Path) -> str:
 
 
 def _stat(path: Path) -> tuple[int, int]:
-    """(mtime_ns, size) of ``path``; mtime 0 when too recent to trust, (0, -1) if absent."""
+    """``path``'s stamp (``core.stamps``: ctime 0 when too recent to trust); (0, -1) if absent."""
     try:
-        st = os.stat(path)
+        return stamps.file_stamp(os.stat(path), time.time_ns())
     except OSError:
         return 0, -1
-    mtime = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else 0
-    return mtime, st.st_size
 
 
 def _settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -165,7 +163,7 @@ def _sync_one(index: Index, group: str, path: Path, reader: Reader) -> IndexRepo
 
 
 # -- sync from files ----------------------------------------------------------------------------
-Entry = tuple[str, Path, int, int]  # group, file, mtime_ns (0: do not trust), size
+Entry = tuple[str, Path, int, int]  # group, file, its stamp: ctime_ns (0: do not trust), size
 
 
 def _scan(store: Store, folder: Path, prefix: str, accept: Callable[[str], bool]) -> list[Entry]:
@@ -183,8 +181,7 @@ def _scan(store: Store, folder: Path, prefix: str, accept: Callable[[str], bool]
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                mtime = st.st_mtime_ns if now - st.st_mtime_ns > RACY_NS else 0
-                found.append((prefix + entry.name, Path(entry.path), mtime, st.st_size))
+                found.append((prefix + entry.name, Path(entry.path), *stamps.file_stamp(st, now)))
     except (FileNotFoundError, NotADirectoryError):
         pass
     return found
@@ -193,7 +190,7 @@ def _scan(store: Store, folder: Path, prefix: str, accept: Callable[[str], bool]
 def _sync_entries(
     index: Index, prefix: str, entries: Sequence[Entry], reader: Reader, *, nested: bool = False
 ) -> IndexReport:
-    """Bring the groups under ``prefix`` in line with ``entries`` (mtime+size, then hash);
+    """Bring the groups under ``prefix`` in line with ``entries`` (stamp, then hash);
     unless ``nested``, groups in sub-folders of ``prefix`` are left alone."""
     known = {
         g: state
@@ -215,11 +212,13 @@ def _sync_entries(
 
 
 def _folder_stamp(folder: Path) -> str:
-    """The folder's mtime; "" when too recent to trust; "absent" when there is none."""
-    mtime, size = _stat(folder)
-    if size < 0:
+    """The folder's stamp (``core.stamps``); "" when too recent to trust; "absent" when there
+    is none."""
+    try:
+        st = os.stat(folder)
+    except OSError:
         return "absent"
-    return str(mtime) if mtime else ""
+    return stamps.folder_stamp(st) if stamps.trusted(st.st_ctime_ns, time.time_ns()) else ""
 
 
 def _sync_folder(
@@ -232,7 +231,7 @@ def _sync_folder(
     *,
     force: bool,
 ) -> IndexReport:
-    """Sync one folder's files when its mtime moved since the last sync (or when forced)."""
+    """Sync one folder's files when its stamp moved since the last sync (or when forced)."""
     prefix = _rel(layout, folder) + "/"
     key = f"folder:{prefix}"
     stamp = _folder_stamp(folder)
@@ -251,24 +250,20 @@ def _is_session(name: str) -> bool:
     return name.startswith("session-") and name.endswith(".json")
 
 
-def _dir_mtime(path: Path) -> int:
-    """A folder's mtime (0 when too recent to trust, -1 when absent)."""
-    mtime, size = _stat(path)
-    return mtime if size >= 0 else -1
-
-
 def _entities_unchanged(index: Index, layout: Layout) -> bool:
     """True when no folder of the entity tree changed since the last entity sync (shards are
-    replaced by rename, which moves their folder's mtime)."""
+    replaced by rename, which moves their folder's stamp)."""
     saved = index.get_meta("entity_dirs")
     if not saved:
         return False
-    stamps: dict[str, int] = json.loads(saved)
+    seen: dict[str, str] = json.loads(saved)
     base = str(layout.planning) + os.sep
-    try:
-        return all(m > 0 and os.stat(base + d).st_mtime_ns == m for d, m in stamps.items())
-    except OSError:
-        return False
+    return all(
+        isinstance(stamp, str)
+        and stamp not in ("", "absent")
+        and _folder_stamp(Path(base + d)) == stamp
+        for d, stamp in seen.items()
+    )
 
 
 def _sync_entities(
@@ -278,7 +273,7 @@ def _sync_entities(
     else a walk of the tree with a stat of every shard."""
     if not force and _entities_unchanged(index, layout):
         return IndexReport()
-    dirs = {_rel(layout, layout.entity): _dir_mtime(layout.entity)}
+    dirs = {_rel(layout, layout.entity): _folder_stamp(layout.entity)}
     entries: list[Entry] = []
     for folder, subdirs, _files in os.walk(store.check_inside(layout.entity)):
         subdirs[:] = sorted(
@@ -286,7 +281,7 @@ def _sync_entities(
         )
         base = Path(folder)
         prefix = _rel(layout, base) + "/"
-        dirs[prefix[:-1]] = _dir_mtime(base)
+        dirs[prefix[:-1]] = _folder_stamp(base)
         entries += _scan(store, base, prefix, _is_json)
     report = _sync_entries(
         index,
@@ -303,7 +298,7 @@ def sync(
     index: Index, layout: Layout, store: Store, *, force: bool = False, entities: bool = True
 ) -> IndexReport:
     """Re-index the records, sessions and (unless ``entities`` is false) entity shards that
-    changed on disk. Each folder is listed only when its mtime moved since the last sync."""
+    changed on disk. Each folder is listed only when its stamp moved since the last sync."""
     report = _sync_records(index, layout, store, force=force)
     report += _sync_folder(
         index,
@@ -390,7 +385,7 @@ def reindex_codebase(
     known = index.group_state(CODE_PREFIX)
     report = IndexReport(seen=len(names))
     # one transaction per batch (unless the caller holds one): a killed run keeps what it
-    # indexed, and the next run skips those files (their mtime and size match)
+    # indexed, and the next run skips those files (their stamps match)
     for start in range(0, len(names), CODE_BATCH):
         with index.write():
             for rel in names[start : start + CODE_BATCH]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from planning_memory.core import stamps
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
 from planning_memory.errors import UnsafePathError
@@ -164,13 +165,7 @@ def test_sync_catches_files_written_behind_its_back(mem: tuple[Layout, Store]) -
 def test_sync_skips_unchanged_folders(mem: tuple[Layout, Store]) -> None:
     layout, store = mem
     add_record(layout, store, "pattern", "pat_1", description="first")
-    old = time.time() - 60
-    for folder in (
-        layout.long_term,
-        layout.long_term / "patterns",
-        layout.record_path("pattern", "pat_1"),
-    ):
-        os.utime(folder, (old, old))
+    time.sleep(stamps.RACY_NS / 1e9 + 0.02)  # the stamps are old enough to trust
     with Index.open(layout) as index:
         indexer.rebuild(index, layout, store)
         assert indexer.sync(index, layout, store).seen == 0  # folder stamps equal: no listing
@@ -421,10 +416,7 @@ def test_entity_tree_is_only_walked_when_a_folder_changed(mem: tuple[Layout, Sto
             layout.entity / "files" / f"pkg{n}" / "_shard.json",
             {"files": {f"pkg{n}/a.py": {"purpose": "okapi"}}},
         )
-    old = time.time() - 60
-    for folder in [layout.entity, *layout.entity.rglob("*")]:
-        if folder.is_dir():
-            os.utime(folder, (old, old))
+    time.sleep(stamps.RACY_NS / 1e9 + 0.02)  # the folders' stamps are old enough to trust
     with Index.open(layout) as index:
         indexer.rebuild(index, layout, store, code=False)
         assert indexer.sync(index, layout, store).seen == 0
