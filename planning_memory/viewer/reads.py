@@ -40,10 +40,12 @@ STAMP_EVERY_S = 0.25  # a page asks for the stamp several times: measure it once
 
 
 def _newest(paths: list[Path]) -> str:
+    """The newest change time (ctime, as ``core.stamps`` reads a file: an mtime can be set
+    back) of ``paths``, and how many there are."""
     newest, count = 0, 0
     for path in paths:
         try:
-            newest = max(newest, path.stat().st_mtime_ns)
+            newest = max(newest, path.stat().st_ctime_ns)
             count += 1
         except OSError:
             continue
