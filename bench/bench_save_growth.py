@@ -8,7 +8,9 @@ time, and the growth from the smallest size. The target is a save at 10k within 
 
 Derived bytes at the largest size: everything under ``memory/contextual/`` after the saves and
 one search (BM25 only here: ``PMEM_EMBEDDINGS=0``; the vectors' bytes are in
-``bench_search.py --vectors``), by file, beside the record files' own bytes.
+``bench_search.py --vectors``), by file, beside the record files' own bytes. They are measured
+as they stay on disk once the commands end: the process's SQLite connections are closed first,
+as at a command's exit (the last close checkpoints a write-ahead log and removes it).
 
 ``--before REV`` runs the same in a git worktree of REV (a subprocess importing that tree's
 package), one after the other in the same run, for a side-by-side figure.
@@ -65,10 +67,18 @@ def measure(sizes: list[int]) -> dict[str, Any]:
             }
             if n == max(sizes):
                 mem.search("retry the request on error")
+                _close_connections()
                 figures["derived"] = _bytes(mem.layout.contextual)
                 figures["records_bytes"] = sum(_bytes(mem.layout.long_term).values())
             out["sizes"][str(n)] = figures
     return out
+
+
+def _close_connections() -> None:
+    """Close the SQLite files this process keeps open, as its exit would."""
+    from planning_memory import longterm
+
+    longterm.close_catalogs()
 
 
 def _bytes(folder: Path) -> dict[str, int]:
