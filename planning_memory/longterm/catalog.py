@@ -3,9 +3,10 @@
 One row per record file: its stamp, its record's digest (``core.record_digest``), the keys the
 learning rules look up (topic, fingerprint, counts, normalised words: ``lookups``), whether
 CLAUDE.md shows it, and the generation it changed at; a posting list from each word to the
-live patterns and mistakes that hold it. A save asks its questions of these indexes instead of
-reading every record of its type, and the Markdown views render from ``rows`` and
-``generations`` instead of keeping a table of their own.
+live patterns and mistakes that hold it (a contentless FTS5 index, its terms the words
+prefixed by their type: ``lookups.terms_of``; a compact list of record numbers per word). A
+save asks its questions of these indexes instead of reading every record of its type, and the
+Markdown views render from ``rows`` and ``generations`` instead of keeping a table of their own.
 
 Where: ``memory/contextual/longterm.sqlite3``, gitignored with the rest of ``contextual/``.
 It is derived: deleting it is safe, the next look rebuilds it from the record files.
@@ -50,12 +51,13 @@ from planning_memory.longterm.lookups import (
     _digest,
     _grams_key,
     fingerprint,
+    terms_of,
     text_of,
 )
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
 WRITTEN_KEPT = 8192  # records written in a batch kept for ``load`` (the latest)
@@ -82,10 +84,9 @@ CREATE INDEX IF NOT EXISTS entries_grams ON entries(grams) WHERE grams IS NOT NU
 CREATE INDEX IF NOT EXISTS entries_live ON entries(type, live);
 CREATE INDEX IF NOT EXISTS entries_archive ON entries(type, uses, updated_at, id, file)
     WHERE live AND NOT pinned AND NOT established;
-CREATE TABLE IF NOT EXISTS postings (
-    type TEXT NOT NULL, word TEXT NOT NULL, rid INTEGER NOT NULL,
-    PRIMARY KEY (type, word, rid)
-) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS postings USING fts5(
+    terms, content='', columnsize=0, detail=none, tokenize='ascii');
+CREATE VIRTUAL TABLE IF NOT EXISTS posted USING fts5vocab(postings, instance);
 """
 _COLUMNS = "file, folder, ctime, size, digest, id, type, scope, topic, fingerprint, updated_at, "
 _COLUMNS += "live, pinned, established, uses, shown, gen, words, code, grams, nwords, ncode, "
@@ -171,7 +172,8 @@ class Catalog(Lookups):
             conn.execute("PRAGMA journal_size_limit = 1048576")  # the WAL back to 1 MB
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 conn.executescript(
-                    "DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS postings;"
+                    "DROP TABLE IF EXISTS posted; DROP TABLE IF EXISTS postings;"
+                    "DROP TABLE IF EXISTS entries;"
                     "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS gone;"
                 )
                 conn.executescript(_SCHEMA)
@@ -436,21 +438,28 @@ class Catalog(Lookups):
         return int(self.conn.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0])
 
     def _forget(self, rid: int) -> None:
-        self._unpost(rid)
+        row = self.conn.execute("SELECT type, words, live FROM entries WHERE rid = ?", (rid,))
+        kind, words, live = row.fetchone() or (None, None, None)
+        if live and words:
+            self._unpost(rid, str(kind), words)
         self.conn.execute("DELETE FROM entries WHERE rid = ?", (rid,))
         if self._live is not None:
             for live in self._live.values():
                 live.drop(rid)
 
-    def _unpost(self, rid: int) -> None:
-        """Drop the postings of ``rid``, by its words (postings have no index by record: it
-        would double their size)."""
-        row = self.conn.execute("SELECT type, words FROM entries WHERE rid = ?", (rid,)).fetchone()
-        if row is not None and row[1]:
-            self.conn.executemany(
-                "DELETE FROM postings WHERE type = ? AND word = ? AND rid = ?",
-                [(row[0], word, rid) for word in row[1].split()],
-            )
+    def _post(self, rid: int, kind: str, words: str) -> None:
+        """Post the words of the live record ``rid`` (a live record with words has postings,
+        and nothing else has)."""
+        terms = " ".join(terms_of(kind, words.split()))
+        self.conn.execute("INSERT INTO postings(rowid, terms) VALUES (?, ?)", (rid, terms))
+
+    def _unpost(self, rid: int, kind: str, words: str) -> None:
+        """Drop the postings of ``rid``, posted from these words (a contentless index is told
+        the terms a row had)."""
+        terms = " ".join(terms_of(kind, words.split()))
+        self.conn.execute(
+            "INSERT INTO postings(postings, rowid, terms) VALUES ('delete', ?, ?)", (rid, terms)
+        )
 
     def _put(self, folder: str, file: str, ctime: int, size: int, value: Any) -> None:
         old = self.conn.execute(
@@ -508,11 +517,8 @@ class Catalog(Lookups):
         )
         marks = ", ".join("?" * len(row))
         rid = self.conn.execute(f"INSERT INTO entries({_COLUMNS}) VALUES ({marks})", row).lastrowid
-        if live and words:
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO postings(type, word, rid) VALUES (?, ?, ?)",
-                [(kind, word, rid) for word in words.split()],
-            )
+        if live and words and rid is not None:
+            self._post(rid, str(kind), words)
         if live and self._live is not None and kind in self._live and rid is not None:
             sizes = (counts[0] or 0, counts[1] or 0, counts[2] or 0)
             self._live[kind].add(rid, value.get("scope"), sizes, mask or b"", words or "")
@@ -558,7 +564,8 @@ class Catalog(Lookups):
             ),
         )
         if not live:
-            self._unpost(rid)
+            if old[2]:
+                self._unpost(rid, kind, old[2])
             if self._live is not None:
                 for mirror in self._live.values():
                     mirror.drop(rid)

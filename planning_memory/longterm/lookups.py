@@ -71,6 +71,13 @@ def fingerprint(record: Record) -> str:
     return "\x1f".join(parts)
 
 
+def terms_of(record_type: str, words: list[str]) -> list[str]:
+    """The catalog's posting terms of ``words`` (``similarity`` words: ``[a-z0-9]+``) in
+    records of ``record_type``: each word prefixed by the type's letter."""
+    letter = record_type[0]
+    return [letter + word for word in words]
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
@@ -229,10 +236,10 @@ class Lookups:
         """``similar``'s candidates that may reach ``margin``, from the posting lists: the
         records sharing a word (every live record below the ceiling), a first bound from
         the counts in SQL, the trigram mask in Python."""
-        words = sorted(mine[0])
-        shared = (
-            f"SELECT rid, count(*) AS shared FROM postings WHERE type = ? "
-            f"AND word IN ({','.join('?' * len(words))}) GROUP BY rid"
+        words = terms_of(record_type, sorted(mine[0]))
+        shared = (  # ``posted``: the postings' (term, record) pairs
+            f"SELECT doc AS rid, count(*) AS shared FROM posted "
+            f"WHERE term IN ({','.join('?' * len(words))}) GROUP BY doc"
         )
         # the bound without the trigram mask: the trigram part at most 2 min / sum of counts
         weight, mine_words, mine_grams = similarity.CODE_WEIGHT, len(mine[0]), len(mine[2])
@@ -247,13 +254,13 @@ class Lookups:
             rows = self.conn.execute(
                 f"SELECT {_BOUND_COLUMNS}, coalesce(s.shared, 0) FROM entries e "
                 f"LEFT JOIN ({shared}) s ON s.rid = e.rid WHERE {_LIVE_OF_SCOPE}",
-                (record_type, *words, record_type, scope),
+                (*words, record_type, scope),
             )
         else:
             rows = self.conn.execute(
                 f"SELECT {_BOUND_COLUMNS}, s.shared FROM ({shared}) s JOIN entries e "
                 f"ON e.rid = s.rid WHERE {_LIVE_OF_SCOPE} AND {bound}",
-                (record_type, *words, record_type, scope, margin),
+                (*words, record_type, scope, margin),
             )
         may_reach, from_bytes = similarity.may_reach(mine, margin), int.from_bytes
         return {

@@ -218,6 +218,46 @@ def test_every_save_matches_the_full_reading(
         seen[action] = seen.get(action, 0) + 1
         seen["archived"] += len(out.archived)
     assert min(seen.values()) > 0, seen  # every path was taken
+    _assert_postings_are_the_live_words(mem)
+
+
+def _assert_postings_are_the_live_words(mem: Memory) -> None:
+    """The catalog's postings hold each word of each live pattern and mistake, nothing else,
+    and its FTS5 index is sound."""
+    conn = catalog.Catalog.of(mem.layout, mem.store).conn
+    want = {
+        (term, rid)
+        for rid, kind, words in conn.execute(
+            "SELECT rid, type, words FROM entries WHERE live AND words != ''"
+        )
+        for term in lookups.terms_of(kind, words.split())
+    }
+    assert want
+    assert set(conn.execute("SELECT term, doc FROM posted")) == want
+    conn.execute("INSERT INTO postings(postings) VALUES ('integrity-check')")
+
+
+def test_postings_follow_archiving_restoring_and_rewrites(tmp_path: Path) -> None:
+    mem, clock = _tree(tmp_path, 0.5)
+    saved = [
+        mem.longterm.learn_pattern(f"Use {word}", f"Always {word} with pnpm and {word}s")
+        for word in ("install", "fetch", "schema", "retry")
+    ]
+    mistake = mem.longterm.learn_mistake("Forgot the lock file", "Commit pnpm-lock.yaml")
+    _assert_postings_are_the_live_words(mem)
+    first, second, third = (out.record["id"] for out in saved[:3])
+    mem.longterm.forget(first)
+    mem.longterm.forget(second, hard=True)
+    mem.longterm.pin(third, True)  # the same text: its row updated, its postings kept
+    _assert_postings_are_the_live_words(mem)
+    mem.longterm.restore(first)
+    clock.now += timedelta(hours=1)
+    again = mem.longterm.learn_pattern("Use retry", "Always retry with pnpm and retrys")
+    assert again.record["id"] == saved[3].record["id"]  # the same text: counted again
+    edited = dict(mistake.record, description="Forgot to commit the lock file after adding")
+    mem.store.write_json(mem.layout.record_path("mistake", edited["id"]), edited)
+    catalog.Catalog.of(mem.layout, mem.store).current(full=True)  # the edit seen
+    _assert_postings_are_the_live_words(mem)
 
 
 def test_deleting_the_catalog_rebuilds_it(tmp_path: Path) -> None:
