@@ -33,9 +33,9 @@ from planning_memory.search.rows import COLUMNS, Row, doc_values, read_row, sele
 from planning_memory.store import check_database, inside_tree, open_inside
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 6  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
+SCHEMA_VERSION = 7  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
 # indexes; 5: vectors (document ids never reused, so a vector knows its document); 6: the
-# records' list
+# records' list; 7: meta without the lines of the body (``rows._stored_meta``)
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
@@ -578,10 +578,11 @@ class Index:
 
 # Versions brought to ``SCHEMA_VERSION`` in place: these statements, then ``_SCHEMA`` (every
 # statement of which is ``IF NOT EXISTS``). Version 3 had other partial indexes than the lists'.
-# Version 5 lacked the records' list.
+# Version 5 lacked the records' list; version 6 rows' meta reads as it is.
 _UPGRADES = {
     3: ("DROP INDEX IF EXISTS docs_pinned", "DROP INDEX IF EXISTS docs_severity"),
     5: (),
+    6: (),
 }
 
 

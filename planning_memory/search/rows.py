@@ -2,14 +2,16 @@
 
 ``values`` turns a ``Doc`` into the columns ``Index`` inserts (with the split identifiers of
 its ``terms`` column); ``row`` turns a selected row back into a ``Row``; ``varints`` decodes
-FTS5's packed counts.
+FTS5's packed counts. A document's ``meta`` is stored without repeating its body: a field that
+is a line of the body (or that line cut, ending in "…") is kept as the line's number
+(``_stored_meta``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,8 +70,50 @@ def doc_values(doc: Doc) -> tuple[Any, ...]:
         doc.updated_at,
         int(doc.pinned),
         doc.severity,
-        json.dumps(dict(doc.meta), sort_keys=True, ensure_ascii=False),
+        _stored_meta(doc.meta, doc.body),
     )
+
+
+_LINES = "~"  # the stored meta's key for the fields kept as lines of the body
+_CUT = "…"
+
+
+def _stored_meta(meta: Mapping[str, Any], body: str) -> str:
+    """``meta`` as JSON, each string field equal to a line of ``body`` (or to that line cut,
+    ending in "…") kept under ``_LINES`` as the line's number (with the cut's length)."""
+    kept = dict(meta)
+    if body and _LINES not in kept and any(isinstance(v, str) and v for v in kept.values()):
+        lines = body.split("\n")
+        first: dict[str, int] = {}
+        for number, line in enumerate(lines):
+            first.setdefault(line, number)
+        refs: dict[str, int | list[int]] = {}
+        for key, value in meta.items():
+            if not isinstance(value, str) or not value:
+                continue
+            if value in first:
+                refs[key] = first[value]
+            elif value.endswith(_CUT):
+                head = value[: -len(_CUT)]
+                found = next((n for n, line in enumerate(lines) if line.startswith(head)), -1)
+                if found >= 0:
+                    refs[key] = [found, len(head)]
+        for key in refs:
+            del kept[key]
+        if refs:
+            kept[_LINES] = refs
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False)
+
+
+def _read_meta(stored: str, body: str) -> dict[str, Any]:
+    """The meta ``_stored_meta`` stored, its fields taken from ``body`` again."""
+    meta: dict[str, Any] = json.loads(stored)
+    refs = meta.pop(_LINES, None)
+    if refs:
+        lines = body.split("\n")
+        for key, ref in refs.items():
+            meta[key] = lines[ref] if isinstance(ref, int) else lines[ref[0]][: ref[1]] + _CUT
+    return meta
 
 
 def varints(blob: bytes) -> list[int]:
@@ -111,7 +155,7 @@ def read_row(r: Sequence[Any], length: int = 0, terms: str = "") -> Row:
         updated_at=r[11],
         pinned=bool(r[12]),
         severity=int(r[13]),
-        meta=json.loads(r[14]),
+        meta=_read_meta(r[14], r[6]),
     )
     return Row(
         doc=doc,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -225,6 +226,50 @@ def test_a_version_3_index_gets_the_lists_indexes_in_place(mem: tuple[Layout, St
         names = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
         assert {f"docs_{name}" for name in LISTS} <= names and "docs_severity" not in names
         assert index.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_records_meta_reads_back_as_built_without_repeating_its_body(
+    mem: tuple[Layout, Store],
+) -> None:
+    layout, store = mem
+    long = " ".join(f"word{n}" for n in range(200))  # past META_CHARS: cut with "…"
+    fields: dict[str, dict[str, Any]] = {
+        "pat_1": {"name": "Retry", "description": "retry the request on error"},
+        "pat_2": {"name": "Long", "description": long},
+        "pat_3": {"name": "Lines", "description": "first line\nsecond line"},  # kept whole
+        "pat_4": {"name": "Spaced", "description": "  padded  "},  # the body's line stripped
+        "mis_1": {"description": "forgot the lock", "correction": "forgot the lock"},
+    }
+    records = [
+        add_record(layout, store, "mistake" if rid[0] == "m" else "pattern", rid, **f)
+        for rid, f in fields.items()
+    ]
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        for record in records:
+            row = index.by_key(f"record:{record['id']}")
+            built = sources.record_doc(record)
+            assert row is not None and built is not None
+            assert dict(row.doc.meta) == dict(built.meta)
+        stored = dict(index.conn.execute("SELECT ref_id, meta FROM docs"))
+    assert "word1 " not in stored["pat_2"] and "retry the" not in stored["pat_1"]
+    assert "second line" in stored["pat_3"] and "  padded  " in stored["pat_4"]
+
+
+def test_a_version_6_index_keeps_its_rows(mem: tuple[Layout, Store]) -> None:
+    """Version 6 kept the whole meta of each row: read as it is, nothing rebuilt."""
+    layout, store = mem
+    record = add_record(layout, store, "pattern", "pat_1", description="aardvark")
+    built = sources.record_doc(record)
+    assert built is not None
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        index.conn.execute("UPDATE docs SET meta = ?", (json.dumps(dict(built.meta)),))
+        index.conn.execute("PRAGMA user_version = 6")
+    with Index.open(layout) as index:
+        assert index.built
+        row = index.by_key("record:pat_1")
+        assert row is not None and dict(row.doc.meta) == dict(built.meta)
 
 
 def test_access_counts_live_in_the_index_and_survive_rebuild(mem: tuple[Layout, Store]) -> None:
