@@ -180,6 +180,17 @@ def native_floor(files: list[tuple[Path, str]]) -> dict[str, Any]:
     }
 
 
+def secret_check(files: list[tuple[Path, str]]) -> float:
+    """CPU seconds of the secret check alone: ``privacy.find_secrets`` on each file's text,
+    as the scan's workers run it before anything leaves them (reading included)."""
+    from planning_memory.core import privacy
+
+    started = time.process_time()
+    for path, _language in files:
+        privacy.find_secrets(path.read_bytes().decode("utf-8", "replace"))
+    return round(time.process_time() - started, 2)
+
+
 def one_file_change(root: Path, name: str = "bench_added_function") -> Path:
     """Add a function to a Python file of the tree (a comment to another source file when
     the tree holds no Python)."""
@@ -217,13 +228,13 @@ def cold_scans(root: Path, repeat: int) -> dict[str, Any]:
     }
 
 
-def stage_costs(root: Path, floor_cpu: float) -> dict[str, float]:
+def stage_costs(root: Path, floor_cpu: float, secrets_cpu: float) -> dict[str, float]:
     """CPU seconds per step of one cold scan run in this process (no worker pool, so every
     step's CPU is this process'): the scanner's own laps (``ScanReport.phases``, timed here
     with ``time.process_time`` instead of the wall clock), the ``parse`` step split into
-    tree-sitter (parse and our query: the floor, measured right before) and the Python
-    extraction on top of it (reading, hashing, the secrets check, walking the captures,
-    building entities)."""
+    tree-sitter (parse and our query: the floor, measured right before), the secret check
+    (measured alone, right before) and the Python extraction on top of them (reading,
+    walking the captures, types, side effects, building entities)."""
     from planning_memory.entity import scanstate
 
     def start(clock: Any) -> None:
@@ -246,9 +257,11 @@ def stage_costs(root: Path, floor_cpu: float) -> dict[str, float]:
         scanstate.Clock.__init__, scanstate.Clock.lap = saved  # type: ignore[method-assign]
     stages = dict(report.phases)
     parse = stages.pop("parse", 0.0)
+    secrets = min(secrets_cpu, max(0.0, parse - floor_cpu))
     stages = {
         "tree-sitter parse+query": round(min(floor_cpu, parse), 2),
-        "extraction (Python)": round(max(0.0, parse - floor_cpu), 2),
+        "secret check": round(secrets, 2),
+        "extraction (Python)": round(max(0.0, parse - floor_cpu - secrets), 2),
         **{name: round(seconds, 2) for name, seconds in stages.items()},
     }
     stages["total"] = round(sum(stages.values()), 2)
@@ -264,8 +277,11 @@ def bench_tree(name: str, root: Path, files: int, repeat: int = 1) -> dict[str, 
     result["tree_sitter_floor"] = result["cold"]["floor"]
     print(f"tree-sitter only (1 process) {result['tree_sitter_floor']}", flush=True)
     print(f"cold scan    {result['cold']}", flush=True)
-    floor_cpu = native_floor(source_files(root))["cpu"]
-    result["stages"] = {"floor_cpu": floor_cpu, **stage_costs(root, floor_cpu)}
+    listed = source_files(root)
+    floor_cpu = native_floor(listed)["cpu"]
+    stages = stage_costs(root, floor_cpu, secret_check(listed))
+    result["stages"] = {"floor_cpu": floor_cpu, **stages}
+    result["stages_ratio"] = round(stages["total"] / floor_cpu, 2) if floor_cpu else None
     print(f"stages (one process, cpu s) {result['stages']}", flush=True)
     commit_all(root, "entity memory")
     result["warm"] = timed_scan(root)
@@ -376,16 +392,16 @@ def main() -> None:
     print(
         "\n| tree | cold cpu s | / tree-sitter cpu | ctags cpu s | / ctags cpu | "
         + " | ".join(f"{stage} s" for stage in results[0]["stages"] if stage != "floor_cpu")
-        + " |"
+        + " | one process / tree-sitter cpu |"
     )
-    print("| --- " * (4 + len(results[0]["stages"])) + "|")
+    print("| --- " * (5 + len(results[0]["stages"])) + "|")
     for r in results:
         stages = [f"{v}" for k, v in r["stages"].items() if k != "floor_cpu"]
         print(
             f"| {r['tree']} | {r['cold']['cpu']} | {r['cold']['ratio_cpu']}x | "
             f"{r['ctags'].get('cpu')} | {r.get('cpu_ratio_to_ctags')}x | "
             + " | ".join(stages)
-            + " |"
+            + f" | {r['stages_ratio']}x |"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
