@@ -92,13 +92,17 @@ def _hits(term: str, words: set[str]) -> bool:
     return len(term) > 4 and any(w.startswith(stem) for w in words)
 
 
-def _shared(terms: Sequence[str], words: set[str]) -> list[str]:
-    """The prompt's ``terms`` a memory's ``words`` hold, as they are or in the other language
-    (a generic word's translation does not count)."""
+def _other_language(terms: Sequence[str]) -> dict[str, list[str]]:
+    """Each of the prompt's ``terms`` with its words in the other language (``search.
+    translations``), generic ones left out."""
+    return {t: [w for w in translations([t]) if w not in GENERIC] for t in terms}
+
+
+def _shared(words_of: Mapping[str, Sequence[str]], words: set[str]) -> list[str]:
+    """The prompt's terms (the keys of ``words_of``, ``_other_language``) a memory's
+    ``words`` hold, as they are or in the other language."""
     return [
-        t
-        for t in terms
-        if _hits(t, words) or any(_hits(w, words) for w in translations([t]) if w not in GENERIC)
+        t for t, other in words_of.items() if _hits(t, words) or any(_hits(w, words) for w in other)
     ]
 
 
@@ -135,9 +139,10 @@ def _matching_items(
         indexes, prompt, now=now, sources=("record",), limit=limit, include_pinned=False
     )
     items: list[Item] = []
+    words_of = _other_language(terms)
     for hit in hits:
         row = Row(hit_doc(hit), hit.bm25, hit.access_count, "")
-        shared = _shared(terms, _words(row))
+        shared = _shared(words_of, _words(row))
         if len(shared) >= min(2, len(terms)):
             items.append(record_item(row, 2, len(items), f"matches {', '.join(shared[:4])}"))
         elif hit.match == "vector":
@@ -148,8 +153,9 @@ def _matching_items(
 def _word_matches(rows: Sequence[Row], terms: Sequence[str]) -> list[Item]:
     """Records sharing at least two of the prompt's words (its only one), most first."""
     scored = []
+    words_of = _other_language(terms)
     for row in rows:
-        shared = _shared(terms, _words(row))
+        shared = _shared(words_of, _words(row))
         if len(shared) >= min(2, len(terms)):
             scored.append((-len(shared), row.doc.updated_at, row.doc.key, row, shared))
     scored.sort(key=lambda s: s[:3])
