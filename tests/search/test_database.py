@@ -256,6 +256,22 @@ def test_a_records_meta_reads_back_as_built_without_repeating_its_body(
     assert "second line" in stored["pat_3"] and "  padded  " in stored["pat_4"]
 
 
+def test_a_rebuild_leaves_few_free_pages(mem: tuple[Layout, Store]) -> None:
+    """The merge of the full-text index's segments frees pages: a rebuild gives them back."""
+    layout, store = mem
+    for n in range(100):  # long texts: the merge moves megabytes
+        words = " ".join(f"w{(n * 7 + k * 13) % 20011}" for k in range(2000))
+        add_record(layout, store, "pattern", f"pat_{n}", description=words)
+    with Index.open(layout) as index:
+        indexer.rebuild(index, layout, store)
+        free, pages = (
+            index.conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("freelist_count", "page_count")
+        )
+        assert free * 8 <= pages, (free, pages)
+        assert keys(index, '"w13"')  # still searchable
+
+
 def test_a_version_6_index_keeps_its_rows(mem: tuple[Layout, Store]) -> None:
     """Version 6 kept the whole meta of each row: read as it is, nothing rebuilt."""
     layout, store = mem
