@@ -57,7 +57,7 @@ from planning_memory.longterm.lookups import (
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 USES = {"pattern": "usage_count", "mistake": "occurrences"}
 _OPEN_MAX = 8  # connections kept open per process (one per tree and thread)
 WRITTEN_KEPT = 8192  # records written in a batch kept for ``load`` (the latest)
@@ -67,11 +67,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
     rid INTEGER PRIMARY KEY, file TEXT NOT NULL UNIQUE, folder TEXT NOT NULL,
     ctime INTEGER NOT NULL, size INTEGER NOT NULL, digest TEXT NOT NULL DEFAULT '',
-    id TEXT, type TEXT, scope TEXT, topic TEXT, fingerprint TEXT, updated_at TEXT,
+    id TEXT, type TEXT, scope TEXT, topic TEXT, fingerprint BLOB, updated_at TEXT,
     live INTEGER, pinned INTEGER, established INTEGER, uses INTEGER, shown INTEGER,
     gen INTEGER NOT NULL DEFAULT 0,
-    words TEXT, code TEXT, grams TEXT, nwords INTEGER, ncode INTEGER, ngrams INTEGER,
-    mask BLOB, textkey TEXT
+    words TEXT, code TEXT, grams BLOB, nwords INTEGER, ncode INTEGER, ngrams INTEGER,
+    mask BLOB, textkey BLOB
 );
 CREATE INDEX IF NOT EXISTS entries_folder ON entries(folder);
 CREATE INDEX IF NOT EXISTS entries_racy ON entries(folder, ctime) WHERE ctime < 0;

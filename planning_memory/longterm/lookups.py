@@ -78,11 +78,12 @@ def terms_of(record_type: str, words: list[str]) -> list[str]:
     return [letter + word for word in words]
 
 
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+def _digest(text: str) -> bytes:
+    """A 12-byte key of ``text`` (the catalog keeps it as a blob)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).digest()
 
 
-def _grams_key(grams: frozenset[str]) -> str:
+def _grams_key(grams: frozenset[str]) -> bytes:
     return _digest("\x1f".join(sorted(grams)))
 
 
