@@ -18,12 +18,12 @@ by importance, and keeps whole items while the rendered text stays within the bu
 5. related content (docs, other sessions), further files, and more high-severity mistakes
    that do not match the task (up to ``MAX_UNMATCHED_SEVERE``).
 
-The standing items (the same whatever the task: taught rules, preferences, the high-severity
-mistakes that do not match, the last session) keep their rank within ``STANDING_SHARE`` of the
-budget; past it they wait until after the task's best matches (``within_share``). After a long
-gap the session window's messages rank one tier lower. Records of the personal store
-(``--scope personal``) come from its own index, searched with the project's. A record whose
-anchored code changed says so (``code changed since: review``).
+The standing items (the same whatever the task: taught rules, preferences, the critical and
+high-severity mistakes that do not match, the last session) keep their rank within
+``STANDING_SHARE`` of the budget; past it they wait until after the task's best matches
+(``within_share``). After a long gap the session window's messages rank one tier lower.
+Records of the personal store (``--scope personal``) come from its own index, searched with
+the project's. A record whose anchored code changed says so (``code changed since: review``).
 
 Tokens are estimated as ``ceil(characters / 4)`` of the rendered text (``chunks.
 estimate_tokens``). An item is either in the output whole or not at all: when one does not fit,
@@ -141,7 +141,8 @@ def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str])
         if critical or relevant:
             sev = "critical" if critical else "high-severity"
             why = f"{sev} mistake" + (" matching the task" if relevant else "")
-            items.append(record_item(row, 2, -row.doc.severity, why))
+            item = record_item(row, 2, -row.doc.severity, why)  # unmatched: standing
+            items.append(item if relevant else dataclasses.replace(item, standing=True))
         elif unmatched < MAX_UNMATCHED_SEVERE:
             up = unmatched < SEVERE_UP_FRONT
             item = record_item(row, 2 if up else 5, 5 + unmatched, "high-severity mistake")

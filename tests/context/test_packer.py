@@ -609,6 +609,39 @@ def test_standing_items_leave_room_for_what_the_task_matches(tmp_path: Path) -> 
     assert all(i.tier < 3 for i in roomy.items if i.standing)
 
 
+def test_critical_mistakes_that_do_not_match_leave_room_for_what_does(tmp_path: Path) -> None:
+    """Critical mistakes are shown whatever the task, but those the task does not match are
+    standing: many of them do not push a small block's matching memory out."""
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    for n in range(10):
+        put(
+            layout,
+            store,
+            "mistake",
+            f"mis_c{n:02d}",
+            title=f"Outage {n}",
+            description=f"Dropped table number {n} in production during a deploy window",
+            correction="run migrations through the reviewed pipeline only",
+            severity="critical",
+        )
+    put(
+        layout,
+        store,
+        "learning",
+        "lrn_hook",
+        title="Webhook retries use exponential backoff",
+        learned="stripe webhook retries back off exponentially, at most five attempts",
+    )
+    pack_ = build_context(layout, store, "stripe webhook retries", now=NOW, budget=600)
+    kept = [i.id for i in pack_.items]
+    assert "lrn_hook" in kept and "mis_c00" in kept and pack_.tokens <= 600
+    severe = [i for i in pack_.items if i.id.startswith("mis_")]
+    assert all(i.reason == "critical mistake" and i.standing for i in severe)
+    matched = build_context(layout, store, "dropped table during the deploy", now=NOW, budget=600)
+    assert not next(i for i in matched.items if i.id.startswith("mis_")).standing
+
+
 def _repo_with_code(root: Path, records: int) -> Any:
     from planning_memory.memory import Memory
 
