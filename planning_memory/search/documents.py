@@ -183,7 +183,7 @@ def read_archive(store: Store, path: Path) -> list[Doc]:
 def read_session(store: Store, path: Path) -> dict[str, Any] | None:
     """Adapter: a session file's JSON object, or None when unreadable."""
     try:
-        value = codec.loads(store.read_bytes(path), path=str(path))
+        value = store.read_json(path)  # bytes read before decode without the checks again
     except PlanningMemoryError:
         return None
     return value if isinstance(value, dict) and isinstance(value.get("id"), str) else None
