@@ -65,8 +65,6 @@ from planning_memory.search import (
     Index,
     ensure_ready,
     estimate_tokens,
-    matched_terms,
-    query_terms,
 )
 from planning_memory.search import search as search_index
 from planning_memory.sessions import repeat_words, said_before
@@ -120,24 +118,26 @@ def _start_items(indexes: Sequence[Index]) -> list[Item]:
     newest = [r for ix in indexes for r in ix.listed("records", records, AT_START)]
     used = [r for ix in indexes for r in ix.used(records, 20 * AT_START)]
     used.sort(key=lambda r: -r.access_count)
-    return [
+    items = [
         *(record_item(r, 2, 20 + n, "recent memory") for n, r in enumerate(newest)),
         *(
             record_item(r, 2, 30 + n, f"most used memory ({r.access_count} uses)")
             for n, r in enumerate(used[:AT_START])
         ),
     ]
+    return [dataclasses.replace(item, standing=True) for item in items]  # whatever the task
 
 
-def _severe_items(indexes: Sequence[Index], matched: set[str], terms: list[str]) -> list[Item]:
-    """Critical mistakes and the high-severity ones matching the task, then other
-    high-severity mistakes: the first ``SEVERE_UP_FRONT`` still above search hits."""
+def _severe_items(indexes: Sequence[Index], matched: set[str]) -> list[Item]:
+    """Critical mistakes and the high-severity ones matching the task (among its best
+    ``TOP_MATCHES`` records), then other high-severity mistakes: the first
+    ``SEVERE_UP_FRONT`` still above search hits."""
     records = Filters(("record",))
     severe = [r for ix in indexes for r in ix.listed("severe", records, MAX_SEVERE)]
     items, unmatched = [], 0
     for row in sorted(severe, key=lambda r: (-r.doc.severity, r.doc.key)):
         critical = row.doc.severity >= 3
-        relevant = row.doc.key in matched or bool(matched_terms(row, terms))
+        relevant = row.doc.key in matched
         if critical or relevant:
             sev = "critical" if critical else "high-severity"
             why = f"{sev} mistake" + (" matching the task" if relevant else "")
@@ -224,10 +224,10 @@ def _memory_items(
             decay=decay,
         )
     ]
-    matched = {h.key for h in hits}
-    return [
+    best = [h.key for h in hits if h.source == "record"][:TOP_MATCHES]  # a shared word is not
+    return [  # a match: 25 records share one with most tasks
         *_always_items(indexes),
-        *_severe_items(indexes, matched, query_terms(query)),
+        *_severe_items(indexes, set(best)),
         *_hit_items(hits, session_id, [task.description, *said]),
         *_whole_memory(indexes),
         *_named_files(indexes[0], task),
@@ -278,13 +278,20 @@ def gather(
         *memories,
     ]
     items.sort(key=lambda i: (i.tier, i.order))
+
+    def ident(item: Item) -> tuple[str, str]:
+        return item.section, str(item.data.get("path") or item.key or item.id)
+
+    matching = {ident(i) for i in items if not i.standing}  # a hit as well: not deferred
     seen: set[tuple[str, str]] = set()
     unique = []
     for item in items:
-        ident = (item.section, str(item.data.get("path") or item.key or item.id))
-        if ident not in seen:
-            seen.add(ident)
-            unique.append(item)
+        if ident(item) not in seen:
+            seen.add(ident(item))
+            standing = item.standing and ident(item) not in matching
+            unique.append(
+                item if standing == item.standing else dataclasses.replace(item, standing=False)
+            )
     return unique
 
 

@@ -642,6 +642,39 @@ def test_critical_mistakes_that_do_not_match_leave_room_for_what_does(tmp_path: 
     assert not next(i for i in matched.items if i.id.startswith("mis_")).standing
 
 
+def test_a_shared_word_does_not_make_a_mistake_match_the_task(tmp_path: Path) -> None:
+    """A high-severity mistake matches the task when it is among the task's best records, not
+    when it shares one common word with it; a fresh session's newest memories are standing."""
+    layout = Layout.for_repo(tmp_path)
+    store = Store(layout)
+    for n in range(12):
+        put(
+            layout,
+            store,
+            "mistake",
+            f"mis_h{n:02d}",
+            title=f"Commands slip {n}",
+            description=f"commands number {n} once printed the wrong exit code on failure",
+            correction="check exit codes in the release checklist",
+            severity="high",
+        )
+    put(
+        layout,
+        store,
+        "pattern",
+        "pat_groups",
+        title="Group commands by feature",
+        description="organise commands into groups by feature, one module per group",
+    )
+    pack_ = build_context(
+        layout, store, "organise commands into groups by feature", now=NOW, budget=600
+    )
+    kept = {i.id: i for i in pack_.items}
+    assert "pat_groups" in kept and pack_.tokens <= 600
+    matching = [i for i in pack_.items if i.reason.endswith("matching the task")]
+    assert len(matching) <= context.TOP_MATCHES
+
+
 def _repo_with_code(root: Path, records: int) -> Any:
     from planning_memory.memory import Memory
 
