@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from planning_memory.core.project import ROOT_CACHE, legacy_id, project_id
+from planning_memory.core import legacy_id
+from planning_memory.gitops.project import ROOT_CACHE, project_id
 
 
 def per_call_us(call: Callable[[], object], runs: int) -> float:

@@ -173,11 +173,11 @@ class Memory(MemoryManagerNames):
 
     @cached_property
     def project_id(self) -> str:
-        """Seed 003's project id, ``<name>-<hash8>`` (``core.project``): this repository's; for
+        """Seed 003's project id, ``<name>-<hash8>`` (``gitops.project``): this repository's; for
         the personal store, the project it was opened from (its saves carry it)."""
         if self.store.private:
-            return _core.project_id(_core.project_folder(self._opened_from))
-        return _core.project_id(self.layout.repo_root)
+            return _gitops.project_id(_core.project_folder(self._opened_from))
+        return _gitops.project_id(self.layout.repo_root)
 
     def save(self, title: str | Observed, record_type: str = "learning", **fields: Any) -> Outcome:
         """Save a memory of any type (seed 003's ``memory_save``, its object too) by the learning

@@ -38,7 +38,7 @@ WRITERS_OUTSIDE_STORE = {
     "planning_memory.longterm.catalog": "the SQLite catalog of records and its journal (derived)",
     "planning_memory.watch.process": "the daemon's pid, log and status (never wait for the lock)",
     "planning_memory.gitops.integration": "git's own files: hooks, attributes, conflict fixes",
-    "planning_memory.core.project": "the project's first commit, kept in git's own directory",
+    "planning_memory.gitops.project": "the project's first commit, kept in git's own directory",
     "planning_memory.cli.core": "`pmem export -o FILE`: the file the user names",
     "planning_memory.agents.hook_server": "its socket, in the user's runtime folder",
     "planning_memory.agents.mcp_start": "its stored answers, in the package (`--write`)",

@@ -17,7 +17,8 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from planning_memory.core import Layout, project_id
+from planning_memory.core import Layout
+from planning_memory.gitops import project_id
 from planning_memory.memory import Memory
 from planning_memory.validate import validate_tree
 

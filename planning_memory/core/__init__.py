@@ -50,10 +50,9 @@ if TYPE_CHECKING:
     from planning_memory.core.model import record_digest as record_digest
     from planning_memory.core.model import timestamp as timestamp
     from planning_memory.core.project import PROJECT_ID_RE as PROJECT_ID_RE
+    from planning_memory.core.project import id_of as id_of
     from planning_memory.core.project import legacy_id as legacy_id
     from planning_memory.core.project import project_folder as project_folder
-    from planning_memory.core.project import project_id as project_id
-    from planning_memory.core.project import project_ids as project_ids
     from planning_memory.core.schema import check as check_schema
     from planning_memory.core.temporal import TemporalContext as TemporalContext
     from planning_memory.core.temporal import timezone_of as timezone_of
@@ -87,6 +86,7 @@ if TYPE_CHECKING:
         "codec",
         "compact_json",
         "effective_config",
+        "id_of",
         "ignored_by_layers",
         "is_taught",
         "legacy_id",
@@ -97,8 +97,6 @@ if TYPE_CHECKING:
         "preference_text",
         "privacy",
         "project_folder",
-        "project_id",
-        "project_ids",
         "project_root",
         "record_digest",
         "schema",
@@ -141,6 +139,7 @@ else:
             "effective_config": "model",
             "ignored_by_layers": "ignore",
             "is_taught": "model",
+            "id_of": "project",
             "legacy_id": "project",
             "new_id": "ids",
             "new_long_term": "model",
@@ -149,8 +148,6 @@ else:
             "preference_text": "model",
             "privacy": ".",
             "project_folder": "project",
-            "project_id": "project",
-            "project_ids": "project",
             "project_root": "layout",
             "record_digest": "model",
             "schema": ".",

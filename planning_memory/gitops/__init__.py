@@ -1,4 +1,5 @@
-"""Git integration: ignore rules, attributes, the merge driver and the staged secret scan.
+"""Git integration: ignore rules, attributes, the merge driver, the staged secret scan, and
+what a project is (its first commit: ``project_id``).
 
 The record-level merge driver also settles rendered views (``viewmerge`` renders them from
 the merged records); ``resolve`` (``repair``) repairs memory files after a merge without the
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from planning_memory.gitops.integration import scan_secrets as scan_secrets
     from planning_memory.gitops.integration import stage as stage
     from planning_memory.gitops.merge import merge_copies as merge_copies
+    from planning_memory.gitops.project import project_id as project_id
+    from planning_memory.gitops.project import project_ids as project_ids
     from planning_memory.gitops.repair import Leftover as Leftover
     from planning_memory.gitops.repair import Resolution as Resolution
     from planning_memory.gitops.repair import leftovers as leftovers
@@ -36,6 +39,8 @@ if TYPE_CHECKING:
         "leftovers",
         "merge_copies",
         "merge_driver",
+        "project_id",
+        "project_ids",
         "resolve",
         "scan_secrets",
         "stage",
@@ -53,6 +58,8 @@ else:
             "leftovers": "repair",
             "merge_copies": "merge",
             "merge_driver": "integration",
+            "project_id": "project",
+            "project_ids": "project",
             "resolve": "repair",
             "scan_secrets": "integration",
             "stage": "integration",

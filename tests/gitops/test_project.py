@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from planning_memory.core import PROJECT_ID_RE, legacy_id, project_folder, project_id, project_ids
-from planning_memory.core.project import ROOT_CACHE, identity
+from planning_memory.core import PROJECT_ID_RE, legacy_id, project_folder
+from planning_memory.gitops import project_id, project_ids
+from planning_memory.gitops.project import ROOT_CACHE, identity
 
 
 def _git_init(path: Path) -> Path:
@@ -145,7 +146,7 @@ def test_a_history_too_long_to_walk_is_walked_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = _committed(tmp_path / "shop")
-    monkeypatch.setattr("planning_memory.core.project.GIT_TIMEOUT_S", 1e-6)
+    monkeypatch.setattr("planning_memory.gitops.project.GIT_TIMEOUT_S", 1e-6)
     assert project_id(repo) == legacy_id(repo)  # no remote: the path's id, and it stays
     assert (repo / ".git" / ROOT_CACHE).read_text("utf-8") == "-\n"
     monkeypatch.setenv("PATH", "")
