@@ -18,10 +18,8 @@ Three ways in, all idempotent:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -433,20 +431,7 @@ def rebuild(
         if code:
             index.delete_meta(PENDING)
     index.optimize()
-    _give_back_free_pages(index)
     return report + embed(index, config, limit=embed_limit)
-
-
-def _give_back_free_pages(index: Index) -> None:
-    """After a rebuild: when the merges left many pages free (FTS5's segments merged into one,
-    ~15% of the file at 10k records), the file is written again without them (``VACUUM``:
-    about 0.1 s of CPU at 10k records). Only bytes: a busy or full disk leaves it as it is."""
-    free, pages = (
-        index.conn.execute(f"PRAGMA {n}").fetchone()[0] for n in ("freelist_count", "page_count")
-    )
-    if free * 8 > pages and not index.conn.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            index.conn.execute("VACUUM")
 
 
 def ensure_ready(
