@@ -25,17 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES, Layout
+from planning_memory.core import Layout
 from planning_memory.errors import StorageError
 from planning_memory.search import vectors
 from planning_memory.search.documents import Doc
 from planning_memory.search.rows import COLUMNS, Row, doc_values, read_row, select_columns, varints
+from planning_memory.search.schema import DROP, LISTS, SCHEMA, SCHEMA_VERSION, UPGRADES
 from planning_memory.store import check_database, inside_tree, open_inside
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 7  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
-# indexes; 5: vectors (document ids never reused, so a vector knows its document); 6: the
-# records' list; 7: meta without the lines of the body (``rows._stored_meta``)
 BUSY_TIMEOUT_S = 10.0
 # bm25 column weights: title, body, tags, path, terms
 BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
@@ -45,60 +43,6 @@ BM25_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0)
 AWAY_WEIGHT = 0.8
 SCAN_CAP = 2000  # matches ranked by BM25 per query step (the most recently indexed)
 BY_KEY = "sqlite_autoindex_docs_1"  # the index of ``docs.key`` (its UNIQUE constraint)
-
-# Lists the context block reads whatever the task (``Index.listed``), each a condition on
-# ``docs`` answered by a partial index in update order: pinned records, high-severity mistakes,
-# what a person taught (``core.is_taught``: the tag, or a taught type; tags are " a b "), and
-# every record (the newest ones, and whether the memory is small enough to show whole).
-LISTS = {
-    "records": "source = 'record'",
-    "pinned": "pinned = 1",
-    "severe": "severity >= 2 AND type = 'mistake'",
-    "taught": f"(instr(tags, ' {TAUGHT_TAG} ') > 0 OR type IN "
-    f"({', '.join(repr(t) for t in TAUGHT_TYPES)}))",
-}
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS docs(
-      id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE, grp TEXT NOT NULL,
-      source TEXT NOT NULL, type TEXT NOT NULL, scope TEXT NOT NULL, tags TEXT NOT NULL,
-      ref_id TEXT NOT NULL, session_id TEXT NOT NULL, created_at TEXT NOT NULL,
-      updated_at TEXT NOT NULL, pinned INTEGER NOT NULL, severity INTEGER NOT NULL,
-      path TEXT NOT NULL, title TEXT NOT NULL, meta TEXT NOT NULL, body TEXT NOT NULL,
-      terms TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS docs_grp ON docs(grp)",
-    "CREATE INDEX IF NOT EXISTS docs_ref ON docs(ref_id)",
-    "CREATE INDEX IF NOT EXISTS docs_created ON docs(source, created_at, ref_id)",
-    """CREATE TABLE IF NOT EXISTS groups(
-      grp TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
-      size INTEGER NOT NULL)""",
-    "CREATE TABLE IF NOT EXISTS access(key TEXT PRIMARY KEY, count INTEGER NOT NULL, last_at TEXT)",
-    *(
-        f"CREATE INDEX IF NOT EXISTS docs_{name} ON docs(updated_at) WHERE {condition}"
-        for name, condition in LISTS.items()
-    ),
-    *vectors.SCHEMA,
-    """CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-      title, body, tags, path, terms, content='docs', content_rowid='id',
-      tokenize='porter unicode61 remove_diacritics 2')""",
-    """CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
-      INSERT INTO fts(rowid, title, body, tags, path, terms)
-      VALUES (new.id, new.title, new.body, new.tags, new.path, new.terms);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
-      INSERT INTO fts(fts, rowid, title, body, tags, path, terms)
-      VALUES ('delete', old.id, old.title, old.body, old.tags, old.path, old.terms);
-    END""",
-)
-_DROP = (
-    "DROP TRIGGER IF EXISTS docs_ai",
-    "DROP TRIGGER IF EXISTS docs_ad",
-    "DROP TABLE IF EXISTS fts",
-    "DROP TABLE IF EXISTS docs",
-    "DROP TABLE IF EXISTS groups",
-    "DROP TABLE IF EXISTS meta",
-    "DROP TABLE IF EXISTS vectors",
-)
 
 
 # A resident process (the hook server, ``hold_open``) keeps one idle connection to each index
@@ -362,7 +306,7 @@ class Index:
             self.conn.execute("DROP TRIGGER IF EXISTS docs_ad")
             self.conn.execute("DELETE FROM docs")
             self.conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
-            self.conn.execute(_SCHEMA[-1])
+            self.conn.execute(SCHEMA[-1])
             self.conn.execute("DELETE FROM groups")
             self.conn.execute("DELETE FROM meta")
 
@@ -378,7 +322,7 @@ class Index:
                 yield
             finally:
                 self.conn.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
-                for statement in _SCHEMA[-2:]:
+                for statement in SCHEMA[-2:]:
                     self.conn.execute(statement)
                 self.conn.execute("PRAGMA cache_size = -2000")
 
@@ -584,26 +528,16 @@ class Index:
         }
 
 
-# Versions brought to ``SCHEMA_VERSION`` in place: these statements, then ``_SCHEMA`` (every
-# statement of which is ``IF NOT EXISTS``). Version 3 had other partial indexes than the lists'.
-# Version 5 lacked the records' list; version 6 rows' meta reads as it is.
-_UPGRADES = {
-    3: ("DROP INDEX IF EXISTS docs_pinned", "DROP INDEX IF EXISTS docs_severity"),
-    5: (),
-    6: (),
-}
-
-
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Create the schema. An index of an older version listed in ``_UPGRADES`` is brought up
+    """Create the schema. An index of an older version listed in ``UPGRADES`` is brought up
     to date in place (its documents kept); one of any other version is dropped (it is
     derived, and rebuilt)."""
     with _immediate(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             return
-        steps = _UPGRADES.get(version, _DROP if version else ())
-        for statement in (*steps, *_SCHEMA):
+        steps = UPGRADES.get(version, DROP if version else ())
+        for statement in (*steps, *SCHEMA):
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
