@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers: ``clocks``
@@ -19,6 +20,12 @@ EXAMPLE = REPO / ".planning.example"
 os.environ["PMEM_SERVER"] = "0"
 os.environ["PMEM_BACKGROUND"] = "0"
 os.environ["PMEM_EMBEDDINGS"] = "0"  # no vectors unless a test asks (tests/search/test_hybrid.py)
+
+# CI (``.ci/run``: HYPOTHESIS_PROFILE=ci) runs the property tests on the same examples every
+# time, so a run fails for the change it tests; elsewhere each run draws new ones, and a failing
+# example is kept in .hypothesis/ and tried first next time
+settings.register_profile("ci", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)
