@@ -42,7 +42,8 @@ def test_the_cli_and_hook_suites_pass_with_the_hook_server_on(tmp_path: Path) ->
         )
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
         facts = json.loads(report.read_text("utf-8"))
-        assert facts["cpu_seconds"] > 0.5, f"the hook server answered no hooks: {facts}"
+        # idle, the server blocks in accept (no CPU); the suites' hooks cost it 0.5-0.8 s
+        assert facts["cpu_seconds"] > 0.1, f"the hook server answered no hooks: {facts}"
     finally:
         with contextlib.suppress(OSError, ValueError, FileNotFoundError):
             os.kill(json.loads(report.read_text("utf-8"))["pid"], signal.SIGKILL)
