@@ -416,8 +416,9 @@ def _digest(text: str, data: bytes) -> str:
     """What tells a rendered file's bytes ``data`` (``text`` encoded): its header line, which
     holds the sha256 of the body below it (hashed as it was rendered, not once more), else
     the sha256 of all of them."""
-    first = text[: text.find("\n")]
-    return first if HEADER_RE.match(first) else hashlib.sha256(data).hexdigest()
+    cut = text.find("\n")
+    first = text if cut < 0 else text[:cut]
+    return first if cut >= 0 and HEADER_RE.match(first) else hashlib.sha256(data).hexdigest()
 
 
 def _matches(data: bytes, digest: str) -> bool:
