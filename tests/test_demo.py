@@ -41,7 +41,6 @@ def marked(mark: str) -> list[str]:
     return found
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_demo_leaves_nothing_running(tmp_path: Path) -> None:
     copy = tmp_path / "checkout"
     (copy / "tests" / "fixtures" / "repos").mkdir(parents=True)

@@ -576,6 +576,18 @@ def test_anchored_records_whose_code_changed_are_flagged(tmp_path: Path) -> None
     assert "use bcrypt.compare (code changed since: review) [mis_cmp]" in md
 
 
+def _webhook_learning(layout: Layout, store: Store) -> None:
+    """The memory the task "stripe webhook retries" matches."""
+    put(
+        layout,
+        store,
+        "learning",
+        "lrn_hook",
+        title="Webhook retries use exponential backoff",
+        learned="stripe webhook retries back off exponentially, at most five attempts",
+    )
+
+
 def test_standing_items_leave_room_for_what_the_task_matches(tmp_path: Path) -> None:
     """Taught rules, preferences and unmatched high-severity mistakes take at most a third of
     the budget up front; past it they wait for the task's best matches."""
@@ -592,14 +604,7 @@ def test_standing_items_leave_room_for_what_the_task_matches(tmp_path: Path) -> 
             tags=TAUGHT,
         )
     store.write_json(layout.preferences, {"code_style": {"quotes": "single", "indent": 2}})
-    put(
-        layout,
-        store,
-        "learning",
-        "lrn_hook",
-        title="Webhook retries use exponential backoff",
-        learned="stripe webhook retries back off exponentially, at most five attempts",
-    )
+    _webhook_learning(layout, store)
     pack_ = build_context(layout, store, "stripe webhook retries", now=NOW, budget=400)
     kept = [i.id for i in pack_.items]
     assert "lrn_hook" in kept and "pat_t00" in kept and pack_.tokens <= 400
@@ -625,14 +630,7 @@ def test_critical_mistakes_that_do_not_match_leave_room_for_what_does(tmp_path: 
             correction="run migrations through the reviewed pipeline only",
             severity="critical",
         )
-    put(
-        layout,
-        store,
-        "learning",
-        "lrn_hook",
-        title="Webhook retries use exponential backoff",
-        learned="stripe webhook retries back off exponentially, at most five attempts",
-    )
+    _webhook_learning(layout, store)
     pack_ = build_context(layout, store, "stripe webhook retries", now=NOW, budget=600)
     kept = [i.id for i in pack_.items]
     assert "lrn_hook" in kept and "mis_c00" in kept and pack_.tokens <= 600
