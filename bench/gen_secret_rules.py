@@ -22,7 +22,9 @@ TARGET = Path(__file__).resolve().parent.parent / "planning_memory" / "core" / "
 # generic-api-key: the detector's own entropy-checked assignment rule; pkcs12-file: a file name
 # rule (no content); private-key: the detector's own PEM block rule (spans lines).
 SKIPPED = frozenset({"generic-api-key", "pkcs12-file", "private-key"})
-CONTEXT = {"kubernetes-secret-yaml": "secret"}
+# A rule's regex that needs a word its keyword does not give: the keyword's line must hold it.
+# (Lob's keywords are "test_" and "live_", which start many words of test code.)
+CONTEXT = {"kubernetes-secret-yaml": "secret", "lob-api-key": "lob", "lob-pub-api-key": "lob"}
 # Rules whose match spans lines: how many lines around a keyword's line to search.
 WINDOWS = {"kubernetes-secret-yaml": (12, 12), "curl-auth-header": (0, 5), "curl-auth-user": (0, 5)}
 # Keywords that occur inside a token rather than at its start (the detector looks for keywords

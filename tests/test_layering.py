@@ -150,6 +150,10 @@ def test_only_the_shards_module_imports_orjson() -> None:
     assert users_of("orjson") == {"planning_memory.entity.shards"}
 
 
+def test_only_the_secret_table_imports_the_literal_matcher() -> None:
+    assert users_of("ahocorasick_rs") == {"planning_memory.core.secret_table"}
+
+
 def test_tree_sitter_only_under_scan() -> None:
     for dependency in ("tree_sitter", *(f"tree_sitter_{x}" for x in ("python", "javascript"))):
         assert {

@@ -13,8 +13,9 @@
 
 ``find_secrets`` reports the same spans for the pre-commit secret scan. Overlapping findings are
 merged, so nothing partly covered survives. ``redact`` is idempotent. Every shape's regex
-starts with a literal, so each shape costs one fast substring scan of the text, and is compiled
-the first time its literal turns up (``core.regex.Lazy``), as are the table's rules.
+starts with a literal; the table's one pass over the text (``secret_table.literals``) also
+tells which of those literals occur, so a shape runs only where its literal does, and is
+compiled the first time it turns up (``core.regex.Lazy``), as are the table's rules.
 """
 
 from __future__ import annotations
@@ -190,6 +191,8 @@ _CASED_PREFIXED = tuple((literal_prefix(rx.pattern, rx.flags), rx) for rx in _CA
 _LOWER_PREFIXED = tuple(
     (literal_prefix(rx.pattern, rx.flags, lowered=True), rx) for rx in _LOWER_SHAPES
 )
+# the prefixes, lower-cased, that the table's pass looks for beside its own literals
+_LITERALS = tuple(sorted({p.lower() for p, _rx in _CASED_PREFIXED + _LOWER_PREFIXED}))
 
 
 def _lower(text: str) -> str:
@@ -208,10 +211,11 @@ def _after_word(text: str, start: int) -> bool:
 def find_secrets(text: str) -> list[Finding]:
     """Every private block and secret in ``text``, merged where they overlap, by position."""
     lowered = _lower(text)
-    found = [Finding(s.kind, s.start, s.end) for s in secret_table.find(text, lowered)]
+    seen = secret_table.literals(lowered, _LITERALS)
+    found = [Finding(s.kind, s.start, s.end) for s in secret_table.find(text, lowered, seen)]
     if found and "[REDACTED" in text:
         found = _outside_markers(text, found)
-    if not found and not _may_hold_secret(text, lowered):
+    if not found and not _may_hold_secret(text, lowered, seen.present):
         return []
     return _merge([*_private_spans(text), *_secret_spans(text, lowered), *found])
 
@@ -222,15 +226,16 @@ def _outside_markers(text: str, found: list[Finding]) -> list[Finding]:
     return [f for f in found if not any(s < f.end and f.start < e for s, e in markers)]
 
 
-def _may_hold_secret(text: str, lowered: str) -> bool:
-    """False when no shape can match anywhere in ``text``: a substring test per shape, and a
-    search only where the shape's literal prefix occurs. The common case, text with nothing to
-    redact (a source file, a message), skips the per-match checks."""
+def _may_hold_secret(text: str, lowered: str, present: set[str]) -> bool:
+    """False when no shape can match anywhere in ``text``: a search only where the shape's
+    literal prefix occurs (``present``: the literals the table's pass found in ``lowered``).
+    The common case, text with nothing to redact (a source file, a message), skips the
+    per-match checks."""
     for prefix, rx in _CASED_PREFIXED:
-        if prefix in text and rx.search(text):
+        if secret_table.occurs(prefix, text, present) and rx.search(text):
             return True
-    for prefix, rx in _LOWER_PREFIXED:  # noqa: SIM110 - a hot path: loops, no generators
-        if prefix in lowered and rx.search(lowered):
+    for prefix, rx in _LOWER_PREFIXED:  # a hot path: loops, no generators
+        if secret_table.occurs(prefix, lowered, present) and rx.search(lowered):
             return True
     return False
 

@@ -1,14 +1,15 @@
 """Finds the provider secret shapes of ``secret_rules`` in a text (pure: no I/O).
 
-One regex pass over the lower-cased text finds every rule keyword that starts a word (or, for a
-keyword that starts with a punctuation mark, anywhere); only the rules of the keywords found
-run, each only on the lines around its keyword. The first texts of a process (up to
-``WORD_BUDGET`` characters in all: a command's few memories or messages) are looked up word
-by word instead, with the same result, so the keyword regex (~5 ms to build and compile) is
-built only by a process that scans more (an index build, a code scan), where it is faster.
-Nothing compiles at import: each rule's regex compiles the first
-time one of its keywords (or for a rule without keywords, its leading literal) turns up, so a
-process that never meets a provider's keyword never compiles that provider's rule.
+One pass of an Aho-Corasick automaton (``ahocorasick_rs``, imported here only, built on first
+use in well under a millisecond) over the lower-cased text finds every occurrence of every
+literal looked for: the rule keywords, which count where they start a word (or, for a keyword
+that starts with a punctuation mark, anywhere), the leading literals of the rules without
+keywords, and the literals a caller adds (``privacy``'s shape prefixes), so that one pass
+answers every "does the text hold X" question of the secret check. Only the rules of the
+keywords found run, each only on the lines around its keyword. Nothing compiles at import:
+each rule's regex compiles the first time one of its keywords (or for a rule without keywords,
+its leading literal) turns up, so a process that never meets a provider's keyword never
+compiles that provider's rule.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 
 from planning_memory.core.regex import Lazy, literal_prefix
 from planning_memory.core.secret_rules import ALLOW, EXTRA, GITLEAKS, Rule
@@ -28,8 +29,7 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 _WINDOW_BEFORE = 256  # characters of a long line searched before a keyword
 _WINDOW_AFTER = 2048  # and after it
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
-WORD_BUDGET = 65_536  # characters looked up word by word before the keyword regex is built
-_WORD_START = Lazy(r"(?<![a-z0-9])[a-z0-9]")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # a keyword must not follow one
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,15 @@ class Span:
     kind: str
     start: int
     end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Literals:
+    """What one pass over a lower-cased text found: the rule keywords, in the order ``find``
+    tries their rules, and every literal looked for that occurs anywhere (``present``)."""
+
+    keywords: list[tuple[int, str]]
+    present: set[str]
 
 
 class _Table:
@@ -59,23 +68,10 @@ class _Table:
         # A keyword that starts with a letter or digit must start a word; one that starts with
         # a punctuation mark (``_mmk``, ``:aa``) is looked for anywhere, by a substring search.
         self.words = [w for w in words if w[0].isalnum()]
-        self.by_start: dict[str, list[str]] = {}  # first 2 characters -> keywords, longest first
-        for word in sorted(self.words, key=len, reverse=True):
-            self.by_start.setdefault(word[:2], []).append(word)
         self.inner = tuple(w for w in words if not w[0].isalnum())
         self.prefixes = {i: literal_prefix(RULES[i].pattern) for i in self.unkeyed}
         self.compiled: dict[int, re.Pattern[str]] = {}
-        self.word_budget = WORD_BUDGET  # what is left of it (``_keywords``)
         self.allow = Lazy("|".join(f"(?:{rx})" for rx in ALLOW))
-
-    @cached_property
-    def keywords(self) -> re.Pattern[str]:
-        """Every keyword that starts a word (the character before it is not a letter or a
-        digit), the longest one at each place, found in one pass over a long text. The
-        lookahead on the keywords' first characters lets a place fail before the trie is tried
-        (a fifth of the regex's time on source code)."""
-        firsts = re.escape("".join(sorted({word[0] for word in self.words})))
-        return re.compile(f"[^a-z0-9](?=[{firsts}])({_trie(self.words)})")
 
     def anchor(self, index: int) -> re.Pattern[str]:
         rx = self.anchors.get(index)
@@ -95,26 +91,57 @@ def _table() -> _Table:
     return _Table()
 
 
-def _trie(words: list[str]) -> str:
-    """One regex alternation for ``words``, shared prefixes factored out (much faster to run
-    than a flat alternation of 250 words)."""
-    root: dict[str, dict] = {}  # type: ignore[type-arg]
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    return _emit(root)
+class _Matcher:
+    """One automaton over the table's literals and a caller's (``also``), with what each
+    pattern is: a keyword that must start a word, or one found anywhere."""
+
+    def __init__(self, table: _Table, also: tuple[str, ...]) -> None:
+        import ahocorasick_rs  # on first use: a command that stores no text never needs it
+
+        unkeyed = (p.lower() for p in table.prefixes.values() if len(p) > 1)
+        self.patterns = sorted({*table.words, *table.inner, *unkeyed, *also})
+        words, inner = set(table.words), set(table.inner)
+        self.word = [p in words for p in self.patterns]
+        self.inner = [p in inner for p in self.patterns]
+        self.automaton = ahocorasick_rs.AhoCorasick(self.patterns)
 
 
-def _emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
-    alts = [re.escape(ch) + _emit(sub) for ch, sub in sorted(node.items()) if ch]
-    if not alts:
-        return ""
-    body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-    if "" in node:
-        return f"(?:{body})?" if len(alts) == 1 else body + "?"
-    return body
+@cache
+def _matcher(also: tuple[str, ...]) -> _Matcher:
+    return _Matcher(_table(), tuple(a for a in also if len(a) > 1))
+
+
+def literals(lowered: str, also: tuple[str, ...] = ()) -> Literals:
+    """The keywords and literals in ``lowered`` (a text's same-length lower case), with
+    ``also`` (lower-case literals) looked for in the same pass."""
+    matcher = _matcher(also)
+    hits = matcher.automaton.find_matches_as_indexes(lowered, overlapping=True)
+    patterns = matcher.patterns
+    present = {patterns[i] for i, _start, _end in hits}
+    return Literals(_keywords(matcher, lowered, hits), present)
+
+
+def _keywords(
+    matcher: _Matcher, lowered: str, hits: list[tuple[int, int, int]]
+) -> list[tuple[int, str]]:
+    """The keywords that start a word (the character before is not a letter or a digit): the
+    longest one at each place, none starting inside the last one taken or right after it;
+    then each keyword that starts with a punctuation mark, at every place it occurs."""
+    patterns, word = matcher.patterns, matcher.word
+    longest: dict[int, str] = {}
+    for i, start, _end in hits:
+        starts_word = start == 0 or lowered[start - 1] not in _WORD_CHARS
+        if word[i] and starts_word and len(patterns[i]) > len(longest.get(start, "")):
+            longest[start] = patterns[i]
+    found: list[tuple[int, str]] = []
+    after = -1
+    for pos in sorted(longest):
+        if pos > after:
+            found.append((pos, longest[pos]))
+            after = pos + len(longest[pos])
+    inner = sorted((patterns[i], start) for i, start, _end in hits if matcher.inner[i])
+    found += ((pos, keyword) for keyword, pos in inner)
+    return found
 
 
 def entropy(value: str) -> float:
@@ -125,12 +152,14 @@ def entropy(value: str) -> float:
     return math.log2(size) - sum(n * math.log2(n) for n in Counter(value).values()) / size
 
 
-def find(text: str, lowered: str) -> list[Span]:
-    """The spans of every rule's secret in ``text`` (``lowered``: its same-length lower case)."""
+def find(text: str, lowered: str, seen: Literals | None = None) -> list[Span]:
+    """The spans of every rule's secret in ``text`` (``lowered``: its same-length lower case;
+    ``seen``: what ``literals`` found in it, when the caller has it)."""
     table = _table()
+    seen = literals(lowered) if seen is None else seen
     found: list[Span] = []
     tried: set[tuple[int, int]] = set()
-    for pos, word in _keywords(table, lowered):
+    for pos, word in seen.keywords:
         line = _window(text, pos, (0, 0))
         for index in table.rules[word]:
             rule = RULES[index]
@@ -139,8 +168,8 @@ def find(text: str, lowered: str) -> list[Span]:
                 continue
             tried.add((index, window[0]))
             found += _matches(table, index, text, *window)
-    for index in table.unkeyed:  # each starts with a literal: a fast scan of the whole text
-        if table.prefixes[index] not in text:
+    for index in table.unkeyed:  # each starts with a literal: looked for in the same pass
+        if not occurs(table.prefixes[index], text, seen.present):
             continue
         found += (s for s in _matches(table, index, text, 0, len(text)) if _word_start(text, s))
     for index in table.anchored:
@@ -158,34 +187,13 @@ def _on_line(rule: Rule, lowered: str, pos: int) -> bool:
     return lowered.find(rule.context, start, len(lowered) if end < 0 else end) >= 0
 
 
-def _keywords(table: _Table, lowered: str) -> Iterator[tuple[int, str]]:
-    if "keywords" not in table.__dict__ and len(lowered) <= table.word_budget:
-        table.word_budget -= len(lowered)
-        yield from _keywords_by_word(table, lowered)
-    else:
-        for hit in table.keywords.finditer(" " + lowered):
-            yield hit.start(1) - 1, hit.group(1)
-    for word in table.inner:
-        pos = lowered.find(word)
-        while pos >= 0:
-            yield pos, word
-            pos = lowered.find(word, pos + 1)
-
-
-def _keywords_by_word(table: _Table, lowered: str) -> Iterator[tuple[int, str]]:
-    """What ``table.keywords`` finds, a word at a time: at each word start the longest keyword
-    the text starts with there, none starting inside the last one found (or right after it:
-    the keyword regex's match takes the character before the keyword too)."""
-    by_start, after = table.by_start, -1
-    for hit in _WORD_START.finditer(lowered):
-        pos = hit.start()
-        if pos <= after:
-            continue
-        for word in by_start.get(lowered[pos : pos + 2], ()):
-            if lowered.startswith(word, pos):
-                yield pos, word
-                after = pos + len(word)
-                break
+def occurs(literal: str, text: str, present: set[str]) -> bool:
+    """Whether ``literal`` is in ``text``, told by ``present`` (what ``literals`` found in its
+    lower case) without a scan when it is not there: a literal of two characters or more is
+    in the lower case wherever it is in the text. A shorter one is a plain substring test."""
+    if len(literal) < 2:
+        return literal in text
+    return literal.lower() in present and literal in text
 
 
 def _word_start(text: str, span: Span) -> bool:

@@ -276,40 +276,78 @@ def test_rules_compile_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
     assert table.compiled == {}  # building the table compiles no rule
     redact("nothing to see here")
     assert table.compiled == {}  # no keyword, nor any unkeyed rule's leading literal
-    assert "keywords" not in table.__dict__  # a short text is looked up word by word
     redact("export DOPPLER_TOKEN=dp.pt." + "Ab3" * 15)
     assert 0 < len(table.compiled) <= 3  # only the rules of "dp.pt."
-    assert table.word_budget < secret_table.WORD_BUDGET
-    redact("long text " * 7000)  # past the budget: the keyword regex is faster from here on
-    assert "keywords" in table.__dict__
 
 
-def _regex_keywords(table: secret_table._Table, lowered: str) -> list[tuple[int, str]]:
-    return [(hit.start(1) - 1, hit.group(1)) for hit in table.keywords.finditer(" " + lowered)]
+def _trie(words: list[str]) -> str:
+    """One regex alternation for ``words``, shared prefixes factored out: at a place, the
+    longest word that starts there."""
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return _emit(root)
 
 
-def test_short_texts_find_the_keywords_the_regex_finds() -> None:
-    table = secret_table._table()
+def _emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+    alts = [re.escape(ch) + _emit(sub) for ch, sub in sorted(node.items()) if ch]
+    if not alts:
+        return ""
+    body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    if "" in node:
+        return f"(?:{body})?" if len(alts) == 1 else body + "?"
+    return body
+
+
+_KEYWORD_RX = re.compile(f"[^a-z0-9]({_trie(secret_table._table().words)})")
+
+
+def _reference_keywords(lowered: str) -> list[tuple[int, str]]:
+    """What ``secret_table.literals`` must find, the plain way: a regex for the keywords that
+    start a word (the longest at each place; ``finditer`` resumes after each), then each
+    keyword that starts with a punctuation mark at every place, found by substring search."""
+    found = [(hit.start(1) - 1, hit.group(1)) for hit in _KEYWORD_RX.finditer(" " + lowered)]
+    for word in secret_table._table().inner:
+        pos = lowered.find(word)
+        while pos >= 0:
+            found.append((pos, word))
+            pos = lowered.find(word, pos + 1)
+    return found
+
+
+def test_the_one_pass_finds_the_keywords_the_regex_finds() -> None:
     texts = [sentence for _, _, sentence in KINDS] + [*ISSUE_MISSES.values(), *NOT_SECRETS]
     source = Path(secret_table.__file__).read_text("utf-8")
+    rules = Path(secret_rules.__file__).read_text("utf-8")  # full of the keywords
     texts += [source[i : i + 900] for i in range(0, len(source), 450)]
+    texts += [rules[i : i + 900] for i in range(0, len(rules), 450)]
     for text in texts:
         lowered = text.lower()
-        assert list(secret_table._keywords_by_word(table, lowered)) == _regex_keywords(
-            table, lowered
-        ), text
+        assert secret_table.literals(lowered).keywords == _reference_keywords(lowered), text
 
 
-_WORDS = st.sampled_from(sorted(secret_table._table().words))
-_GLUE = st.sampled_from(["", " ", "-", "_", ".", "x", "9", "\n", "é", "=", "sk", "a3-"])
+_WORDS = st.sampled_from(sorted(secret_table._table().words + list(secret_table._table().inner)))
+_GLUE = st.sampled_from(["", " ", "-", "_", ".", "x", "9", "\n", "é", "=", "sk", "a3-", "İ"])
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(_WORDS, _GLUE), max_size=20))
-def test_keyword_lookup_by_word_equals_the_regex(parts: list[str]) -> None:
-    table = secret_table._table()
+def test_the_one_pass_finds_the_keywords_the_regex_finds_in_any_text(parts: list[str]) -> None:
     lowered = "".join(parts)
-    assert list(secret_table._keywords_by_word(table, lowered)) == _regex_keywords(table, lowered)
+    assert secret_table.literals(lowered).keywords == _reference_keywords(lowered)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_WORDS, _GLUE, st.sampled_from(["ac", "sk", "akc", "Ab"])), max_size=12))
+def test_the_one_pass_tells_every_literal_it_was_given(parts: list[str]) -> None:
+    lowered = "".join(parts).lower()
+    also = ("ab", "sk", "lob", "x")  # "x": a single character is left to a substring test
+    present = secret_table.literals(lowered, also).present
+    for literal in (*secret_table._table().words, *secret_table._table().inner, *also):
+        assert secret_table.occurs(literal, lowered, present) == (literal in lowered), literal
 
 
 def test_keep_lines_keeps_line_numbers() -> None:
