@@ -8,7 +8,14 @@ first call of each event without it (the file cache's warm-up). Last, ten UserPr
 hooks fired at once while the memory's lock is held (a long scan), with the server running:
 the slowest of them against Claude Code's 15 s timeout.
 
-    .venv/bin/python bench/bench_hooks.py [--records 1000] [--runs 30]
+Search is BM25 alone (``PMEM_EMBEDDINGS=0``) unless ``--vectors K``: then the hooks run with
+the embedding model, as users have it where it installs (the server keeps it loaded and embeds
+each prompt). The first K records are embedded by the model for real (``pmem reindex`` of a
+tree of just those); every other record gets one of their vectors with noise
+(``bench_search.fill_vectors``), which costs a search the same: embedding 10k records takes
+the better part of an hour on two cores.
+
+    .venv/bin/python bench/bench_hooks.py [--records 1000] [--runs 30] [--vectors K]
 """
 
 from __future__ import annotations
@@ -27,7 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.agents import hook_client  # before bench_search puts the repo first
+from planning_memory.core.layout import Layout
 from planning_memory.memory import Memory
+from planning_memory.search import semantic
+from planning_memory.search.database import Index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_search
@@ -51,18 +61,35 @@ EVENTS: dict[str, dict[str, Any]] = {
 }
 
 
-def setup(root: Path, records: int) -> Path:
+def setup(root: Path, records: int, vectors: int) -> Path:
     mem = Memory.init(root)
-    for record in bench_search.make_records(records, random.Random(records)):
+    made = bench_search.make_records(records, random.Random(records))
+    for record in made:
         mem.store.write_json(mem.layout.record_path(record["type"], record["id"]), record)
     mem.learn_utterance("Always use pnpm, never npm")
     mem.reindex()
+    if vectors:
+        give_vectors(root, made[:vectors])
     (root / "src").mkdir()
     (root / "src/app.py").write_text("x = 1\n", "utf-8")
     transcript = root / "transcript.jsonl"
     line = {"type": "assistant", "message": {"role": "assistant", "content": "Done."}}
     transcript.write_text(json.dumps(line) + "\n", "utf-8")
     return transcript
+
+
+def give_vectors(root: Path, embedded: list[dict[str, Any]]) -> None:
+    """Vectors for every record of ``root``'s index: ``embedded`` by the model in a tree of
+    their own (a ``pmem reindex`` process), the rest filled from those."""
+    with tempfile.TemporaryDirectory() as tmp:
+        real = Memory.init(Path(tmp))
+        for record in embedded:
+            real.store.write_json(real.layout.record_path(record["type"], record["id"]), record)
+        env = {**os.environ, semantic.ENV: "1", "PMEM_BACKGROUND": "0"}
+        subprocess.run([PMEM, "-C", tmp, "reindex", "--no-code"], check=True, env=env)
+        with Index.open(Layout.for_repo(root)) as index, Index.open(real.layout) as made:
+            filled = bench_search.fill_vectors(index, made, random.Random(len(embedded)))
+    print(json.dumps({"vectors": filled, "embedded by the model": len(embedded)}), flush=True)
 
 
 def run(event: str, data: str, root: Path, env: dict[str, str]) -> float:
@@ -141,14 +168,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--vectors", type=int, default=0, help="run with the model: K records embedded for real"
+    )
     args = parser.parse_args()
     as_installed()
+    os.environ[semantic.ENV] = "0"  # the set-up's reindex: BM25 (vectors are given after)
     runtime = Path(tempfile.mkdtemp(prefix="pmb-", dir="/tmp"))
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)  # a server of its own
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-        transcript = setup(root, args.records)
+        transcript = setup(root, args.records, args.vectors)
+        os.environ[semantic.ENV] = "1" if args.vectors else "0"
         floor = [0.0] * 11
         for n in range(11):
             t0 = time.perf_counter()
@@ -166,6 +198,7 @@ def main() -> None:
             {
                 "python -c pass p50_ms": round(1000 * statistics.median(floor[1:]), 1),
                 "records": args.records,
+                "search": "hybrid (the prompt embedded)" if args.vectors else "BM25 alone",
                 "load": os.getloadavg()[0],
                 "cpus": os.cpu_count(),
             }

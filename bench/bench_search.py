@@ -233,8 +233,8 @@ def fill_vectors(index: Index, real: Index, rng: random.Random) -> int:
     known = dict(real.conn.execute("SELECT key, vec FROM vectors"))
     pool = [np.frombuffer(v, dtype=np.float16).astype(np.float32) for v in known.values()]
     rows = []
-    for doc_id, key, title, body in index.conn.execute(
-        "SELECT id, key, title, substr(body, 1, ?) FROM docs WHERE source = 'record'",
+    for doc_id, key, title, body, tags in index.conn.execute(
+        "SELECT id, key, title, substr(body, 1, ?), tags FROM docs WHERE source = 'record'",
         (vectors.EMBED_CHARS,),
     ):
         vec = known.get(key)
@@ -243,7 +243,7 @@ def fill_vectors(index: Index, real: Index, rng: random.Random) -> int:
                 [rng.gauss(0, 0.02) for _ in range(semantic.DIMENSIONS)], dtype=np.float32
             )
             vec = (noisy / np.linalg.norm(noisy)).astype(np.float16).tobytes()
-        rows.append((key, doc_id, vectors.digest(vectors.text_of(title, body)), vec))
+        rows.append((key, doc_id, vectors.digest(vectors.text_of(title, body, tags)), vec))
     with index.write():
         index.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
         epoch = index.get_meta("docs_epoch") or "0"
