@@ -21,6 +21,7 @@ compiled the first time it turns up (``core.regex.Lazy``), as are the table's ru
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -191,8 +192,18 @@ _CASED_PREFIXED = tuple((literal_prefix(rx.pattern, rx.flags), rx) for rx in _CA
 _LOWER_PREFIXED = tuple(
     (literal_prefix(rx.pattern, rx.flags, lowered=True), rx) for rx in _LOWER_SHAPES
 )
-# the prefixes, lower-cased, that the table's pass looks for beside its own literals
+
+
+def _gate(prefix: str) -> str:
+    return prefix.lower() if len(prefix) > 1 else ""
+
+
+# the prefixes, lower-cased, that the table's pass looks for beside its own literals, and each
+# shape with the literal that pass tells about ("": a prefix shorter than two characters, a
+# plain substring test)
 _LITERALS = tuple(sorted({p.lower() for p, _rx in _CASED_PREFIXED + _LOWER_PREFIXED}))
+_CASED_GATED = tuple((_gate(p), p, rx) for p, rx in _CASED_PREFIXED)
+_LOWER_GATED = tuple((_gate(p), p, rx) for p, rx in _LOWER_PREFIXED)
 
 
 def _lower(text: str) -> str:
@@ -226,16 +237,16 @@ def _outside_markers(text: str, found: list[Finding]) -> list[Finding]:
     return [f for f in found if not any(s < f.end and f.start < e for s, e in markers)]
 
 
-def _may_hold_secret(text: str, lowered: str, present: set[str]) -> bool:
+def _may_hold_secret(text: str, lowered: str, present: AbstractSet[str]) -> bool:
     """False when no shape can match anywhere in ``text``: a search only where the shape's
-    literal prefix occurs (``present``: the literals the table's pass found in ``lowered``).
-    The common case, text with nothing to redact (a source file, a message), skips the
-    per-match checks."""
-    for prefix, rx in _CASED_PREFIXED:
-        if secret_table.occurs(prefix, text, present) and rx.search(text):
+    literal prefix occurs (``present``: the prefixes the table's pass found in ``lowered``; a
+    prefix found in ``text`` is in ``lowered`` too). The common case, text with nothing to
+    redact (a source file, a message), skips the per-match checks."""
+    for gate, prefix, rx in _CASED_GATED:  # a hot path: loops, no generators
+        if (gate in present or not gate) and prefix in text and rx.search(text):
             return True
-    for prefix, rx in _LOWER_PREFIXED:  # a hot path: loops, no generators
-        if secret_table.occurs(prefix, lowered, present) and rx.search(lowered):
+    for gate, prefix, rx in _LOWER_GATED:
+        if (gate in present or not gate) and prefix in lowered and rx.search(lowered):
             return True
     return False
 

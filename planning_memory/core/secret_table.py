@@ -17,9 +17,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from planning_memory.core.regex import Lazy, literal_prefix
 from planning_memory.core.secret_rules import ALLOW, EXTRA, GITLEAKS, Rule
@@ -39,13 +41,15 @@ class Span:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Literals:
+class Literals(NamedTuple):
     """What one pass over a lower-cased text found: the rule keywords, in the order ``find``
     tries their rules, and every literal looked for that occurs anywhere (``present``)."""
 
-    keywords: list[tuple[int, str]]
-    present: set[str]
+    keywords: Sequence[tuple[int, str]]
+    present: AbstractSet[str]
+
+
+_NOTHING = Literals((), frozenset())
 
 
 class _Table:
@@ -116,6 +120,8 @@ def literals(lowered: str, also: tuple[str, ...] = ()) -> Literals:
     ``also`` (lower-case literals) looked for in the same pass."""
     matcher = _matcher(also)
     hits = matcher.automaton.find_matches_as_indexes(lowered, overlapping=True)
+    if not hits:  # most short texts: nothing more to work out
+        return _NOTHING
     patterns = matcher.patterns
     present = {patterns[i] for i, _start, _end in hits}
     return Literals(_keywords(matcher, lowered, hits), present)
@@ -139,8 +145,8 @@ def _keywords(
         if pos > after:
             found.append((pos, longest[pos]))
             after = pos + len(longest[pos])
-    inner = sorted((patterns[i], start) for i, start, _end in hits if matcher.inner[i])
-    found += ((pos, keyword) for keyword, pos in inner)
+    inner = sorted([(patterns[i], start) for i, start, _end in hits if matcher.inner[i]])
+    found += [(pos, keyword) for keyword, pos in inner]
     return found
 
 
@@ -187,7 +193,7 @@ def _on_line(rule: Rule, lowered: str, pos: int) -> bool:
     return lowered.find(rule.context, start, len(lowered) if end < 0 else end) >= 0
 
 
-def occurs(literal: str, text: str, present: set[str]) -> bool:
+def occurs(literal: str, text: str, present: AbstractSet[str]) -> bool:
     """Whether ``literal`` is in ``text``, told by ``present`` (what ``literals`` found in its
     lower case) without a scan when it is not there: a literal of two characters or more is
     in the lower case wherever it is in the text. A shorter one is a plain substring test."""
