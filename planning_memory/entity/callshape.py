@@ -10,6 +10,7 @@ String)``), and marks a Java or Rust call made on a type or through a path (``St
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from planning_memory.entity.calltypes import split_arguments
@@ -36,6 +37,7 @@ class Call(NamedTuple):
     static: bool = False  # on a type or a path (``Vec::new``, ``String.valueOf``): no guess
 
 
+@lru_cache(maxsize=1 << 16)  # the same call texts come back in file after file
 def read(call: str, family: str) -> Call | None:
     """The shape of a call's text, or None for a macro (``name!``) and a ``new X`` outside
     Java and JS/TS (there a call of ``X``'s constructor: ``X.X``, ``X.constructor``)."""

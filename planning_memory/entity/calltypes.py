@@ -183,6 +183,7 @@ def _passes(arg: str, param: str) -> bool:
     return param not in _CLOSED
 
 
+@lru_cache(maxsize=65536)  # the same signature is read for every call that reaches it
 def result_type(
     signature: str, family: str, element: bool = False, value: bool = False
 ) -> str | None:

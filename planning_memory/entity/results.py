@@ -47,11 +47,10 @@ class Types:
         return params is None or calltypes.accepts(params, args)
 
     def _parameters(self, definition: tuple[str, str]) -> calltypes.Params | None:
-        target, key = definition
+        key = definition[1]
         if key in self._params:
             return self._params[key]
-        signature = self.linker.functions.of(target).get(key, {}).get("signature", "")
-        params = self._params[key] = calltypes.parameters(signature)
+        params = self._params[key] = calltypes.parameters(self.signature(definition))
         return params
 
     def most_specific(
@@ -87,7 +86,7 @@ class Types:
     def _count(self, definition: tuple[str, str]) -> int | None:
         """A Java method's parameter count (None: not known): an override shadows the
         base's method of that count."""
-        params = calltypes.parameters(self.signature(definition))
+        params = self._parameters(definition)
         return len(params.types) if params is not None else None
 
     def signature(self, definition: tuple[str, str]) -> str:

@@ -72,12 +72,13 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
     branches = count_branches(every, caps.get("branch", []))
     types = [s for s in every if s.kind == "class"]
     exports = [s.qualified for s in types if s.parent is None and _public(s)]
+    public: dict[int, bool] = {}  # see ``_exported``
     return {
         "purpose": summary(_purpose(root, types)),
         "imports": _imports(ordered(caps.get("import", []))),
         "exports": exports,
         "classes": [s.qualified for s in types],
-        "functions": [_function(s, source, written) for s in every if s.is_function],
+        "functions": [_function(s, source, written, public) for s in every if s.is_function],
         "components": [],
         "complexity": 1 + branches,
         "parse_errors": root.has_error,
@@ -95,6 +96,7 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     found += [(n.start_byte, n, _CONSTRUCTOR) for n in caps.get("constructor_call", [])]
     found.sort(key=lambda item: item[0])
     owners = innermost(every, [position for position, _node, _text in found])
+    whole = source.decode("ascii") if source.isascii() else None  # sliced by byte offsets
     written: dict[int, list[str]] = {}
     typed: dict[tuple[int, str], str] = {}  # (function, call as written) -> on its class
     chained: set[int] = set()  # constructors that call another by ``super(...)``/``this(...)``
@@ -113,7 +115,7 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
                 as_written = field_text(node, "constructor")
                 receiver = javatypes.constructor(as_written, owner)
             else:
-                as_written = _invocation(node, args, source)
+                as_written = _invocation(node, args, source, whole)
                 memo = (id(owner), as_written)
                 known = typed.get(memo)
                 if known is None:
@@ -135,11 +137,15 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     return written
 
 
-def _invocation(node: Node, args: Node | None, source: bytes) -> str:
+def _invocation(node: Node, args: Node | None, source: bytes, whole: str | None) -> str:
     """The callee as written (before its argument list ``args``), without type arguments
-    (``Collections.<T>empty`` -> ``Collections.empty``)."""
+    (``Collections.<T>empty`` -> ``Collections.empty``); ``whole`` is an ASCII ``source``
+    decoded."""
     end = args.start_byte if args is not None else node.end_byte
-    written = source[node.start_byte : end].decode("utf-8", "replace")
+    if whole is not None:
+        written = whole[node.start_byte : end]
+    else:
+        written = source[node.start_byte : end].decode("utf-8", "replace")
     if "<" in written:
         written = _TYPE_ARGUMENTS.sub(".", written)
     return callee(written)
@@ -158,16 +164,18 @@ def _public(scope: Scope) -> bool:
     return "public" in _modifiers(scope.node).split()
 
 
-def _exported(scope: Scope) -> bool:
-    current: Scope | None = scope
-    while current is not None:
-        if current.kind in ("class", "method", "constructor") and not _public(current):
-            return False
-        current = current.parent
-    return True
+def _exported(scope: Scope, memo: dict[int, bool]) -> bool:
+    """Whether ``scope`` and every scope around it are public (memoised in ``memo``)."""
+    found = memo.get(id(scope))
+    if found is None:
+        parent = scope.parent
+        found = memo[id(scope)] = _public(scope) and (parent is None or _exported(parent, memo))
+    return found
 
 
-def _function(scope: Scope, source: bytes, written: dict[int, list[str]]) -> FunctionFact:
+def _function(
+    scope: Scope, source: bytes, written: dict[int, list[str]], public: dict[int, bool]
+) -> FunctionFact:
     node = scope.node
     signature = field_text(node, "parameters")
     returns = field_text(node, "type")
@@ -178,7 +186,7 @@ def _function(scope: Scope, source: bytes, written: dict[int, list[str]]) -> Fun
         source,
         signature=squash(signature),
         purpose=comments_before(node, _COMMENT, frozenset()),
-        exported=_exported(scope),
+        exported=_exported(scope, public),
     )
     if id(scope) in written:  # side effects are read from the calls as written
         fact["written_calls"] = unique(written[id(scope)])

@@ -64,6 +64,7 @@ _NOT_ARGUMENTS = frozenset({"line_comment", "block_comment"})
 _CONFLICT = ""  # a name given two types, or declared without one
 # what a method of every object returns, by name and argument count
 _ANY_OBJECT = {("toString", 0): "String", ("hashCode", 0): "int", ("equals", 1): "boolean"}
+_ANY_OBJECT_NAMES = frozenset(name for name, _count in _ANY_OBJECT)
 # static methods of the JDK whose result type is fixed
 _STATIC = {
     **dict.fromkeys(
@@ -264,9 +265,12 @@ def arguments(found: Node | None, owner: Scope, names: Names) -> list[str]:
     """The type of each argument in the argument list ``found`` (``_``: not said)."""
     if found is None:
         return []
-    return [
-        _argument(a, owner, names) for a in found.named_children if a.type not in _NOT_ARGUMENTS
-    ]
+    types = []
+    for argument in found.named_children:
+        kind = argument.type
+        if kind not in _NOT_ARGUMENTS:
+            types.append(_LITERALS.get(kind) or _argument(argument, owner, names))
+    return types
 
 
 def _count(found: Node) -> int:
@@ -312,11 +316,11 @@ def _made_by(node: Node, owner: Scope, names: Names) -> str:
     found = node.child_by_field_name("object")
     if found is None:  # ``f(resolveOption(name))``: what the file's methods of that name return
         return names.returns.get(name) or "_"
-    listed = node.child_by_field_name("arguments")
-    count = 0 if listed is None else _count(listed)
-    fixed = _ANY_OBJECT.get((name, count))
-    if fixed is not None:
-        return fixed
+    if name in _ANY_OBJECT_NAMES:
+        listed = node.child_by_field_name("arguments")
+        fixed = _ANY_OBJECT.get((name, 0 if listed is None else _count(listed)))
+        if fixed is not None:
+            return fixed
     if found.type != "identifier":
         kind = _argument(found, owner, names)
     elif (head := text(found)) in names.declared:
