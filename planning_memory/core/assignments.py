@@ -11,7 +11,7 @@ Only the value is redacted: the key stays. ``privacy`` merges these spans with t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from planning_memory.core import secret_table
 from planning_memory.core.regex import Lazy
@@ -152,9 +152,12 @@ def _random_looking(value: str) -> bool:
     return digits and upper and lower and secret_table.entropy(value) >= 3.5
 
 
-def spans(text: str, lowered: str) -> Iterator[tuple[str, int, int]]:
-    """``(kind, start, end)`` of each assigned value in ``text`` that is a secret."""
-    for kind, head_re in HEADS:
+def spans(
+    text: str, lowered: str, heads: Sequence[tuple[str, Lazy]] = HEADS
+) -> Iterator[tuple[str, int, int]]:
+    """``(kind, start, end)`` of each assigned value in ``text`` that is a secret, read after
+    the key stems of ``heads`` (all of ``HEADS``, or those the caller knows may occur)."""
+    for kind, head_re in heads:
         if kind == "secret" and not ("key" in lowered or "secret" in lowered or "cred" in lowered):
             continue
         for head in head_re.finditer(lowered):

@@ -204,6 +204,7 @@ def _gate(prefix: str) -> str:
 _LITERALS = tuple(sorted({p.lower() for p, _rx in _CASED_PREFIXED + _LOWER_PREFIXED}))
 _CASED_GATED = tuple((_gate(p), p, rx) for p, rx in _CASED_PREFIXED)
 _LOWER_GATED = tuple((_gate(p), p, rx) for p, rx in _LOWER_PREFIXED)
+_GATE_OF = {rx: gate for gate, _p, rx in _CASED_GATED + _LOWER_GATED}
 
 
 def _lower(text: str) -> str:
@@ -228,7 +229,7 @@ def find_secrets(text: str) -> list[Finding]:
         found = _outside_markers(text, found)
     if not found and not _may_hold_secret(text, lowered, seen.present):
         return []
-    return _merge([*_private_spans(text), *_secret_spans(text, lowered), *found])
+    return _merge([*_private_spans(text), *_secret_spans(text, lowered, seen.present), *found])
 
 
 def _outside_markers(text: str, found: list[Finding]) -> list[Finding]:
@@ -412,8 +413,10 @@ def _private_spans(text: str) -> Iterator[Finding]:
         yield Finding(PRIVATE_KIND, start, len(text))
 
 
-def _pem_spans(text: str) -> Iterator[Finding]:
+def _pem_spans(text: str, present: AbstractSet[str]) -> Iterator[Finding]:
     """Private key blocks, from BEGIN to the matching END line, or to the end of the text."""
+    if not _open(_PEM_BEGIN, present):
+        return
     pos = 0
     while (begin := _PEM_BEGIN.search(text, pos)) is not None:
         end = _PEM_END.search(text, begin.end())
@@ -422,16 +425,29 @@ def _pem_spans(text: str) -> Iterator[Finding]:
         pos = stop
 
 
-def _secret_spans(text: str, lowered: str) -> Iterator[Finding]:
-    yield from _pem_spans(text)
+def _secret_spans(text: str, lowered: str, present: AbstractSet[str]) -> Iterator[Finding]:
+    """Every shape's findings; a shape whose prefix the table's pass did not find is not run
+    (``present``: what it found in ``lowered``)."""
+    yield from _pem_spans(text, present)
     for rule in _RULES:
-        yield from _rule_spans(rule, text, lowered)
-    yield from (Finding(*span) for span in assignments.spans(text, lowered))
+        yield from _rule_spans(rule, text, lowered, present)
+    heads = [head for head in assignments.HEADS if _open(head[1], present)]
+    yield from (Finding(*span) for span in assignments.spans(text, lowered, heads))
 
 
-def _rule_spans(rule: _Rule, text: str, lowered: str) -> Iterator[Finding]:
+def _open(shape: Lazy, present: AbstractSet[str]) -> bool:
+    """Whether ``shape`` may match: its prefix's gate is in ``present``, or it has none."""
+    gate = _GATE_OF[shape]
+    return not gate or gate in present
+
+
+def _rule_spans(
+    rule: _Rule, text: str, lowered: str, present: AbstractSet[str]
+) -> Iterator[Finding]:
     subject = lowered if rule.lower else text
     for regex in rule.regexes:
+        if not _open(regex, present):
+            continue
         pos = 0
         while (match := regex.search(subject, pos)) is not None:
             start, end = match.span(rule.group)

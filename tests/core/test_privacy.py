@@ -378,3 +378,14 @@ _FILLER = st.text(alphabet=string.ascii_letters + string.digits + "_-/+=.@:", ma
 def test_prefix_precheck_agrees_with_the_shapes(parts: list[str]) -> None:
     text = "".join(parts)
     assert _may_hold(text) == _any_shape(text)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, _FILLER), max_size=14))
+def test_shapes_skipped_by_the_pass_would_find_nothing(parts: list[str]) -> None:
+    text = "".join(parts)
+    lowered = privacy._lower(text)
+    present = secret_table.literals(lowered, privacy._LITERALS).present
+    every = set(privacy._LITERALS)  # as if every prefix occurred: every shape runs
+    gated = list(privacy._secret_spans(text, lowered, present))
+    assert gated == list(privacy._secret_spans(text, lowered, every))
