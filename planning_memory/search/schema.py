@@ -9,9 +9,10 @@ from __future__ import annotations
 from planning_memory.core import TAUGHT_TAG, TAUGHT_TYPES
 from planning_memory.search import vectors
 
-SCHEMA_VERSION = 7  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
+SCHEMA_VERSION = 8  # 3: code and Markdown chunks stored redacted; 4: the lists' partial
 # indexes; 5: vectors (document ids never reused, so a vector knows its document); 6: the
-# records' list; 7: meta without the lines of the body (``rows._stored_meta``)
+# records' list; 7: meta without the lines of the body (``rows._stored_meta``); 8: vectors of
+# a memory's text and tags on e5's query side (``semantic.STORED_AS``)
 
 # Lists the context block reads whatever the task (``Index.listed``), each a condition on
 # ``docs`` answered by a partial index in update order: pinned records, high-severity mistakes,
@@ -69,9 +70,12 @@ DROP = (
 
 # Versions brought to ``SCHEMA_VERSION`` in place: these statements, then ``SCHEMA`` (every
 # statement of which is ``IF NOT EXISTS``). Version 3 had other partial indexes than the lists'.
-# Version 5 lacked the records' list; version 6 rows' meta reads as it is.
+# Version 5 lacked the records' list; version 6 rows' meta reads as it is. Versions 5-7 hold
+# vectors embedded another way: they are forgotten, and embedded again as after a clone.
+REEMBED = ("DELETE FROM vectors", "DELETE FROM meta WHERE key = 'vectors_epoch'")
 UPGRADES = {
     3: ("DROP INDEX IF EXISTS docs_pinned", "DROP INDEX IF EXISTS docs_severity"),
-    5: (),
-    6: (),
+    5: REEMBED,
+    6: REEMBED,
+    7: REEMBED,
 }

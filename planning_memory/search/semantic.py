@@ -24,6 +24,7 @@ ENV = "PMEM_EMBEDDINGS"  # "0": write no vectors and search BM25 alone by defaul
 OFF = ("off", "none", "bm25")  # contextual.embeddingModel values that turn embeddings off
 QUERY_CACHE = 64
 QUERY_CHARS = 300  # of a query embedded: a long prompt costs ~1 ms a token, its start says most
+STORED_AS = "query"  # e5's side (the model's method) for stored texts: a memory is short
 THREADS = 1  # a query embeds in ~20 ms on one core; more threads lose to a busy machine
 
 
@@ -39,7 +40,10 @@ def numpy() -> Any:
 
 
 class Embedder:
-    """Unit-length vectors for queries and passages (e5's ``query:`` / ``passage:``)."""
+    """Unit-length vectors for queries and stored texts, both with e5's ``query:`` prefix
+    (``STORED_AS``). e5 keeps ``passage:`` for long documents that answer a query; a memory
+    is a sentence or two, as short as the question about it, and e5's symmetric use (both
+    sides ``query:``) ranks it better (docs/search.md)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
@@ -79,11 +83,11 @@ class Embedder:
 
     def passages(self, texts: Sequence[str]) -> Any:
         """The vectors of stored texts, one row each (float32, ``len(texts)`` x
-        ``DIMENSIONS``)."""
+        ``DIMENSIONS``), embedded as ``STORED_AS`` says."""
         np = numpy()
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        out = self._model.passage(list(texts))
+        out = getattr(self._model, STORED_AS)(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
 
 

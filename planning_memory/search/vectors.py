@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from planning_memory.core import TAUGHT_TAG
 from planning_memory.search import semantic
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def has_vector(source: str, type_: str) -> bool:
 
 
 EMBED_CHARS = 240  # of title and text embedded per document (the cost grows with its tokens)
+UNEMBEDDED_TAGS = frozenset({TAUGHT_TAG})  # machinery, not subject: every taught rule has it
 BATCH = 16
 MEDIAN_FROM = 20  # vectors: from this many on, a query's typical cosine is its median
 TYPICAL = 0.80  # the typical cosine of unrelated texts, for an index with fewer vectors
@@ -60,13 +62,19 @@ class Near:
     cosine: float
 
 
-def text_of(title: str, body: str) -> str:
-    """What is embedded for a document: its title and the start of its text."""
-    return f"{title}\n{body}"[:EMBED_CHARS]
+def text_of(title: str, body: str, tags: str = "") -> str:
+    """What is embedded for a document: its title and the start of its text, then its tags
+    (``tags`` as the index stores them, " a b "), which name its subject in a word or two."""
+    subject = " ".join(t for t in tags.split() if t not in UNEMBEDDED_TAGS)
+    text = f"{title}\n{body}"[:EMBED_CHARS]
+    return f"{text}\n{subject}" if subject else text
 
 
 def digest(text: str) -> str:
-    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()[:16]
+    """The digest a vector keeps of what the model was given (``semantic.STORED_AS`` and the
+    text), so a vector embedded another way is embedded again."""
+    given = f"{semantic.STORED_AS}: {text}"
+    return hashlib.sha1(given.encode(), usedforsecurity=False).hexdigest()[:16]
 
 
 def stale(index: Index) -> bool:
@@ -97,15 +105,15 @@ def refresh(
         return 0
     epoch = index.get_meta("docs_epoch")
     todo = index.conn.execute(
-        "SELECT d.id, d.key, d.title, substr(d.body, 1, ?), v.hash FROM docs d "
+        "SELECT d.id, d.key, d.title, substr(d.body, 1, ?), d.tags, v.hash FROM docs d "
         f"LEFT JOIN vectors v ON v.key = d.key WHERE {embeddable('d')} "
         "AND (v.doc_id IS NULL OR v.doc_id != d.id)",
         (EMBED_CHARS,),
     ).fetchall()
     moved: list[tuple[int, str, str]] = []
     new: list[tuple[int, str, str]] = []
-    for doc_id, key, title, body, known in todo:
-        text = text_of(title, body)
+    for doc_id, key, title, body, tags, known in todo:
+        text = text_of(title, body, tags)
         (moved if known == digest(text) else new).append((doc_id, key, text))
     done = new[:limit] if limit is not None else new
     with index.write():

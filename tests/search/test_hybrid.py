@@ -371,3 +371,78 @@ def test_a_first_search_in_a_fresh_clone_embeds_only_a_batch(
         assert indexer.ensure_ready(index, layout, store, {}).embedded == 2  # no index yet
         assert vectors.stale(index)  # the rest: backfill (off in tests) or the next calls
         assert indexer.rebuild(index, layout, store, {}).embedded == 3  # pmem reindex: all
+
+
+# Records of a CLI project as its team wrote them (tests/fixtures/retrieval/records.json)
+HUNG_PROMPT = {
+    "title": "Prompt in non-interactive CI",
+    "description": "The release command waited forever on a prompt in CI because stdin was "
+    "not a terminal.",
+    "correction": "check sys.stdin.isatty() or require --yes when not interactive",
+    "tags": ["ci", "ux"],
+}
+NEARBY = [
+    {
+        "title": "Subprocess calls with a timeout",
+        "description": "Every call to git or gpg goes through run_tool(), which passes "
+        "timeout=60 and check=True; a hung credential prompt would otherwise block the "
+        "release forever.",
+        "tags": ["git"],
+    },
+    {
+        "title": "Slow startup from eager imports",
+        "description": "`shipit --help` took 900 ms because requests and markdown_it were "
+        "imported at module level.",
+        "correction": "import heavy modules inside the commands that use them",
+        "tags": ["performance"],
+    },
+]
+
+
+@needs_model
+def test_a_memory_is_embedded_as_a_question_is(tmp_path: Path) -> None:
+    """A memory is as short as a question about it, so both take e5's ``query:`` side, and
+    the record's tags are embedded with it: a paraphrase that shares one word with its
+    memory ("job hung waiting for keyboard input on the build server") finds it first,
+    where ``passage:`` vectors ranked a record that shares "hung" and "forever" above it."""
+    mem = Memory.init(tmp_path)
+    for spec in [*NEARBY, HUNG_PROMPT]:
+        fields = dict(spec)
+        mem.save(fields.pop("title"), "mistake" if "correction" in fields else "pattern", **fields)
+    query = "job hung waiting for keyboard input on the build server"
+    hits = mem.search(query, semantic=True)
+    assert hits[0].title == HUNG_PROMPT["title"], [h.title for h in hits]
+
+
+@needs_model
+def test_a_records_tags_are_part_of_its_vector(tmp_path: Path) -> None:
+    layout, index = _index(tmp_path, RECORDS[:2])
+    with index:
+        store = Store(layout)
+        rid = "pat_000"
+        record = store.read_json(layout.record_path("pattern", rid)) | {"tags": ["release"]}
+        store.write_json(layout.record_path("pattern", rid), record)
+        indexer.index_record(index, layout, record)
+        assert indexer.ensure_ready(index, layout, store, {}).embedded == 1  # new tags: again
+        model, _problem = semantic.load_embedder()
+        assert model is not None
+        text = vectors.text_of(record["title"], f"{RECORDS[0][2]}", " release ")
+        assert text.endswith("\nrelease")
+        stored = index.conn.execute("SELECT vec FROM vectors WHERE key = ?", (f"record:{rid}",))
+        vector = semantic.numpy().frombuffer(stored.fetchone()[0], dtype="float16")
+        assert float(vector @ model.query(text)) > 0.99  # the query side, not the passage one
+
+
+@needs_model
+def test_a_version_7_index_embeds_its_memories_again(tmp_path: Path) -> None:
+    """Version 7 embedded memories on e5's passage side: an upgraded index keeps its
+    documents and embeds every memory again."""
+    layout, index = _index(tmp_path, RECORDS)
+    with index:
+        docs = index.conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+        index.conn.execute("PRAGMA user_version = 7")
+    with Index.open(layout) as index:
+        assert index.conn.execute("SELECT count(*) FROM docs").fetchone()[0] == docs
+        assert not vectors.present(index) and vectors.stale(index)
+        report = indexer.ensure_ready(index, layout, Store(layout), {})
+        assert report.embedded == len(RECORDS) and report.changed == 0
