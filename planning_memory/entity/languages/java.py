@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from operator import itemgetter
 
 import tree_sitter_java
 from tree_sitter import Node
@@ -94,7 +95,7 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     found = [(n.start_byte, n, "") for n in caps.get("call", [])]
     found += [(n.start_byte, n, "new " + callee(text(n))) for n in caps.get("new", [])]
     found += [(n.start_byte, n, _CONSTRUCTOR) for n in caps.get("constructor_call", [])]
-    found.sort(key=lambda item: item[0])
+    found.sort(key=itemgetter(0))
     owners = innermost(every, [position for position, _node, _text in found])
     whole = source.decode("ascii") if source.isascii() else None  # sliced by byte offsets
     written: dict[int, list[str]] = {}
