@@ -146,8 +146,8 @@ def test_only_the_index_imports_sqlite3() -> None:
     }
 
 
-def test_only_the_shards_module_imports_orjson() -> None:
-    assert users_of("orjson") == {"planning_memory.entity.shards"}
+def test_only_the_codec_imports_orjson() -> None:
+    assert users_of("orjson") == {"planning_memory.core.codec"}
 
 
 def test_only_the_secret_table_imports_the_literal_matcher() -> None:

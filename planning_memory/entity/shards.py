@@ -27,19 +27,15 @@ they are set (``query.update_file_annotations``).
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from planning_memory.core import Layout, codec
-from planning_memory.entity import hashindex, jsontext
+from planning_memory.entity import hashindex
 from planning_memory.entity.hashindex import HashIndex
 from planning_memory.errors import InputError, NotFoundError, PlanningMemoryError, UnsafePathError
 from planning_memory.store import Store
@@ -128,14 +124,14 @@ def capped(entities: dict[str, Entity], budget: int = FILE_BUDGET) -> dict[str, 
     """The functions (or components) of one source file, in source order, up to ``budget``
     bytes of JSON (see ``FILE_BUDGET``). One JSON encoding when under budget (the case of
     nearly every file)."""
-    if _size(entities) <= budget:
+    if len(codec.compact_bytes(entities)) <= budget:
         return entities
     kept: dict[str, Entity] = {}
     for key, entity in entities.items():
-        size = _size(entity)
+        size = len(codec.compact_bytes(entity))
         if size > FUNCTION_BUDGET and len(entity.get("calls", ())) > MAX_CALLS:
             entity = {**entity, "calls": entity["calls"][:MAX_CALLS]}
-            size = _size(entity)
+            size = len(codec.compact_bytes(entity))
         budget -= len(key) + size + 4
         if budget < 0:
             break
@@ -157,23 +153,6 @@ def capped_file(entity: Entity) -> Entity:
     return cut
 
 
-def _size(value: Any) -> int:
-    try:
-        return len(orjson.dumps(value))
-    except (orjson.JSONEncodeError, TypeError):  # a path that is not UTF-8 (surrogate escape)
-        return len(json.dumps(value))
-
-
-def _loads(data: bytes) -> Any:
-    """JSON text decoded by orjson (1.5-2x ``json``); what it refuses and ``json`` takes (a
-    NaN, a 70-bit int, a lone surrogate escape in a hand-edited shard) by ``json``; raises
-    ValueError when neither can read it."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
-
-
 def _document(directory: str, part: Shard) -> dict[str, Any]:
     value: dict[str, Any] = {"directory": directory or ".", "version": VERSION}
     for name in KINDS:
@@ -182,38 +161,9 @@ def _document(directory: str, part: Shard) -> dict[str, Any]:
     return value
 
 
-def canonical_bytes(value: Any) -> bytes:
-    """``codec.dump_bytes(value)``, byte for byte, for the entity tree's JSON.
-
-    orjson writes it (two-space indent, sorted keys, UTF-8 text unescaped: the same bytes as
-    ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` for dicts, lists, strings,
-    ints up to 64 bits and the one-decimal coverage percentages the tree holds), about ten
-    times faster than ``json``'s pure-Python indenting encoder; the two differ only on floats
-    under 1e-4, and output with their shapes takes the slow path. What orjson refuses (a path
-    that is not valid UTF-8, a huge int, a non-string key) goes through the Python encoder
-    (``jsontext``), then ``codec``."""
-    try:
-        data = orjson.dumps(value, option=_ORJSON_OPTIONS)
-    except (TypeError, orjson.JSONEncodeError):
-        pass
-    else:
-        if b"0.0000" not in data and not _SHORT_EXPONENT.search(data):
-            return data
-    try:
-        return jsontext.encode(value)
-    except jsontext.Unusual:
-        return codec.dump_bytes(value)
-
-
-_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-# orjson prints a float under 1e-4 as ``0.00001`` or ``1e-7`` where ``repr`` gives ``1e-05`` /
-# ``1e-07``; output holding either shape (in a number or in a string) takes the slow path.
-_SHORT_EXPONENT = re.compile(rb"e-\d(?!\d)")
-
-
 def _load_cache(store: Store, cache: Path) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     try:
-        value = _loads(store.read_bytes(cache))
+        value = codec.loads_lenient(store.read_bytes(cache))
     except UnsafePathError:
         raise  # a derived file, but a symlink out of the tree is refused all the same
     except (PlanningMemoryError, ValueError):
@@ -246,7 +196,7 @@ class Shards:
         if data is None:
             return None
         try:
-            value = _loads(data)
+            value = codec.loads_lenient(data)
         except ValueError:
             value = None
         if not isinstance(value, dict):
@@ -357,7 +307,7 @@ class Shards:
         cut = data.find(_FUNCTIONS_KEY)
         if cut > 0 and data[cut - 1 : cut] == b",":
             try:
-                value = _loads(data[: cut - 1] + b"\n}")
+                value = codec.loads_lenient(data[: cut - 1] + b"\n}")
             except ValueError:
                 value = None
             if isinstance(value, dict) and isinstance(value.get(ROOT), dict):
@@ -409,8 +359,7 @@ class Shards:
             index.stale = True
         if index.stale:
             value = {"version": hashindex.VERSION, "folders": index.folders, "notes": index.notes}
-            data = orjson.dumps(value)
-            self.store.write_bytes(cache, data)
+            self.store.write_bytes(cache, codec.compact_bytes(value))
 
     # -- writing -----------------------------------------------------------------------------
     def encode(self, directory: str, shard: Shard) -> dict[str, bytes]:
@@ -422,13 +371,15 @@ class Shards:
             return {}
         buckets = bucket_count(entities)
         if buckets == 1:  # the common case: one file, no grouping
-            return {shard_name("", 1): canonical_bytes(_document(directory, shard))}
+            return {shard_name("", 1): codec.dump_bytes(_document(directory, shard))}
         grouped: dict[str, Shard] = {}
         for name in KINDS:
             for key, entity in shard.kind(name).items():
                 base = file_of(key).rsplit("/", 1)[-1]
                 grouped.setdefault(shard_name(base, buckets), Shard()).kind(name)[key] = entity
-        return {name: canonical_bytes(_document(directory, part)) for name, part in grouped.items()}
+        return {
+            name: codec.dump_bytes(_document(directory, part)) for name, part in grouped.items()
+        }
 
     def write_dir(self, directory: str, shard: Shard) -> int:
         """Make the shard files of ``directory`` hold exactly ``shard``; returns files changed."""

@@ -42,6 +42,71 @@ def test_dumps_refuses_nan_and_infinity(bad: float) -> None:
         codec.dumps({"x": bad})
 
 
+def python_bytes(value: Any) -> bytes:
+    """The canonical form by definition: ``json``'s indenting encoder."""
+    text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+any_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(any_json)
+def test_dump_bytes_are_the_bytes_of_json_dumps(value: Any) -> None:
+    """orjson writes them where it writes the same bytes; ``json`` the rest."""
+    try:
+        expected = python_bytes(value)
+    except UnicodeEncodeError:  # a lone surrogate: refused, one error naming it
+        with pytest.raises(DecodeError):
+            codec.dump_bytes(value)
+        return
+    assert codec.dump_bytes(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"cover": [1e-5, -3.5e-5, 1e-7, 5e-324, 1e-4, 1e16, 87.5, 100.0, -0.0]},
+        {"signature": "(eps=1e-7, tiny=0.00001)"},  # orjson's float shapes inside a string
+        {"lines": 2**70, "small": -(2**63)},  # past 64 bits: orjson refuses it
+        {"text": '\u2028\u2029\x7f\x00\x1f"\\\t\n é 漢 😀'},
+        {"é": 1, "e": 2, "😀": 3, "\uffff": 4, "": 5},
+        {1: "a key that is not a string"},
+        [[], {}, [{}], {"a": []}],
+    ],
+)
+def test_dump_bytes_edge_values(value: Any) -> None:
+    assert codec.dump_bytes(value) == python_bytes(value)
+
+
+def test_a_lone_surrogate_is_refused_with_one_error_naming_it() -> None:
+    with pytest.raises(DecodeError, match="surrogate"):
+        codec.dump_bytes({"path": "caf\udce9.py"})
+
+
+@pytest.mark.parametrize("value", [{"a": [1, 2.5, "x"]}, {"big": 2**70}, {"s": "caf\udce9"}])
+def test_compact_bytes_read_back_to_the_value(value: Any) -> None:
+    data = codec.compact_bytes(value)
+    assert b"\n" not in data
+    assert codec.loads_lenient(data) == value
+
+
+def test_loads_lenient_reads_what_orjson_refuses() -> None:
+    assert codec.loads_lenient(b'{"big": 1180591620717411303424}') == {"big": 2**70}
+    assert math.isnan(codec.loads_lenient(b'{"n": NaN}')["n"])
+    with pytest.raises(ValueError):
+        codec.loads_lenient(b'{"a": ')
+
+
 json_values = st.recursive(
     st.none()
     | st.booleans()

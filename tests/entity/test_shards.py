@@ -4,18 +4,11 @@ broken shards, person-edited areas, coverage reports and anchors."""
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from planning_memory.core import codec
 from planning_memory.core.layout import Layout
 from planning_memory.entity import (
     changed_anchors,
@@ -26,46 +19,8 @@ from planning_memory.entity import (
     mark_stale_anchors,
     scan,
 )
-from planning_memory.entity.shards import SPLIT_AT, Shards, canonical_bytes
-from planning_memory.errors import DecodeError
+from planning_memory.entity.shards import SPLIT_AT, Shards
 from planning_memory.store import Store
-
-SCALARS = st.none() | st.booleans() | st.integers() | st.text()
-JSON = st.recursive(
-    SCALARS | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=30,
-)
-
-
-@settings(max_examples=1000, deadline=None)
-@given(JSON)
-def test_canonical_bytes_equal_the_codec(value: Any) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        return
-    assert canonical_bytes(value) == codec.dump_bytes(value)
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        {"cover": [1e-5, -3.5e-5, 1e-7, 5e-324, 1e-4, 1e16, 87.5, 100.0, -0.0]},
-        {"signature": "(eps=1e-7, tiny=0.00001)"},  # the shapes inside a string
-        {"path": "caf\udce9.py"},  # a file name that is not UTF-8 (surrogate escape)
-        {"lines": 2**70, "small": -(2**63)},
-        {"text": '\u2028\u2029\x7f\x00\x1f"\\\t\n é 漢 😀'},
-        {"é": 1, "e": 2, "😀": 3, "\uffff": 4, "": 5},
-        [[], {}, [{}], {"a": []}],
-    ],
-)
-def test_canonical_bytes_edge_values(value: Any) -> None:
-    try:
-        expected = codec.dump_bytes(value)
-    except DecodeError as exc:  # a lone surrogate: refused the same way, one error naming it
-        with pytest.raises(DecodeError, match=re.escape(exc.message)):
-            canonical_bytes(value)
-        return
-    assert canonical_bytes(value) == expected
 
 
 def run(root: Path, config: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
