@@ -4,12 +4,12 @@ One pass of an Aho-Corasick automaton (``ahocorasick_rs``, imported here only, b
 use in well under a millisecond) over the lower-cased text finds every occurrence of every
 literal looked for: the rule keywords, which count where they start a word (or, for a keyword
 that starts with a punctuation mark, anywhere), the leading literals of the rules without
-keywords, and the literals a caller adds (``privacy``'s shape prefixes), so that one pass
-answers every "does the text hold X" question of the secret check. Only the rules of the
-keywords found run, each only on the lines around its keyword. Nothing compiles at import:
-each rule's regex compiles the first time one of its keywords (or for a rule without keywords,
-its leading literal) turns up, so a process that never meets a provider's keyword never
-compiles that provider's rule.
+keywords, the words a rule needs on its keyword's line (``context``), and the literals a
+caller adds (``privacy``'s shape prefixes), so that one pass answers every "does the text
+hold X" question of the secret check. Only the rules of the keywords found run, each only on
+the lines around its keyword. Nothing compiles at import: each rule's regex compiles the
+first time one of its keywords (or for a rule without keywords, its leading literal) turns
+up, so a process that never meets a provider's keyword never compiles that provider's rule.
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ class _Matcher:
         import ahocorasick_rs  # on first use: a command that stores no text never needs it
 
         unkeyed = (p.lower() for p in table.prefixes.values() if len(p) > 1)
-        self.patterns = sorted({*table.words, *table.inner, *unkeyed, *also})
+        contexts = (rule.context for rule in RULES if len(rule.context) > 1)
+        self.patterns = sorted({*table.words, *table.inner, *unkeyed, *contexts, *also})
         words, inner = set(table.words), set(table.inner)
         self.word = [p in words for p in self.patterns]
         self.inner = [p in inner for p in self.patterns]
@@ -166,9 +167,12 @@ def find(text: str, lowered: str, seen: Literals | None = None) -> list[Span]:
     found: list[Span] = []
     tried: set[tuple[int, int]] = set()
     for pos, word in seen.keywords:
-        line = _window(text, pos, (0, 0))
+        line = None
         for index in table.rules[word]:
             rule = RULES[index]
+            if len(rule.context) > 1 and rule.context not in seen.present:
+                continue  # on no line of the text, so not on the keyword's
+            line = _window(text, pos, (0, 0)) if line is None else line
             window = _window(text, pos, rule.window) if rule.window != (0, 0) else line
             if (index, window[0]) in tried or (rule.context and not _on_line(rule, lowered, pos)):
                 continue
