@@ -182,7 +182,7 @@ def nearest(index: Index, query: Any, n: int, margin: float) -> list[Near]:
     """The ``n`` documents whose vectors are closest to ``query``, closest first, among those
     whose cosine passes the query's typical one by ``margin``: the median cosine over the
     index (``TYPICAL`` below ``MEDIAN_FROM`` vectors). Unrelated texts are not far apart for
-    e5 (cosines of 0.72-0.80), so only what stands out from the crowd counts as near."""
+    e5 (cosines around 0.8), so only what stands out from the crowd counts as near."""
     np = semantic.numpy()
 
     keys, matrix = _matrix(index)

@@ -426,7 +426,7 @@ def test_a_records_tags_are_part_of_its_vector(tmp_path: Path) -> None:
         assert indexer.ensure_ready(index, layout, store, {}).embedded == 1  # new tags: again
         model, _problem = semantic.load_embedder()
         assert model is not None
-        text = vectors.text_of(record["title"], f"{RECORDS[0][2]}", " release ")
+        text = vectors.text_of(record["title"], RECORDS[0][2], " release ")
         assert text.endswith("\nrelease")
         stored = index.conn.execute("SELECT vec FROM vectors WHERE key = ?", (f"record:{rid}",))
         vector = semantic.numpy().frombuffer(stored.fetchone()[0], dtype="float16")
