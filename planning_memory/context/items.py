@@ -40,6 +40,11 @@ class Task:
             tuple(str(f) for f in task.get("files") or ()),
         )
 
+    @property
+    def query(self) -> str:
+        """What the task's memories are searched with: its description, then its tags."""
+        return " ".join([self.description, *self.context])
+
 
 @dataclass(frozen=True)
 class Item:

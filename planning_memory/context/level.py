@@ -9,7 +9,7 @@ block delivered to a session counts its learnings as applied).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -268,8 +268,11 @@ class Contextual:
         matches (project and personal records). ``quick``: see ``index``. ``touch=False`` (a
         person previewing it) counts none of its items as used, so looking changes no later
         ranking."""
+        from planning_memory.context.items import Task
         from planning_memory.context.packer import build_context  # here: a search needs none
 
+        if isinstance(task, str | Mapping):  # a resident server's model embeds it meanwhile
+            search.embed_soon(Task.of(task).query)
         with self.indexes(quick=quick) as indexes:
             return build_context(
                 self.layout,

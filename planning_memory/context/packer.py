@@ -209,7 +209,7 @@ def _memory_items(
     decay: bool = False,
     said: Sequence[str] = (),
 ) -> list[Item]:
-    query = " ".join([task.description, *task.context])
+    query = task.query
     hits = [
         hit
         for sources in (("record",), OTHER_SOURCES)  # records apart: code never crowds them

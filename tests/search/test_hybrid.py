@@ -4,6 +4,7 @@ fallback without the model, and the issue's reproductions through `pmem search`,
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -446,3 +447,36 @@ def test_a_version_7_index_embeds_its_memories_again(tmp_path: Path) -> None:
         assert not vectors.present(index) and vectors.stale(index)
         report = indexer.ensure_ready(index, layout, Store(layout), {})
         assert report.embedded == len(RECORDS) and report.changed == 0
+
+
+@needs_model
+def test_a_resident_model_embeds_the_context_task_while_the_index_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the prompt of UserPromptSubmit is: the SessionStart block's task is embedded on a
+    thread from the start, and its search takes that vector rather than embedding again."""
+    mem = _store_with_rules(tmp_path)
+    mem.reindex()
+    model, problem = semantic.load_embedder()  # a resident hook server has it loaded
+    assert model is not None, problem
+    events: list[str] = []
+    started = model.query_soon
+
+    def query_soon(text: str) -> Any:
+        events.append(f"embed {text}")
+        return started(text)
+
+    monkeypatch.setattr(model, "query_soon", query_soon)
+    opened = type(mem.contextual).indexes
+
+    @contextlib.contextmanager
+    def indexes(level: Any, **kwargs: Any) -> Iterator[Any]:
+        events.append("open")
+        with opened(level, **kwargs) as found:
+            yield found
+
+    monkeypatch.setattr(type(mem.contextual), "indexes", indexes)
+    task = {"description": "make reservations atomic", "context": ["warehouses"]}
+    pack = mem.context(task, budget=600)
+    assert events[:2] == ["embed make reservations atomic warehouses", "open"]
+    assert "Reservations are all-or-nothing" in pack.text
