@@ -45,7 +45,8 @@ from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.longterm import Catalog, load_record, read_preferences
 from planning_memory.store import Store
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
-from planning_memory.views.fileformat import HEADER_RE, digests_hash, pair_text, pairs_hash
+from planning_memory.views.fileformat import HEADER_RE, pair_text, pairs_hash
+from planning_memory.views.sourcepairs import SortedPairs
 from planning_memory.views.table import Row, Table
 
 MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' length (digest, keys)
@@ -140,6 +141,7 @@ class RenderCache:
         self.generations: dict[str, str] = {}  # the catalog's, when the table was read
         self._gen = -1  # the catalog's generation the table holds
         self._groups: dict[str, list[int]] | None = None  # memo -> rows in its view
+        self._pairs: dict[str, SortedPairs] = {}  # memo -> its source hash's pairs, in order
         self._made: dict[str, dict[str, list[Any]]] = {name: {} for name in MEMOS}
         self._memos: dict[str, dict[str, list[Any]]] = {}
         self._unclean: dict[str, set[str]] = {}  # memo -> digests of items redaction changes
@@ -202,11 +204,15 @@ class RenderCache:
         generations = catalog.generations()
         if generations != self.generations:
             if generations[""] == self.generations.get("") and self._gen >= 0:
+                before = self.table
                 self._gen, rows, gone = catalog.rows(self._gen)  # what changed since
-                self.table = self.table.patched(rows, gone)
+                self.table = before.patched(rows, gone)
+                for memo, pairs in self._pairs.items():
+                    pairs.patch(before, rows, gone, memo)
             else:
                 self._gen, rows, _gone = catalog.rows()
                 self.table = Table.of(rows)
+                self._pairs.clear()
             self.generations = generations
             self._groups = None
         self._scan_preferences(time.time_ns())
@@ -281,25 +287,12 @@ class RenderCache:
         inputs = self._inputs(memo)
         kept = self.hashes.get(key)
         if kept is None or kept[0] != inputs:
-            ids, digests = self.table.id, self.table.digest
-            rows = self._group(memo)
-            if memo == "claude":
-                both = [*self._group("patterns"), *self._group("mistakes")]
-                rows = sorted({*rows, *compress(both, map(self.table.live.__getitem__, both))})
-            order = sorted(rows, key=ids.__getitem__)  # the table's order: mostly sorted
-            if len(set(map(ids.__getitem__, order))) == len(order):  # then by id alone
-                pairs = "".join(map(self.table.pairs.__getitem__, order))
-                if memo == "claude":
-                    pairs = pair_text("", self.preferences.digest) + pairs
-                found = pairs_hash(pairs, template)
-            else:  # an id in two files: ordered by digest too
-                each = list(
-                    zip(map(ids.__getitem__, rows), map(digests.__getitem__, rows), strict=True)
-                )
-                if memo == "claude":
-                    each.append(("", self.preferences.digest))
-                found = digests_hash(each, template)
-            kept = self.hashes[key] = [inputs, found]
+            if memo not in self._pairs:
+                self._pairs[memo] = SortedPairs.of(self.table, memo)
+            pairs = self._pairs[memo].text()  # sorted by id, then digest: ``digests_hash``'s
+            if memo == "claude":  # order, and the preferences' empty id sorts first
+                pairs = pair_text("", self.preferences.digest) + pairs
+            kept = self.hashes[key] = [inputs, pairs_hash(pairs, template)]
             self._dirty.add("index")
         return kept[1]
 
@@ -351,13 +344,13 @@ class RenderCache:
         self._digests = digests
         return list(map(fresh.__getitem__, digests))
 
-    def in_order(self, memo: str) -> list[Any]:
-        """``items(memo)`` of a view in its order: by sort key, the records' read order among
-        equal keys (``render.assemble_view``). Kept in this process, and when few items
-        changed since, patched: sorting 10k keys costs more than the rest of a save."""
+    def texts_in_order(self, memo: str) -> list[str]:
+        """The texts of ``items(memo)`` in the view's order: by sort key, the records' read
+        order among equal keys (``render.assemble_view``). Kept in this process, and when few
+        items changed since, patched: sorting 10k keys costs more than the rest of a save."""
         items = self.items(memo)
         self._order[memo] = found = _in_order(items, self._digests, self._order.get(memo))
-        return found.items
+        return found.texts
 
     def clean(self, memo: str) -> bool:
         """True when redaction changes none of the items ``items(memo)`` gave (so it changes
@@ -435,11 +428,11 @@ def _matches(data: bytes, digest: str) -> bool:
 
 
 class _Order(NamedTuple):
-    """A view's items in its order, with each one's record digest and sort key."""
+    """A view's item texts in its order, with each one's record digest and sort key."""
 
     digests: list[str]
     keys: list[Any]
-    items: list[Any]
+    texts: list[str]
     ties: bool  # two items have equal keys: their order is the read order, so sorted anew
 
 
@@ -454,10 +447,10 @@ def _in_order(items: list[Any], digests: list[str], kept: _Order | None) -> _Ord
         before = set(kept.digests)
         out, new = before - now, now - before
         if len(out) + len(new) <= _PATCHED:
-            order = _Order(list(kept.digests), list(kept.keys), list(kept.items), False)
+            order = _Order(list(kept.digests), list(kept.keys), list(kept.texts), False)
             for digest in out:
                 i = order.digests.index(digest)
-                del order.digests[i], order.keys[i], order.items[i]
+                del order.digests[i], order.keys[i], order.texts[i]
             for digest in sorted(new):
                 item = items[digests.index(digest)]
                 i = bisect_right(order.keys, item[0])
@@ -467,13 +460,13 @@ def _in_order(items: list[Any], digests: list[str], kept: _Order | None) -> _Ord
                     break  # a tie: the read order decides, as a sort would
                 order.digests.insert(i, digest)
                 order.keys.insert(i, item[0])
-                order.items.insert(i, item)
+                order.texts.insert(i, item[1])
             else:
                 return order
     pairs = sorted(zip(items, digests, strict=True), key=_key)
     keys = [item[0] for item, _ in pairs]
     ties = any(a == b for a, b in pairwise(keys))
-    return _Order([d for _, d in pairs], keys, [item for item, _ in pairs], ties)
+    return _Order([d for _, d in pairs], keys, [item[1] for item, _ in pairs], ties)
 
 
 def _key(pair: tuple[Any, str]) -> Any:

@@ -182,14 +182,7 @@ def body_hash(text: str, *, quiet: bool = False) -> str:
     trailing spaces and tabs on a line, and blank lines at the end. ``quiet``: the caller
     vouches that ``text`` holds no such noise but the blank lines at its end (a render)."""
     if quiet or not _noisy(text):  # what a render writes: only blank lines at the end to ignore
-        data = text.encode("utf-8", "surrogatepass")  # sliced, not copied: views are megabytes
-        cut = data.find(b"\n")
-        first = data if cut < 0 else data[:cut]
-        start = (len(data) if cut < 0 else cut + 1) if HEADER_RE.match(first.decode()) else 0
-        end = len(data)
-        while end > start and data[end - 1] == 0x0A:
-            end -= 1
-        return "sha256:" + hashlib.sha256(memoryview(data)[start:end]).hexdigest()
+        return quiet_body_hash(text.encode("utf-8", "surrogatepass"))
     lines = normalize_newlines(text).split("\n")
     if lines and HEADER_RE.match(lines[0]):
         lines = lines[1:]
@@ -198,6 +191,18 @@ def body_hash(text: str, *, quiet: bool = False) -> str:
         lines.pop()
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def quiet_body_hash(data: bytes) -> str:
+    """``body_hash(text, quiet=True)`` of the UTF-8 bytes ``data`` of ``text``: the bytes are
+    sliced, not copied (views are megabytes)."""
+    cut = data.find(b"\n")
+    first = data if cut < 0 else data[:cut]
+    start = (len(data) if cut < 0 else cut + 1) if HEADER_RE.match(first.decode()) else 0
+    end = len(data)
+    while end > start and data[end - 1] == 0x0A:
+        end -= 1
+    return "sha256:" + hashlib.sha256(memoryview(data)[start:end]).hexdigest()
 
 
 def _noisy(text: str) -> bool:
@@ -217,9 +222,13 @@ def header_line(
     """The first line of a rendered file: an HTML comment for patterns.md / mistakes.md, a
     visible quote line (``comment=False``) for CLAUDE.md, where comments are not allowed.
     ``quiet``: as for ``body_hash``."""
+    return hashed_header_line(view, source_hash, body_hash(body, quiet=quiet), comment=comment)
+
+
+def hashed_header_line(view: str, source_hash: str, hashed: str, *, comment: bool = True) -> str:
+    """``header_line`` of a body whose ``body_hash`` is ``hashed``."""
     if not HASH_RE.match(source_hash):
         raise ValueError(f"source_hash must look like sha256:<64 hex>, got {source_hash!r}")
-    hashed = body_hash(body, quiet=quiet)
     text = f"planning-memory view={view} source-hash={source_hash} body-hash={hashed}"
     if comment:
         return f"<!-- {text} -->"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from planning_memory.views.fileformat import (
     HEADING_LIKE_RE,
@@ -26,11 +26,12 @@ from planning_memory.views.fileformat import (
     editable_fields,
     fill_template,
     has_unsafe,
-    header_line,
+    hashed_header_line,
     json_literal,
     json_string,
     json_string_list,
     normalize_newlines,
+    quiet_body_hash,
 )
 
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
@@ -210,19 +211,32 @@ def assemble_view(
     """The view of these items (in the order the records were read; a stable sort by key puts
     them in the view's order; ``ordered``: they are in it already): the same bytes whether
     each item is fresh or was kept."""
-    _check_items_last(template)
     ordered_items = list(items) if ordered else sorted(items, key=_first)
     texts = [item[1] for item in ordered_items]
+    return assemble_texts(texts, kind, template, source_hash=source_hash).text
+
+
+class Rendered(NamedTuple):
+    """A view's text and its UTF-8 bytes, encoded once (a view may be megabytes)."""
+
+    text: str
+    data: bytes
+
+
+def assemble_texts(texts: list[str], kind: Kind, template: str, *, source_hash: str) -> Rendered:
+    """``assemble_view`` of the item texts ``texts``, in the view's order, with its bytes."""
+    _check_items_last(template)
     head = view_head(template)
     if texts and texts[-1].strip("\n"):  # an item ends with a line of text: strip only the last
-        texts[-1] = texts[-1].rstrip("\n")
-        body = "".join((head, "\n\n", "\n".join(texts), "\n"))
+        body = "\n".join([head + "\n", *texts[:-1], texts[-1].rstrip("\n") + "\n"])
     else:
         text = "\n".join(texts)
         body = (head + "\n\n" + text).rstrip("\n") + "\n" if text else head + "\n"
+    data = body.encode("utf-8")
     # an item never holds editor noise (a value that would is written as a JSON literal)
-    header = header_line(VIEW_FILES[kind], source_hash, body, quiet=_quiet(head))
-    return header + "\n" + body
+    hashed = quiet_body_hash(data) if _quiet(head) else body_hash(body)
+    header = hashed_header_line(VIEW_FILES[kind], source_hash, hashed)
+    return Rendered(header + "\n" + body, header.encode("utf-8") + b"\n" + data)
 
 
 def _first(item: Item) -> list[Any]:

@@ -124,9 +124,14 @@ class Views:
     def _texts(self) -> dict[str, str]:
         return {}
 
+    @functools.cached_property
+    def _data(self) -> dict[str, bytes]:
+        """The UTF-8 bytes of the texts in ``_texts`` that were encoded as they were rendered."""
+        return {}
+
     def forget_cache(self) -> None:
         """Drop what was read, after this run wrote records."""
-        for name in ("all_records", "_texts"):
+        for name in ("all_records", "_texts", "_data"):
             self.__dict__.pop(name, None)
         if "cache" in self.__dict__:
             self.cache.rescan()
@@ -168,9 +173,11 @@ class Views:
                 source_hash=self.source_hash(name),
             )
         kind = KINDS[name]
-        items = self.cache.in_order(kind)
+        texts = self.cache.texts_in_order(kind)
         source = self.source_hash(name)
-        return render.assemble_view(items, kind, template, source_hash=source, ordered=True)
+        rendered = render.assemble_texts(texts, kind, template, source_hash=source)
+        self._data[name] = rendered.data
+        return rendered.text
 
     # -- states ------------------------------------------------------------------------------
     def path(self, name: str) -> Path:
@@ -224,6 +231,14 @@ class Views:
             if privacy.redact(header) == header and _clean_head(load_template(state.name)):
                 return fresh
         return privacy.redact(fresh)
+
+    def encoded(self, state: ViewState, text: str) -> bytes:
+        """``text`` (``state.fresh`` or its redaction) in UTF-8, as ``Store.write_text`` writes
+        it: the bytes kept from its render when it is the text rendered in this run."""
+        data = self._data.get(state.name)
+        if data is None or text is not self._texts.get(state.name):
+            return text.encode("utf-8")
+        return data
 
     def remember(self, state: ViewState, data: bytes, *, same: bool = False) -> None:
         """Rendered file ``state.name`` now holds ``data`` (``same``: ``state.fresh`` encoded)."""

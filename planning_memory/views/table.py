@@ -77,6 +77,11 @@ class Table:
                     column.insert(i, value)
         return new
 
+    def find(self, file: str) -> int | None:
+        """The row of ``file``, or None when the table does not list it."""
+        i = bisect_left(self.files, file)
+        return i if i < len(self.files) and self.files[i] == file else None
+
     def _all(self) -> tuple[list[Any], ...]:
         return (
             self.files,

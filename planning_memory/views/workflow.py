@@ -184,7 +184,7 @@ def _write(views: Views, state: ViewState, report: SyncReport) -> None:
         return
     if state.path.parent == views.layout.planning:
         text = views.redacted(state)
-        data = text.encode("utf-8")  # what Store.write_text writes
+        data = views.encoded(state, text)
         changed = views.store.write_bytes(state.path, data)
         if state.name != "CLAUDE.md":  # derived, and checked by its header before use: no fsync
             with contextlib.suppress(StorageError):

@@ -467,5 +467,5 @@ def test_a_kept_order_patched_is_the_order_a_sort_gives(steps: list[list[tuple[i
         items = [([key, f"k{key}"], f"item {key} {n}") for key, n in dict.fromkeys(step)]
         digests = [text for _, text in items]
         kept = cache._in_order(items, digests, kept)
-        assert kept.items == sorted(items, key=lambda item: item[0])
-        assert kept.digests == [text for _, text in kept.items]
+        assert kept.texts == [text for _, text in sorted(items, key=lambda item: item[0])]
+        assert kept.digests == kept.texts

@@ -1,0 +1,74 @@
+"""A view's source-hash pairs patched row by row equal the pairs worked out from scratch.
+
+A Hypothesis sequence of changes to a table of record files (files added, edited, retyped,
+soft-deleted, shown or hidden, removed, renamed, two files holding one id), each applied
+as ``Table.patched`` applies it: after every step the patched pairs of every view equal
+``SortedPairs.of`` the new table, and their hash equals ``fileformat.digests_hash`` of the
+records the view covers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planning_memory.views.fileformat import digests_hash, pair_text, pairs_hash
+from planning_memory.views.sourcepairs import SortedPairs, covers
+from planning_memory.views.table import Table
+
+MEMOS = ("patterns", "mistakes", "claude")
+TYPES = ("pattern", "mistake", "preference", "")
+
+files = st.sampled_from(
+    [f"{folder}/{n}.json" for folder in ("mistakes", "patterns") for n in range(8)]
+)
+rows = st.tuples(
+    files,
+    st.integers(0, 3),  # ctime
+    st.integers(-1, 3),  # size
+    st.sampled_from(["d0", "d1", "d2", "d3", ""]),  # digest
+    st.sampled_from(["id0", "id1", "id2", "id10", "i", ""]),  # id (two files may share one)
+    st.sampled_from(TYPES),
+    st.booleans(),  # live
+    st.booleans(),  # shown
+)
+steps = st.tuples(st.lists(rows, max_size=5), st.lists(files, max_size=3))
+
+
+def _unique(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """One row per file (the last), as the catalog lists them."""
+    return list({row[0]: row for row in found}.values())
+
+
+def _covered(table: Table, memo: str) -> list[tuple[str, str]]:
+    return [
+        (table.id[i], table.digest[i])
+        for i in range(len(table.files))
+        if covers(memo, table.type[i], table.live[i], table.shown[i])
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(rows, max_size=10), st.lists(steps, max_size=8))
+def test_patched_pairs_are_the_pairs_from_scratch(
+    first: list[tuple[Any, ...]], changes: list[tuple[list[tuple[Any, ...]], list[str]]]
+) -> None:
+    table = Table.of(sorted(_unique(first)))
+    kept = {memo: SortedPairs.of(table, memo) for memo in MEMOS}
+    for changed, gone in changes:
+        changed = _unique(changed)
+        before, table = table, table.patched(changed, gone)
+        for memo, pairs in kept.items():
+            pairs.patch(before, changed, gone, memo)
+            assert pairs == SortedPairs.of(table, memo)
+            assert pairs_hash(pairs.text(), "t") == digests_hash(_covered(table, memo), "t")
+
+
+def test_claude_pairs_put_the_preferences_first() -> None:
+    """The preferences' pair (empty id) goes before every record's, as ``digests_hash``
+    sorts them."""
+    table = Table.of([("patterns/a.json", 1, 1, "d", "id", "pattern", True, False)])
+    pairs = pair_text("", "p") + SortedPairs.of(table, "claude").text()
+    assert pairs_hash(pairs, "t") == digests_hash([("id", "d"), ("", "p")], "t")
