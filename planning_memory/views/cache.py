@@ -34,11 +34,11 @@ import threading
 import time
 import unicodedata
 from bisect import bisect_right
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Mapping
-from itertools import compress, pairwise
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from planning_memory.core import Layout, Record, privacy, record_digest, stamps
 from planning_memory.errors import InputError, PlanningMemoryError
@@ -46,6 +46,7 @@ from planning_memory.longterm import Catalog, load_record, read_preferences
 from planning_memory.store import Store
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
 from planning_memory.views.fileformat import HEADER_RE, pair_text, pairs_hash
+from planning_memory.views.liverows import LiveRows
 from planning_memory.views.sourcepairs import SortedPairs
 from planning_memory.views.table import Row, Table
 
@@ -53,6 +54,7 @@ MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' leng
 _CORE_MODULES = ("model", "privacy", "secret_table", "secret_rules")
 _JOINED = 32  # past this many new items, one redaction scan of them all joined first
 _MAX_BYTES = 1 << 30
+_T = TypeVar("_T")
 
 # memo -> what a record gives that view: a view item (sort key, text) or a CLAUDE.md entry
 # (section, sort key, line), None for nothing
@@ -133,14 +135,15 @@ class RenderCache:
         self.known: dict[str, Known] = {}
         self._wrote: dict[str, bytes] = {}  # rendered file -> the bytes this process wrote to it
         self._order: dict[str, _Order] = {}  # memo -> its items in the view's order
-        self._digests: list[str] = []  # of the items the last ``items`` gave, in order
         self.hashes: dict[str, list[str]] = {}  # "<memo> <template digest>" -> [inputs, hash]
         self.preferences = Row(0, -1, record_digest({}), "", "preferences", True, True)
         self.catalog = Catalog.of(layout, store)
         self.table = Table.empty()
         self.generations: dict[str, str] = {}  # the catalog's, when the table was read
         self._gen = -1  # the catalog's generation the table holds
-        self._groups: dict[str, list[int]] | None = None  # memo -> rows in its view
+        self._rows: dict[str, LiveRows] = {}  # memo -> the live rows its view shows
+        self._synced: set[str] = set()  # memos whose kept items are in step with ``_rows``
+        self._syncs: Counter[str] = Counter()  # memo -> its ``_sync`` calls
         self._pairs: dict[str, SortedPairs] = {}  # memo -> its source hash's pairs, in order
         self._made: dict[str, dict[str, list[Any]]] = {name: {} for name in MEMOS}
         self._memos: dict[str, dict[str, list[Any]]] = {}
@@ -209,12 +212,14 @@ class RenderCache:
                 self.table = before.patched(rows, gone)
                 for memo, pairs in self._pairs.items():
                     pairs.patch(before, rows, gone, memo)
+                for memo, live in self._rows.items():
+                    live.patch(before, rows, gone, memo)
             else:
                 self._gen, rows, _gone = catalog.rows()
                 self.table = Table.of(rows)
                 self._pairs.clear()
+                self._rows.clear()
             self.generations = generations
-            self._groups = None
         self._scan_preferences(time.time_ns())
 
     def _record(self, file: str, digest: str) -> Record:
@@ -252,17 +257,12 @@ class RenderCache:
             self._prefs_value = read_preferences(self.layout, self.store)
         return self._prefs_value
 
-    def _group(self, memo: str) -> list[int]:
-        """The rows the view of ``memo`` is rendered from, in the order the records are read:
-        every record of its type (soft-deleted too), or for CLAUDE.md every one it shows."""
-        if self._groups is None:
-            types, every = self.table.type, range(len(self.table.files))
-            self._groups = {
-                "patterns": list(compress(every, map("pattern".__eq__, types))),
-                "mistakes": list(compress(every, map("mistake".__eq__, types))),
-                "claude": list(compress(every, self.table.shown)),
-            }
-        return self._groups[memo]
+    def _live(self, memo: str) -> LiveRows:
+        """The live rows the view of ``memo`` shows, kept patched (``rescan``)."""
+        if memo not in self._rows:
+            self._rows[memo] = LiveRows.of(self.table, memo)
+            self._synced.discard(memo)
+        return self._rows[memo]
 
     def _inputs(self, memo: str) -> str:
         """What the source hash of ``memo`` depends on besides the template: the catalog
@@ -302,13 +302,19 @@ class RenderCache:
         are read: kept for its content digest, else made from the record (``makers``). A
         record file that no longer holds the record catalogued has the catalog look at every
         file again, then the items are worked out anew."""
+        self._retried(self._sync, memo)
+        return list(map(self._memos[memo].__getitem__, self._live(memo).digests))
+
+    def _retried(self, step: Callable[[str], _T], memo: str) -> _T:
+        """``step(memo)``; when a record file no longer holds the record catalogued, again
+        after the catalog looked at every file (twice), then ``InputError``."""
         for _ in range(2):
             try:
-                return self._items(memo)
+                return step(memo)
             except _Moved:
                 self.rescan()
         try:
-            return self._items(memo)
+            return step(memo)
         except _Moved as moved:  # rewritten at every look: a writer is at it right now
             raise InputError(
                 "changed while the views were rendered from it",
@@ -316,40 +322,50 @@ class RenderCache:
                 hint="wait for what writes it to finish, then run `pmem render`",
             ) from None
 
-    def _items(self, memo: str) -> list[Any]:
-        table = self.table  # row by row in C (map, compress): a view may have 10k items
-        group = self._group(memo)
-        rows = list(compress(group, map(table.live.__getitem__, group)))
-        digests = list(map(table.digest.__getitem__, rows))
-        kept, made = self._memo(memo), self._made[memo]
-        now = set(digests)
-        out, new = kept.keys() - now, now - kept.keys()
-        fresh = kept
-        if out or new:  # as sets, in C: one save changes one item of 10k
-            fresh = dict(kept)
-            for digest in out:
-                del fresh[digest]
-            for digest in new:
-                got = made.get(digest)
-                if got is None:
-                    file = table.files[rows[digests.index(digest)]]
-                    got = made[digest] = list(self.makers[memo](self._record(file, digest)))
-                fresh[digest] = got
-            unclean = self._unclean[memo] & now
-            if memo != "claude":  # CLAUDE.md is short: it is redacted whole (``clean``)
-                unclean |= _unclean({d: fresh[d][-1] for d in new})
-            self._memos[memo], self._unclean[memo] = fresh, unclean
-            self._changes.setdefault(memo, set()).update(out | new)
-            self._dirty.add(memo)
-        self._digests = digests
-        return list(map(fresh.__getitem__, digests))
+    def _sync(self, memo: str) -> tuple[set[str], set[str]]:
+        """Bring the kept items of ``memo`` to the digests of its live rows; the digests
+        dropped and added. Told by the rows' changes when the items were in step with them
+        (one save: one item of 10k), else by comparing the digests as sets."""
+        live, kept = self._live(memo), self._memo(memo)
+        went, came = live.take()
+        if memo not in self._synced:
+            now = set(live.counts)
+            went = kept.keys() - now
+            came = {d: live.files[live.digests.index(d)] for d in now - kept.keys()}
+        self._synced.discard(memo)  # until the kept items are in step again
+        self._syncs[memo] += 1
+        if not went and not came:
+            self._synced.add(memo)
+            return set(), set()
+        made = self._made[memo]
+        for digest, file in came.items():
+            if digest not in made:
+                made[digest] = list(self.makers[memo](self._record(file, digest)))
+        for digest in went:
+            del kept[digest]
+        kept.update((digest, made[digest]) for digest in came)
+        unclean = self._unclean[memo] - went
+        if memo != "claude":  # CLAUDE.md is short: it is redacted whole (``clean``)
+            unclean |= _unclean({d: kept[d][-1] for d in came})
+        self._unclean[memo] = unclean
+        self._changes.setdefault(memo, set()).update(went, came)
+        self._dirty.add(memo)
+        self._synced.add(memo)
+        return went, set(came)
 
     def texts_in_order(self, memo: str) -> list[str]:
         """The texts of ``items(memo)`` in the view's order: by sort key, the records' read
         order among equal keys (``render.assemble_view``). Kept in this process, and when few
         items changed since, patched: sorting 10k keys costs more than the rest of a save."""
-        items = self.items(memo)
-        self._order[memo] = found = _in_order(items, self._digests, self._order.get(memo))
+        went, came = self._retried(self._sync, memo)
+        order, live, kept = self._order.get(memo), self._live(memo), self._memos[memo]
+        if order is None or order.ties or order.at != self._syncs[memo] - 1 or not live.unique():
+            order = None
+        elif went or came:
+            order = _patched(order, went, {d: kept[d] for d in came})
+        if order is None:
+            order = _sorted(list(map(kept.__getitem__, live.digests)), live.digests)
+        self._order[memo] = found = order._replace(at=self._syncs[memo])
         return found.texts
 
     def clean(self, memo: str) -> bool:
@@ -434,35 +450,37 @@ class _Order(NamedTuple):
     keys: list[Any]
     texts: list[str]
     ties: bool  # two items have equal keys: their order is the read order, so sorted anew
+    at: int = -1  # the ``RenderCache._sync`` of its memo it is the order at
 
 
 _PATCHED = 64  # past this many items in or out, a view's order is sorted anew
 
 
-def _in_order(items: list[Any], digests: list[str], kept: _Order | None) -> _Order:
-    """``items`` (with their ``digests``, in the records' read order) in the view's order:
-    ``kept`` patched (items out removed, items in inserted by key), else sorted anew."""
-    now = set(digests)
-    if kept is not None and not kept.ties and len(now) == len(digests):
-        before = set(kept.digests)
-        out, new = before - now, now - before
-        if len(out) + len(new) <= _PATCHED:
-            order = _Order(list(kept.digests), list(kept.keys), list(kept.texts), False)
-            for digest in out:
-                i = order.digests.index(digest)
-                del order.digests[i], order.keys[i], order.texts[i]
-            for digest in sorted(new):
-                item = items[digests.index(digest)]
-                i = bisect_right(order.keys, item[0])
-                if (i and order.keys[i - 1] == item[0]) or (
-                    i < len(order.keys) and order.keys[i] == item[0]
-                ):
-                    break  # a tie: the read order decides, as a sort would
-                order.digests.insert(i, digest)
-                order.keys.insert(i, item[0])
-                order.texts.insert(i, item[1])
-            else:
-                return order
+def _patched(kept: _Order, went: set[str], came: dict[str, Any]) -> _Order | None:
+    """``kept`` (no two keys equal) with the items of the digests ``went`` removed and the
+    items ``came`` (by digest) inserted by key; None when they are too many or an inserted
+    key ties with one kept (then the read order decides: ``_sorted``)."""
+    if len(went) + len(came) > _PATCHED:
+        return None
+    order = _Order(list(kept.digests), list(kept.keys), list(kept.texts), False)
+    for digest in went:
+        i = order.digests.index(digest)
+        del order.digests[i], order.keys[i], order.texts[i]
+    for digest in sorted(came):
+        item = came[digest]
+        i = bisect_right(order.keys, item[0])
+        if (i and order.keys[i - 1] == item[0]) or (
+            i < len(order.keys) and order.keys[i] == item[0]
+        ):
+            return None
+        order.digests.insert(i, digest)
+        order.keys.insert(i, item[0])
+        order.texts.insert(i, item[1])
+    return order
+
+
+def _sorted(items: list[Any], digests: list[str]) -> _Order:
+    """``items`` (with their ``digests``, in the records' read order) in the view's order."""
     pairs = sorted(zip(items, digests, strict=True), key=_key)
     keys = [item[0] for item, _ in pairs]
     ties = any(a == b for a, b in pairwise(keys))

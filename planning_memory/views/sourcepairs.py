@@ -49,9 +49,8 @@ class SortedPairs:
         self, before: Table, rows: Sequence[Sequence[Any]], gone: Sequence[str], memo: str
     ) -> None:
         """Move from the pairs of ``before`` to those of ``before.patched(rows, gone)``."""
-        for file in dict.fromkeys([*gone, *(row[0] for row in rows)]):
-            i = before.find(file)
-            if i is not None and covers(memo, before.type[i], before.live[i], before.shown[i]):
+        for i in before.replaced(rows, gone):
+            if covers(memo, before.type[i], before.live[i], before.shown[i]):
                 at = bisect_left(self.keys, (before.id[i], before.digest[i]))
                 del self.keys[at], self.texts[at]
         for _file, _ctime, _size, digest, record_id, type_, live, shown in rows:

@@ -77,10 +77,14 @@ class Table:
                     column.insert(i, value)
         return new
 
-    def find(self, file: str) -> int | None:
-        """The row of ``file``, or None when the table does not list it."""
-        i = bisect_left(self.files, file)
-        return i if i < len(self.files) and self.files[i] == file else None
+    def replaced(self, rows: Sequence[Sequence[Any]], gone: Sequence[str]) -> list[int]:
+        """The rows of this table that ``patched(rows, gone)`` replaces or removes."""
+        found = []
+        for file in dict.fromkeys([*gone, *(row[0] for row in rows)]):
+            i = bisect_left(self.files, file)
+            if i < len(self.files) and self.files[i] == file:
+                found.append(i)
+        return found
 
     def _all(self) -> tuple[list[Any], ...]:
         return (

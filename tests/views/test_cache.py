@@ -466,6 +466,13 @@ def test_a_kept_order_patched_is_the_order_a_sort_gives(steps: list[list[tuple[i
     for step in steps:
         items = [([key, f"k{key}"], f"item {key} {n}") for key, n in dict.fromkeys(step)]
         digests = [text for _, text in items]
-        kept = cache._in_order(items, digests, kept)
+        if kept is not None and not kept.ties:
+            went = set(kept.digests) - set(digests)
+            came = {
+                d: item for d, item in zip(digests, items, strict=True) if d not in kept.digests
+            }
+            kept = cache._patched(kept, went, came)
+        if kept is None or kept.ties:
+            kept = cache._sorted(items, digests)
         assert kept.texts == [text for _, text in sorted(items, key=lambda item: item[0])]
         assert kept.digests == kept.texts

@@ -37,7 +37,7 @@ rows = st.tuples(
 steps = st.tuples(st.lists(rows, max_size=5), st.lists(files, max_size=3))
 
 
-def _unique(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def unique(found: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One row per file (the last), as the catalog lists them."""
     return list({row[0]: row for row in found}.values())
 
@@ -55,10 +55,10 @@ def _covered(table: Table, memo: str) -> list[tuple[str, str]]:
 def test_patched_pairs_are_the_pairs_from_scratch(
     first: list[tuple[Any, ...]], changes: list[tuple[list[tuple[Any, ...]], list[str]]]
 ) -> None:
-    table = Table.of(sorted(_unique(first)))
+    table = Table.of(sorted(unique(first)))
     kept = {memo: SortedPairs.of(table, memo) for memo in MEMOS}
     for changed, gone in changes:
-        changed = _unique(changed)
+        changed = unique(changed)
         before, table = table, table.patched(changed, gone)
         for memo, pairs in kept.items():
             pairs.patch(before, changed, gone, memo)
