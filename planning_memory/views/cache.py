@@ -456,13 +456,13 @@ class _Order(NamedTuple):
 _PATCHED = 64  # past this many items in or out, a view's order is sorted anew
 
 
-def _patched(kept: _Order, went: set[str], came: dict[str, Any]) -> _Order | None:
-    """``kept`` (no two keys equal) with the items of the digests ``went`` removed and the
-    items ``came`` (by digest) inserted by key; None when they are too many or an inserted
-    key ties with one kept (then the read order decides: ``_sorted``)."""
+def _patched(order: _Order, went: set[str], came: dict[str, Any]) -> _Order | None:
+    """``order`` (no two keys equal) patched in place: the items of the digests ``went``
+    removed and the items ``came`` (by digest) inserted by key; None, and ``order`` no
+    longer to be used, when they are too many or an inserted key ties with one kept (then
+    the read order decides: ``_sorted``)."""
     if len(went) + len(came) > _PATCHED:
         return None
-    order = _Order(list(kept.digests), list(kept.keys), list(kept.texts), False)
     for digest in went:
         i = order.digests.index(digest)
         del order.digests[i], order.keys[i], order.texts[i]
