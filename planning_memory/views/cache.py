@@ -18,10 +18,12 @@ a base and a small delta of what changed since (``cachefile``):
 
 So a view's text comes from the kept items plus the few records that changed (read by their
 file, checked against the catalog's digest), and its source hash is worked out again only
-when a catalog generation it depends on moved. After a write that names its records, the
-catalog looks only at the folders whose stamp moved; a full look (``written`` None: ``pmem
-render``, ``render --check``, ``sync``) stats every record file. What a record gives a view is
-decided by the ``makers`` (``render``, ``claude``).
+when a catalog generation it depends on moved. The live rows each view shows and the pairs
+its source hash covers are kept in this process, patched from the rows the catalog says
+changed (``liverows``, ``sourcepairs``): one save moves one item of 10k, not all. After a
+write that names its records, the catalog looks only at the folders whose stamp moved; a full
+look (``written`` None: ``pmem render``, ``render --check``, ``sync``) stats every record file.
+What a record gives a view is decided by the ``makers`` (``render``, ``claude``).
 """
 
 from __future__ import annotations
