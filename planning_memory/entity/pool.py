@@ -1,9 +1,13 @@
 """The process pools of a scan: parsing files, and writing shards from forked workers.
 
-Parsing uses ``fork`` when this process runs a single thread (a daemon's threads make fork
-unsafe), else ``forkserver`` (or ``spawn``); workers get the repository root and the source
-file set once, through the pool initializer. Writing many shards uses forked workers only:
-they inherit the scan's state and the memory lock, so nothing big is pickled.
+Parsing shares the batches of files between this process and one worker process fewer than
+it wants parsers: the workers take batches from the front, this process from the back, so it
+never idles and what it parses is never pickled. Workers are started with ``fork`` when this
+process runs a single thread (a daemon's threads make fork unsafe), else ``forkserver`` (or
+``spawn``); they get the repository root and the source file set once, through the pool
+initializer, and parse with the cyclic collector paused, as this process does. Writing many
+shards uses forked workers only: they inherit the scan's state and the memory lock, so
+nothing big is pickled.
 
 Every worker dies with the process that started it (``PR_SET_PDEATHSIG`` on Linux, else a
 thread that watches the parent): a killed scan leaves no worker holding the memory lock.
@@ -29,6 +33,7 @@ from planning_memory.entity.settings import Settings
 Progress = Callable[[int, int], None]
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_PARENT_S = 0.5
+IN_PROCESS_BATCH = 64  # files parsed in this process between two progress reports
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -43,36 +48,61 @@ def parse(
     setup: tuple[str, frozenset[str]],
     progress: Progress | None,
 ) -> Iterator[parsefile.Parsed]:
-    """Run ``jobs`` (in-process when few), yielding results as they come."""
+    """The results of ``jobs``, in job order: parsed in this process when few, else shared
+    between this process and ``workers - 1`` worker processes (``_shared``)."""
     total = len(jobs)
     workers = settings.workers or os.cpu_count() or 1
+    if jobs:
+        parsefile.prepare(*setup)
     if total < max(settings.parallel_threshold, 1) or workers < 2:
-        if jobs:
-            parsefile.prepare(*setup)
-        for done, job in enumerate(jobs, 1):
-            yield parsefile.run(job)
-            if progress is not None and (done % 64 == 0 or done == total):
-                progress(done, total)
-        return
-    size = max(16, min(256, total // (workers * 8)))
-    batches = [jobs[i : i + size] for i in range(0, total, size)]
+        batches: Iterator[list[parsefile.Parsed]] = map(
+            parsefile.run_batch, _split(jobs, IN_PROCESS_BATCH)
+        )
+    else:
+        batches = _shared(jobs, workers, setup)
     done = 0
-    with ProcessPoolExecutor(
-        max_workers=workers,
+    for batch in batches:
+        yield from batch
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+
+
+def _split(jobs: list[parsefile.Job], size: int) -> list[list[parsefile.Job]]:
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]
+
+
+def _shared(
+    jobs: list[parsefile.Job], workers: int, setup: tuple[str, frozenset[str]]
+) -> Iterator[list[parsefile.Parsed]]:
+    """Batches of ``jobs`` parsed by ``workers - 1`` worker processes, which take them from
+    the front of the queue, and by this process, which takes them from the back while it
+    waits for the next batch in order: no process idles, one fewer process starts, and the
+    results parsed here are never pickled. Yields the batches' results in job order."""
+    batches = _split(jobs, max(16, min(256, len(jobs) // (workers * 8))))
+    pool = ProcessPoolExecutor(
+        max_workers=workers - 1,
         mp_context=context(),
         initializer=_worker,
         initargs=(os.getpid(), *setup),
-    ) as pool:
-        for batch in pool.map(parsefile.run_batch, batches):
-            yield from batch
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
+    )
+    try:
+        futures = [pool.submit(parsefile.run_batch, batch) for batch in batches]
+        own: dict[int, list[parsefile.Parsed]] = {}
+        last = len(futures) - 1  # the last batch not yet looked at from the back
+        for index, future in enumerate(futures):
+            while last >= index and not future.done():
+                if futures[last].cancel():  # no worker has taken it yet
+                    own[last] = parsefile.run_batch(batches[last])
+                last -= 1
+            yield own.pop(index) if index in own else future.result()
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def _worker(owner: int, root: str, sources: frozenset[str]) -> None:
     die_with_parent(owner)
-    gc.enable()  # a forked worker inherits the scan's paused collector
+    gc.disable()  # parsing makes no reference cycles: the collector would only traverse
     parsefile.prepare(root, sources)
 
 

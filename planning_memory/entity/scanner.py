@@ -80,8 +80,8 @@ def scan(
 
     The cyclic garbage collector is paused for the scan (restored after): a cold scan builds
     millions of small dicts and lists that live until the end, which the collector would
-    otherwise traverse again and again; the scan creates no reference cycles worth collecting.
-    Parse workers turn it back on for themselves.
+    otherwise traverse again and again; the scan creates no reference cycles worth collecting
+    (parsing the standard library leaves none). Parse workers keep it paused too.
     """
     paused = gc.isenabled()
     gc.disable()
