@@ -209,13 +209,12 @@ class RenderCache:
         generations = catalog.generations()
         if generations != self.generations:
             if generations[""] == self.generations.get("") and self._gen >= 0:
-                before = self.table
                 self._gen, rows, gone = catalog.rows(self._gen)  # what changed since
-                self.table = before.patched(rows, gone)
                 for memo, pairs in self._pairs.items():
-                    pairs.patch(before, rows, gone, memo)
+                    pairs.patch(self.table, rows, gone, memo)
                 for memo, live in self._rows.items():
-                    live.patch(before, rows, gone, memo)
+                    live.patch(self.table, rows, gone, memo)
+                self.table.patch(rows, gone)
             else:
                 self._gen, rows, _gone = catalog.rows()
                 self.table = Table.of(rows)

@@ -2,7 +2,7 @@
 
 ``LiveRows`` holds, for one part of the render cache (``cache.MEMOS``), the files of the live
 records it shows, in the table's order (by file), with their content digests. It is built
-once from a ``Table`` and then patched with the rows that changed (``Table.patched``'s
+once from a ``Table`` and then patched with the rows that changed (``Table.patch``'s
 arguments), noting the digests that came and went since the last ``take``: a save that
 changes one record of 10k tells the render cache that one item, without a pass over them
 all. Pure: no file I/O.
@@ -48,7 +48,8 @@ class LiveRows:
     def patch(
         self, before: Table, rows: Sequence[Sequence[Any]], gone: Sequence[str], memo: str
     ) -> None:
-        """Move from the rows of ``before`` to those of ``before.patched(rows, gone)``."""
+        """Move from the rows of ``before`` to those it has after ``before.patch(rows, gone)``
+        (called before that)."""
         for i in before.replaced(rows, gone):
             if shows(memo, before.type[i], before.live[i], before.shown[i]):
                 at = bisect_left(self.files, before.files[i])

@@ -3,7 +3,7 @@
 ``SortedPairs`` holds the pairs of the records a view's ``source-hash`` covers
 (``fileformat.digests_hash``), sorted by id, then digest, with each pair's text
 (``fileformat.pair_text``). It is built once from a ``Table`` and then patched with the rows
-that changed (``Table.patched``'s arguments), so a save that changes one record of 10k moves
+that changed (``Table.patch``'s arguments), so a save that changes one record of 10k moves
 one pair instead of sorting them all again. Pure: no file I/O.
 """
 
@@ -48,7 +48,8 @@ class SortedPairs:
     def patch(
         self, before: Table, rows: Sequence[Sequence[Any]], gone: Sequence[str], memo: str
     ) -> None:
-        """Move from the pairs of ``before`` to those of ``before.patched(rows, gone)``."""
+        """Move from the pairs of ``before`` to those it has after ``before.patch(rows, gone)``
+        (called before that)."""
         for i in before.replaced(rows, gone):
             if covers(memo, before.type[i], before.live[i], before.shown[i]):
                 at = bisect_left(self.keys, (before.id[i], before.digest[i]))

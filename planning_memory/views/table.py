@@ -3,9 +3,9 @@
 A ``Table`` lists the record files in folder order, then by name (``longterm.Catalog.rows``),
 with each one's stamp (ctime and size; ctime 0 when it was too recent to trust), content
 digest, id, type, and whether it is live and shown in CLAUDE.md. Columns of plain values
-rather than an object per file, so 10k files allocate little; a column of what each gives a
-source hash (``fileformat.pair_text``), worked out only for the rows that change. No file I/O
-of its own.
+rather than an object per file, so 10k files allocate little, patched in place as files
+change; a column of what each gives a source hash (``fileformat.pair_text``), worked out only
+for the rows that change. No file I/O of its own.
 """
 
 from __future__ import annotations
@@ -55,12 +55,10 @@ class Table:
         columns.append(list(map(pair_text, columns[4], columns[3])))
         return cls(*columns)
 
-    def patched(self, rows: Sequence[Sequence[Any]], gone: Sequence[str]) -> Table:
-        """This table with ``rows`` set (added or replaced, by file) and the files ``gone``
-        removed."""
-        new = Table(*(list(column) for column in self._all()))
-        columns = new._all()
-        files = new.files
+    def patch(self, rows: Sequence[Sequence[Any]], gone: Sequence[str]) -> None:
+        """Set ``rows`` (added or replaced, by file) and remove the files ``gone``, in place:
+        copying 10k rows of every column for one changed file costs more than the change."""
+        columns, files = self._all(), self.files
         for file in gone:
             i = bisect_left(files, file)
             if i < len(files) and files[i] == file:
@@ -75,10 +73,9 @@ class Table:
             else:
                 for column, value in zip(columns, values, strict=True):
                     column.insert(i, value)
-        return new
 
     def replaced(self, rows: Sequence[Sequence[Any]], gone: Sequence[str]) -> list[int]:
-        """The rows of this table that ``patched(rows, gone)`` replaces or removes."""
+        """The rows of this table that ``patch(rows, gone)`` replaces or removes."""
         found = []
         for file in dict.fromkeys([*gone, *(row[0] for row in rows)]):
             i = bisect_left(self.files, file)

@@ -8,6 +8,7 @@ between the digests at the last ``take`` and now, each come with a file that hol
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import given, settings
@@ -30,7 +31,8 @@ def test_patched_rows_are_the_rows_from_scratch(
     taken = {memo: set(live.counts) for memo, live in kept.items()}
     for (changed, gone), take in changes:
         changed = unique(changed)
-        before, table = table, table.patched(changed, gone)
+        before = copy.deepcopy(table)
+        table.patch(changed, gone)
         for memo, live in kept.items():
             live.patch(before, changed, gone, memo)
             fresh = LiveRows.of(table, memo)
