@@ -34,6 +34,9 @@ Progress = Callable[[int, int], None]
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_PARENT_S = 0.5
 IN_PROCESS_BATCH = 64  # files parsed in this process between two progress reports
+# small batches (16 files for the standard library): when this process finds none left to
+# take, a worker still holds up to three (one running, two queued) and this process waits
+BATCHES_PER_PROCESS = 64
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -79,7 +82,7 @@ def _shared(
     the front of the queue, and by this process, which takes them from the back while it
     waits for the next batch in order: no process idles, one fewer process starts, and the
     results parsed here are never pickled. Yields the batches' results in job order."""
-    batches = _split(jobs, max(16, min(256, len(jobs) // (workers * 8))))
+    batches = _split(jobs, max(16, min(256, len(jobs) // (workers * BATCHES_PER_PROCESS))))
     pool = ProcessPoolExecutor(
         max_workers=workers - 1,
         mp_context=context(),
