@@ -31,6 +31,7 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 _WINDOW_BEFORE = 256  # characters of a long line searched before a keyword
 _WINDOW_AFTER = 2048  # and after it
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # a keyword must not follow one
 
 
@@ -120,7 +121,12 @@ def literals(lowered: str, also: tuple[str, ...] = ()) -> Literals:
     """The keywords and literals in ``lowered`` (a text's same-length lower case), with
     ``also`` (lower-case literals) looked for in the same pass."""
     matcher = _matcher(also)
-    hits = matcher.automaton.find_matches_as_indexes(lowered, overlapping=True)
+    try:
+        hits = matcher.automaton.find_matches_as_indexes(lowered, overlapping=True)
+    except UnicodeEncodeError:  # a lone surrogate (an undecodable argument or file name): the
+        # automaton takes UTF-8 only; no literal holds one, and U+FFFD keeps every position
+        searched = _SURROGATE.sub("\ufffd", lowered)
+        hits = matcher.automaton.find_matches_as_indexes(searched, overlapping=True)
     if not hits:  # most short texts: nothing more to work out
         return _NOTHING
     patterns = matcher.patterns

@@ -389,3 +389,16 @@ def test_shapes_skipped_by_the_pass_would_find_nothing(parts: list[str]) -> None
     every = set(privacy._LITERALS)  # as if every prefix occurred: every shape runs
     gated = list(privacy._secret_spans(text, lowered, present))
     assert gated == list(privacy._secret_spans(text, lowered, every))
+
+
+@pytest.mark.parametrize("text", ["zod \udcff", "\udcff", "caf\udce9 password"])
+def test_a_lone_surrogate_is_searched_like_any_character(text: str) -> None:
+    """An undecodable command-line argument or file name reaches the check as a lone
+    surrogate (Python's surrogateescape): nothing to redact, and no error."""
+    assert privacy.redact(text) == text
+
+
+def test_a_secret_beside_a_lone_surrogate_is_still_found() -> None:
+    token = "ghp_" + "a1B2" * 9
+    found = privacy.redact(f"token \udcff{token}\udcff here")
+    assert token not in found and "\udcff" in found and "[REDACTED:" in found
