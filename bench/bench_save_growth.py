@@ -1,10 +1,12 @@
 """How `Memory.save` grows with the store, and the bytes the derived state takes.
 
 For each size (default 40, 4,000 and 10,000 patterns; ``maxPatterns`` raised so that every one
-is live and shown in patterns.md, the worst case for the views), a tree is written, one save
-builds what a first save builds, then 12 saves of new patterns go through ``Memory.save`` as a
-user calls it (the learning rules, the record write, the views re-rendered): p50 wall and CPU
-time, and the growth from the smallest size. The target is a save at 10k within 2x of one at 40.
+is live and shown in patterns.md, the worst case for the views), a tree is written and one save
+builds what a first save builds; then 12 rounds of saves of new patterns go through
+``Memory.save`` as a user calls it (the learning rules, the record write, the views
+re-rendered), one save per size in each round, so that the machine's load weighs on every size
+alike: p50 wall and CPU time, and the growth from the smallest size. The target is a save at
+10k within 2x of one at 40.
 
 Derived bytes at the largest size: everything under ``memory/contextual/`` after the saves and
 one search (BM25 only here: ``PMEM_EMBEDDINGS=0``; the vectors' bytes are in
@@ -21,6 +23,7 @@ Run: ``.venv/bin/python bench/bench_save_growth.py [--sizes 40,4000,10000] [--be
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -44,8 +47,10 @@ def measure(sizes: list[int]) -> dict[str, Any]:
 
     os.environ["PMEM_EMBEDDINGS"] = "0"
     out: dict[str, Any] = {"sizes": {}}
-    for n in sizes:
-        with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        trees = {}
+        for n in sizes:  # every tree first: the saves then take turns, so load hits them alike
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
             pool = make_records(n * 4, random.Random(n))
             patterns = [r for r in pool if r["type"] == "pattern"][:n]
             mem = bench_scale.write_tree(Path(tmp), patterns, **bench_scale.UNCAPPED)
@@ -53,13 +58,15 @@ def measure(sizes: list[int]) -> dict[str, Any]:
             start = time.perf_counter()
             title, text = next(texts)
             mem.save(title, "pattern", description=text)  # builds what a first save builds
-            first = time.perf_counter() - start
-            walls, cpus = [], []
-            for title, text in texts:
+            trees[n] = (mem, texts, time.perf_counter() - start, [], [])
+        for _ in range(SAVES):
+            for mem, texts, _first, walls, cpus in trees.values():
+                title, text = next(texts)
                 wall, cpu = time.perf_counter(), time.process_time()
                 mem.save(title, "pattern", description=text)
                 walls.append(time.perf_counter() - wall)
                 cpus.append(time.process_time() - cpu)
+        for n, (mem, _texts, first, walls, cpus) in trees.items():
             figures = {
                 "first_s": round(first, 2),
                 "wall_p50_ms": round(1000 * statistics.median(walls), 1),
