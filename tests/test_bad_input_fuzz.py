@@ -1043,8 +1043,9 @@ class Figures:
 
 def _hook_refused(result: Outcome, link: str) -> bool:
     """A hook's refusal is its own error line naming the link (``pmem hook: EVENT: ...``); a
-    record it skipped with a warning and went on without is not one."""
-    return any(ln.startswith("pmem hook: ") and link in ln for ln in result.err.splitlines())
+    record it skipped with a warning (``pmem hook: warning: ...``) and went on without is not."""
+    errors = [ln for ln in result.err.splitlines() if not ln.startswith("pmem hook: warning: ")]
+    return any(ln.startswith("pmem hook: ") and link in ln for ln in errors)
 
 
 def _judge(

@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ from planning_memory.agents.claude_map import capture_session as capture_session
 from planning_memory.agents.claude_map import live_session as live_session
 from planning_memory.agents.hook_client import detach
 from planning_memory.agents.transcript import tool_summary
-from planning_memory.errors import PlanningMemoryError, UnsafePathError
+from planning_memory.errors import BrokenFileWarning, PlanningMemoryError, UnsafePathError
 from planning_memory.memory import Memory, clip, inline
 
 MAX_STDIN = 64 * 1024 * 1024
@@ -332,10 +333,12 @@ class HookRun:
     stdout: str = ""
     errors: list[str] = field(default_factory=list)
     exit_code: int = 0
+    warnings: list[str] = field(default_factory=list)  # broken files skipped, one line each
 
     @property
     def stderr(self) -> str:
-        return "".join(f"pmem hook: {e}\n" for e in self.errors)
+        lines = [f"warning: {w}" for w in self.warnings] + self.errors
+        return "".join(f"pmem hook: {line}\n" for line in lines)
 
 
 def _payload(text: str) -> dict[str, Any]:
@@ -390,7 +393,12 @@ def run(event: str, stdin_text: str, root: Path | None = None) -> HookRun:
     """Parse the hook input and run the handler; every error becomes one stderr line."""
     result = HookRun()
     try:
-        output = handle(event, _payload(stdin_text), root)
+        with warnings.catch_warnings(record=True) as caught:  # hooks run one at a time
+            warnings.simplefilter("always", BrokenFileWarning)
+            try:
+                output = handle(event, _payload(stdin_text), root)
+            finally:
+                result.warnings = _warning_lines(caught)
     except PlanningMemoryError as exc:
         result.errors.append(f"{event}: {exc.one_line()}")
         return result
@@ -403,6 +411,18 @@ def run(event: str, stdin_text: str, root: Path | None = None) -> HookRun:
     if output is not None:
         result.stdout = json.dumps(output, ensure_ascii=False) + "\n"
     return result
+
+
+def _warning_lines(caught: list[warnings.WarningMessage]) -> list[str]:
+    """Each warning a hook met as one line (a broken file it skipped, as the CLI says it),
+    without the source line Python's own format adds."""
+    lines = []
+    for got in caught:
+        skipped = issubclass(got.category, BrokenFileWarning)
+        text = f"{got.message}; skipped" if skipped else f"{got.category.__name__}: {got.message}"
+        if (line := _line(text, 1000)) not in lines:
+            lines.append(line)
+    return lines
 
 
 def answer(event: str, data: bytes, root: Path | None = None) -> HookRun:

@@ -151,3 +151,27 @@ def test_seed000_learnings_the_hooks_deliver_count_once_per_session(repo: Path) 
     nxt = payload("session_start_startup", repo, session_id="0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0")
     hook("SessionStart", nxt, repo)
     assert Memory(repo).get(rid)["applications"] == 2
+
+
+def test_a_broken_record_a_hook_skips_is_one_warning_line(repo: Path) -> None:
+    """As the CLI says it: the file, what is wrong, what to do; not Python's warning format
+    with its source line."""
+    mem = Memory(repo)
+    mem.save("Retry webhooks with backoff", "pattern", description="retry payment webhooks")
+    broken = next(mem.layout.long_term.glob("patterns/*.json"))
+    broken.write_text("{ not json", "utf-8")
+    script = Path(sys.executable).parent / "pmem"
+    done = subprocess.run(
+        [str(script), "hook", "claude-code", "UserPromptSubmit"],
+        input=json.dumps(payload("user_prompt_submit", repo, prompt="fix the webhook retry")),
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=dict(os.environ),
+        timeout=60,
+    )
+    assert done.returncode == 0
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("pmem hook: warning: .planning/memory/long-term/patterns/")
+    assert lines[0].endswith("; skipped") and broken.name in lines[0]
