@@ -60,7 +60,7 @@ _ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND
 _SHORT_EXPONENT = re.compile(rb"e-\d(?!\d)")
 
 
-def loads_lenient(data: bytes) -> Any:
+def loads_lenient(data: bytes | str) -> Any:
     """JSON bytes decoded without the reader's checks (derived files, bytes that passed them
     once): by orjson (1.5-2x ``json``), else by ``json`` (a NaN, a 70-bit int, a lone
     surrogate escape); ValueError when neither can read them."""

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planning_memory.core import codec
 from planning_memory.search.documents import Doc
 
 COLUMNS = (
@@ -107,7 +108,7 @@ def _stored_meta(meta: Mapping[str, Any], body: str) -> str:
 
 def _read_meta(stored: str, body: str) -> dict[str, Any]:
     """The meta ``_stored_meta`` stored, its fields taken from ``body`` again."""
-    meta: dict[str, Any] = json.loads(stored)
+    meta: dict[str, Any] = codec.loads_lenient(stored)
     refs = meta.pop(_LINES, None)
     if refs:
         lines = body.split("\n")
