@@ -97,16 +97,23 @@ class Linker:
             self._contribute(_Site(self, caller), only)
 
     def _contribute(self, site: _Site, only: dict[str, set[str]] | None) -> None:
-        by_name, result, family = self.by_name, self.result, site.family
+        by_name, family = self.by_name, site.family
         shapes = self._calls.setdefault(family, {})
         # calls that link to nothing: Go, Java and Rust read a call's receiver's type
         opaque = "" if family in _TYPED else "opaque"
+        # what a call reaches when that is the same from every function of the file
+        reach: dict[str, tuple[str, list[tuple[str, str]]]] = {}
         for caller_key, entity in self.functions.of(site.path).items():
             calls = entity.get("calls")
             if not calls:
                 continue
             qualified = _qualified(caller_key, site.path)
             for call in calls:
+                known = reach.get(call)
+                if known is not None:
+                    name, found = known
+                    self._add(found, name, caller_key, only)
+                    continue
                 shape = shapes.get(call)
                 if shape is None:
                     if call in shapes:
@@ -118,12 +125,17 @@ class Linker:
                 if form == opaque:
                     continue
                 candidates = by_name.get(name)
+                # the same from every function of the file: ``site.dotted`` is memoised by
+                # the call's text alone (but on ``self``), and no index grows while Python
+                # calls are linked (types are read in Go, Java and Rust only)
+                fixed = False
                 if form == "dotted" and family == "js":
                     found = site.dotted(shape, candidates, qualified)[0] if candidates else []
                     if not found and not call.startswith("new "):
                         found, name = site.default_export(shape), "default"
+                    fixed = candidates is not None
                 elif not candidates:
-                    found = []
+                    found, fixed = [], family == "python"
                 elif form == "own":
                     found = site.own(qualified, name)
                 elif form == "bare":
@@ -132,19 +144,42 @@ class Linker:
                     found, guessed = site.dotted(shape, candidates, qualified)
                     if guessed:  # a value of unknown type: not the caller itself
                         found = [f for f in found if f[1] != caller_key]
+                    fixed = not guessed and not shape.text.startswith(OWN)
                 if not found and family == "python" and form in _CLASS_FORMS:
                     name, found = _INIT, self._constructed(site, call, qualified)
-                if shape.args is not None and found:
-                    args = self.types.arguments(site.path, shape.args)
-                    found = [f for f in found if self.types.accepts(f, args)]
-                    found = self.types.most_specific(found, args)
-                for target, key in found:
-                    if only is None or name in only.get(target, ()):
-                        callers = result.get(key)
-                        if callers is None:
-                            result[key] = {caller_key}
-                        else:
-                            callers.add(caller_key)
+                found = self._overloads(site, shape, found)
+                if fixed:
+                    reach[call] = (name, found)
+                self._add(found, name, caller_key, only)
+
+    def _overloads(
+        self, site: _Site, shape: Call, found: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        """Of the definitions ``found``, the Java overloads that can take the call's
+        arguments (the most specific ones when every argument's type is known)."""
+        if shape.args is None or not found:
+            return found
+        args = self.types.arguments(site.path, shape.args)
+        found = [f for f in found if self.types.accepts(f, args)]
+        return self.types.most_specific(found, args)
+
+    def _add(
+        self,
+        found: list[tuple[str, str]],
+        name: str,
+        caller_key: str,
+        only: dict[str, set[str]] | None,
+    ) -> None:
+        """Record ``caller_key`` as a caller of each of ``found`` (of those whose file
+        ``only`` names with ``name``, when given)."""
+        result = self.result
+        for target, key in found:
+            if only is None or name in only.get(target, ()):
+                callers = result.get(key)
+                if callers is None:
+                    result[key] = {caller_key}
+                else:
+                    callers.add(caller_key)
 
     def _constructed(self, site: _Site, call: str, qualified: str) -> list[tuple[str, str]]:
         """Python: ``Class()`` (``mod.Class()``) reaches the class's own ``__init__``."""

@@ -153,7 +153,10 @@ def field_text(node: Node, field: str) -> str:
 
 def squash(value: str, limit: int = MAX_SIGNATURE) -> str:
     """Whitespace collapsed to single spaces, capped at ``limit`` characters."""
-    value = _WS.sub(" ", value).strip()
+    # a printable text holds no whitespace but single spaces there (most signatures)
+    if "  " in value or not value.isprintable():
+        value = _WS.sub(" ", value)
+    value = value.strip()
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 

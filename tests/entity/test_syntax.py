@@ -5,13 +5,16 @@ with a buffer of its own size. Each shortcut must give what the plain way gives.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from planning_memory.entity import parsefile
 from planning_memory.entity.languages import javascript, python
-from planning_memory.entity.syntax import callee, node_texts, text
+from planning_memory.entity.syntax import Scope, callee, innermost, nest, node_texts, squash, text
 
 ASCII = b"""import os
 def run(items):
@@ -80,3 +83,60 @@ def test_callee_reduces_arguments_that_hold_calls() -> None:
         "Jsoup.connect().data().get"
     )
     assert callee('TestTime::new(tz.zoned("x".parse()).later()).set') == "TestTime::new().set"
+
+
+class _Node:
+    """What ``Scope`` reads of a tree-sitter node: its byte span."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start_byte, self.end_byte = start, end
+
+
+def _nested_spans(cuts: list[int]) -> list[tuple[int, int]]:
+    """Properly nested (or disjoint) spans drawn from the sorted ``cuts``, as parse trees
+    make them."""
+    spans, stack = [], []
+    for i, cut in enumerate(cuts):
+        if stack and (i % 3 == 0 or len(stack) > 3):
+            spans.append((stack.pop(), cut))
+        else:
+            stack.append(cut)
+    end = (cuts[-1] if cuts else 0) + 1
+    spans += [(start, end + depth) for depth, start in enumerate(reversed(stack))]
+    return spans
+
+
+@given(
+    cuts=st.lists(st.integers(0, 400), unique=True, max_size=24).map(sorted),
+    kinds=st.lists(st.sampled_from(["function", "class", "method"]), min_size=24, max_size=24),
+    positions=st.lists(st.integers(0, 420), max_size=40).map(sorted),
+)
+def test_innermost_is_the_smallest_enclosing_functions_scope(
+    cuts: list[int], kinds: list[str], positions: list[int]
+) -> None:
+    """The shortcut for positions inside the scope of the one before gives what a search
+    of every scope gives: the innermost scope holding the position, or the function
+    around it when that scope is a class."""
+    spans = _nested_spans(cuts)
+    scopes = nest(
+        [Scope(_Node(s, e), f"s{i}", kinds[i]) for i, (s, e) in enumerate(spans)]  # type: ignore[arg-type]
+    )
+
+    def expected(pos: int) -> Scope | None:
+        holding = [s for s in scopes if s.start <= pos < s.end]
+        holding.sort(key=lambda s: (s.start, -s.end))
+        functions = [s for s in holding if s.is_function]
+        return functions[-1] if functions else None
+
+    assert innermost(scopes, positions) == [expected(p) for p in positions]
+
+
+@given(
+    st.text(st.characters(), max_size=40)
+    | st.text(" \t\n\r\x0b\x0c\x1c\xa0\u2003ab(,)", max_size=40)
+)
+def test_squash_collapses_every_whitespace_run(value: str) -> None:
+    """The shortcut for printable text without double spaces gives what the regular
+    expression gives."""
+    expected = re.sub(r"\s+", " ", value).strip()
+    assert squash(value, 1000) == expected

@@ -101,35 +101,41 @@ def _assign(every: list[Scope], caps: dict[str, list[Node]], source: bytes) -> d
     written: dict[int, list[str]] = {}
     typed: dict[tuple[int, str], str] = {}  # (function, call as written) -> on its class
     chained: set[int] = set()  # constructors that call another by ``super(...)``/``this(...)``
+    receiver, arguments, with_arguments = (
+        javatypes.receiver,
+        javatypes.arguments,
+        javatypes.with_arguments,
+    )
     for owner, (_position, node, made) in zip(owners, found, strict=True):
         if owner is None:
             continue
-        if made and made != _CONSTRUCTOR:  # ``new X(...)``: X's constructor, its arguments
+        if not made:  # a method call (most): its receiver's type, its arguments'
+            args = node.child_by_field_name("arguments")
+            as_written = _invocation(node, args, source, whole)
+            memo = (id(owner), as_written)
+            known = typed.get(memo)
+            if known is None:
+                known = typed[memo] = receiver(as_written, owner, names)
+            if args is None or not args.named_child_count:
+                call = with_arguments(known, [])
+            else:
+                call = with_arguments(known, arguments(args, owner, names))
+        elif made != _CONSTRUCTOR:  # ``new X(...)``: X's constructor, its arguments
             as_written = made
             creation = node.parent
             args = creation.child_by_field_name("arguments") if creation is not None else None
-            types = javatypes.arguments(args, owner, names)
-            call = javatypes.with_arguments(made.split("<", 1)[0], types)
-        else:
+            call = with_arguments(made.split("<", 1)[0], arguments(args, owner, names))
+        else:  # ``super(...)``: the base's constructor; ``this(...)``: another
             args = node.child_by_field_name("arguments")
-            if made:  # ``super(...)``: the base's constructor; ``this(...)``: another
-                as_written = field_text(node, "constructor")
-                receiver = javatypes.constructor(as_written, owner)
-            else:
-                as_written = _invocation(node, args, source, whole)
-                memo = (id(owner), as_written)
-                known = typed.get(memo)
-                if known is None:
-                    known = typed[memo] = javatypes.receiver(as_written, owner, names)
-                receiver = known
+            as_written = field_text(node, "constructor")
+            known = javatypes.constructor(as_written, owner)
             if args is None or not args.named_child_count:
-                call = javatypes.with_arguments(receiver, [])
+                call = with_arguments(known, [])
             else:
-                call = javatypes.with_arguments(receiver, javatypes.arguments(args, owner, names))
+                call = with_arguments(known, arguments(args, owner, names))
+            chained.add(id(owner))
         written.setdefault(id(owner), []).append(as_written)
         owner.calls.append(call)
-        if made == _CONSTRUCTOR:
-            chained.add(id(owner))
     for scope in every:  # Java calls the base's no-argument constructor when no other
         if scope.kind == "constructor" and id(scope) not in chained:
             implicit = javatypes.constructor("super", scope)

@@ -268,7 +268,9 @@ def arguments(found: Node | None, owner: Scope, names: Names) -> list[str]:
     types = []
     for argument in found.named_children:
         kind = argument.type
-        if kind not in _NOT_ARGUMENTS:
+        if kind == "identifier":  # the commonest after literals: looked up here, no call
+            types.append(names.lookup(owner, text(argument)) or "_")
+        elif kind not in _NOT_ARGUMENTS:
             types.append(_LITERALS.get(kind) or _argument(argument, owner, names))
     return types
 

@@ -101,7 +101,7 @@ def extract(source: bytes, path: str | None = None) -> FileFacts:
         types = pytypes.collect(ordered(params), ordered(assigned), every, known)
         rewrites = pytypes.typed(calls, owners, types)
     bindings = _bindings(imports, every)
-    texts = [_through(call, bindings) for _, call in calls] if bindings else [c for _, c in calls]
+    texts = _all_through([c for _, c in calls], bindings) if bindings else [c for _, c in calls]
     written: dict[int, list[str]] = {}
     if rewrites:  # side effects are read from the calls as written (``logger.info``)
         for owner, call in zip(owners, texts, strict=True):
@@ -282,6 +282,18 @@ def _bound_names(nodes: list[Node]) -> set[str]:
                 found.add(field_text(child, "alias"))
             else:
                 found.add(text(child).split(".", 1)[0])
+    return found
+
+
+def _all_through(calls: list[str], bindings: dict[str, tuple[str, bool]]) -> list[str]:
+    """``_through`` of each call, once per text (a module makes the same calls again)."""
+    done: dict[str, str] = {}
+    found = []
+    for call in calls:
+        value = done.get(call)
+        if value is None:
+            value = done[call] = _through(call, bindings)
+        found.append(value)
     return found
 
 

@@ -228,10 +228,15 @@ def typed(calls: list[tuple[int, str]], owners: list[Scope | None], types: Types
     heads = {name for found in types.locals.values() for name in found}
     heads.update(("super()", "self"))
     found = {}
+    seen: dict[tuple[int, str], str | None] = {}  # a call made again in the same function
     for i, (_, call) in enumerate(calls):
         owner = owners[i]
         if owner is not None and "." in call and call.partition(".")[0] in heads:
-            rewritten = _rewrite(call, owner, types)
+            memo = (id(owner), call)
+            if memo in seen:
+                rewritten = seen[memo]
+            else:
+                rewritten = seen[memo] = _rewrite(call, owner, types)
             if rewritten is not None:
                 found[i] = rewritten
     return found
