@@ -77,6 +77,10 @@ def split_arguments(call: str) -> tuple[str, tuple[str, ...] | None]:
     (or cut short) -> ``(call, None)``."""
     if not call.endswith(")"):
         return call, None
+    opening = call.rfind("(")
+    if opening >= 0 and call.find(")", opening + 1) == len(call) - 1:  # none inside (most)
+        inner = call[opening + 1 : -1]
+        return call[:opening], tuple(inner.split(",")) if inner else ()
     depth = 0
     for i in range(len(call) - 1, -1, -1):
         char = call[i]
