@@ -38,21 +38,25 @@ import unicodedata
 from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 from planning_memory.core import Layout, Record, privacy, record_digest, stamps
 from planning_memory.errors import InputError, PlanningMemoryError
 from planning_memory.longterm import Catalog, load_record, read_preferences
 from planning_memory.store import Store
+from planning_memory.views.base import Since
 from planning_memory.views.cachefile import VERSION, CacheFiles, pack_memo, unpack_memo
-from planning_memory.views.fileformat import HEADER_RE, pair_text, pairs_hash
+from planning_memory.views.fileformat import HEADER_RE, buckets_hash, hash_body
 from planning_memory.views.liverows import LiveRows
+from planning_memory.views.render import Sections, item_sections
 from planning_memory.views.sourcepairs import SortedPairs
 from planning_memory.views.table import Row, Table
 
 MEMOS = {"patterns": 2, "mistakes": 2, "claude": 3}  # memo -> its entries' length (digest, keys)
+_BASED = {"patterns.md": "patterns", "mistakes.md": "mistakes"}  # imported against a base
 _CORE_MODULES = ("model", "privacy", "secret_table", "secret_rules")
 _JOINED = 32  # past this many new items, one redaction scan of them all joined first
 _MAX_BYTES = 1 << 30
@@ -150,6 +154,7 @@ class RenderCache:
         self._made: dict[str, dict[str, list[Any]]] = {name: {} for name in MEMOS}
         self._memos: dict[str, dict[str, list[Any]]] = {}
         self._unclean: dict[str, set[str]] = {}  # memo -> digests of items redaction changes
+        self._since: dict[str, Since] = {}  # memo -> its changes since its file was written
         self._changes: dict[str, set[str]] = {}  # memo -> digests added or dropped in this run
         self.files = CacheFiles(cache_dir(layout), store, code_stamp())
         self._prefs_value: dict[str, Any] | None = None
@@ -176,6 +181,8 @@ class RenderCache:
         if name not in self._memos:
             base, delta = self.files.read(f"{name}.items")
             found = unpack_memo(base, delta, MEMOS[name])
+            head = {**(base[0] if base else {}), **delta.get("head", {})}
+            self._since[name] = Since.of(head.get("since") if found else None)
             if found is None:
                 found, self.files.serials[f"{name}.items"] = ({}, set()), ""
             self._memos[name], self._unclean[name] = found
@@ -186,10 +193,11 @@ class RenderCache:
         go to each file's delta (``cachefile``)."""
         for name in sorted(self._dirty - {"index"}):
             memo, changes = self._memos[name], self._changes.pop(name, set())
+            since = self._since[name]
             self.files.save(
                 f"{name}.items",
                 {digest: memo.get(digest) for digest in changes},
-                {"unclean": sorted(self._unclean.get(name, set()))},
+                {"unclean": sorted(self._unclean.get(name, set())), "since": since.as_json()},
                 functools.partial(pack_memo, memo),
                 len(memo),
             )
@@ -290,10 +298,9 @@ class RenderCache:
         if kept is None or kept[0] != inputs:
             if memo not in self._pairs:
                 self._pairs[memo] = SortedPairs.of(self.table, memo)
-            pairs = self._pairs[memo].text()  # sorted by id, then digest: ``digests_hash``'s
-            if memo == "claude":  # order, and the preferences' empty id sorts first
-                pairs = pair_text("", self.preferences.digest) + pairs
-            kept = self.hashes[key] = [inputs, pairs_hash(pairs, template)]
+            more = [("", self.preferences.digest)] if memo == "claude" else []
+            hashes = self._pairs[memo].hashes(*more)
+            kept = self.hashes[key] = [inputs, buckets_hash(hashes, template)]
             self._dirty.add("index")
         return kept[1]
 
@@ -342,6 +349,7 @@ class RenderCache:
         for digest, file in came.items():
             if digest not in made:
                 made[digest] = list(self.makers[memo](self._record(file, digest)))
+        self._since[memo].moved({digest: kept[digest] for digest in went}, came)
         for digest in went:
             del kept[digest]
         kept.update((digest, made[digest]) for digest in came)
@@ -354,10 +362,12 @@ class RenderCache:
         self._synced.add(memo)
         return went, set(came)
 
-    def texts_in_order(self, memo: str) -> list[str]:
-        """The texts of ``items(memo)`` in the view's order: by sort key, the records' read
-        order among equal keys (``render.assemble_view``). Kept in this process, and when few
-        items changed since, patched: sorting 10k keys costs more than the rest of a save."""
+    def in_order(self, memo: str) -> tuple[list[str], Sections]:
+        """The texts of ``items(memo)`` in the view's order (by sort key, the records' read
+        order among equal keys: ``render.assemble_view``) and their section digests
+        (``render.item_sections``; None when a text has none). Kept in this process, and when
+        few items changed since, patched: sorting 10k keys, or hashing their megabytes, costs
+        more than the rest of a save."""
         went, came = self._retried(self._sync, memo)
         order, live, kept = self._order.get(memo), self._live(memo), self._memos[memo]
         if order is None or order.ties or order.at != self._syncs[memo] - 1 or not live.unique():
@@ -366,14 +376,24 @@ class RenderCache:
             order = _patched(order, went, {d: kept[d] for d in came})
         if order is None:
             order = _sorted(list(map(kept.__getitem__, live.digests)), live.digests)
-        self._order[memo] = found = order._replace(at=self._syncs[memo])
-        return found.texts
+        order.at = self._syncs[memo]
+        self._order[memo] = order
+        return order.texts, order.kept_sections()
 
     def clean(self, memo: str) -> bool:
         """True when redaction changes none of the items ``items(memo)`` gave (so it changes
         nothing in a view of them: every shape that spans lines starts inside one item, and
         an item is whole lines, starting with its heading and ending with a fixed line)."""
         return memo in self._unclean and memo != "claude" and not self._unclean[memo]
+
+    def base(self, memo: str) -> tuple[str, list[Any]] | None:
+        """The header line and the items (in the view's order) of the render the file of the
+        view of ``memo`` last got, when known (``base.Since``)."""
+        kept = self._memo(memo)
+        items = self._since[memo].items(kept) if memo in _BASED.values() else None
+        if items is None:
+            return None
+        return self._since[memo].header, sorted(items.values(), key=_first)
 
     # -- the rendered files ------------------------------------------------------------------
     def untouched(self, name: str, path: Path) -> str | None:
@@ -406,6 +426,11 @@ class RenderCache:
         """``data`` is now in rendered file ``name``; it is the render from ``inputs`` when it
         is ``text`` (redaction changed nothing; ``same``: the caller knows it is)."""
         self._wrote.pop(name, None)
+        memo = _BASED.get(name, "")
+        cut = data.find(b"\n")  # sliced: a partition would copy the megabytes after it
+        header = data[: cut if cut >= 0 else len(data)].decode("utf-8", "replace")
+        if memo in self._memos and self._since[memo].written(header):
+            self._dirty.add(memo)
         if not same and data != text.encode("utf-8"):
             if self.known.pop(name, None) is not None:
                 self._dirty.add("index")
@@ -440,18 +465,41 @@ def _matches(data: bytes, digest: str) -> bool:
     head = digest.encode("utf-8") + b"\n"
     if not data.startswith(head) or not data.endswith(b"\n") or data.endswith(b"\n\n"):
         return False
-    body = hashlib.sha256(memoryview(data)[len(head) : -1]).hexdigest()
-    return f"sha256:{body}" == match["body"]
+    scheme = match["body"].partition(":")[0]
+    return hash_body(data, scheme, len(head), len(data) - 1) == match["body"]
 
 
-class _Order(NamedTuple):
-    """A view's item texts in its order, with each one's record digest and sort key."""
+@dataclass
+class _Order:
+    """A view's item texts in its order, with each one's record digest, sort key and section
+    digests (``render.item_sections``: the body hash is built from them)."""
 
     digests: list[str]
     keys: list[Any]
     texts: list[str]
+    sections: list[bytes | None]
     ties: bool  # two items have equal keys: their order is the read order, so sorted anew
     at: int = -1  # the ``RenderCache._sync`` of its memo it is the order at
+    odd: int = 0  # texts without section digests (never: an item starts with its heading)
+
+    def kept_sections(self) -> Sections:
+        """``sections``, when every text has its own."""
+        return None if self.odd else cast(list[bytes], self.sections)
+
+    def insert(self, at: int, digest: str, item: Any) -> None:
+        """Item ``item`` (sort key, text) of record digest ``digest`` at index ``at``."""
+        sections = item_sections(item[1])
+        self.digests.insert(at, digest)
+        self.keys.insert(at, item[0])
+        self.texts.insert(at, item[1])
+        self.sections.insert(at, sections)
+        self.odd += sections is None
+
+    def remove(self, digest: str) -> None:
+        """The item of record digest ``digest``."""
+        at = self.digests.index(digest)
+        self.odd -= self.sections[at] is None
+        del self.digests[at], self.keys[at], self.texts[at], self.sections[at]
 
 
 _PATCHED = 64  # past this many items in or out, a view's order is sorted anew
@@ -465,8 +513,7 @@ def _patched(order: _Order, went: set[str], came: dict[str, Any]) -> _Order | No
     if len(went) + len(came) > _PATCHED:
         return None
     for digest in went:
-        i = order.digests.index(digest)
-        del order.digests[i], order.keys[i], order.texts[i]
+        order.remove(digest)
     for digest in sorted(came):
         item = came[digest]
         i = bisect_right(order.keys, item[0])
@@ -474,9 +521,7 @@ def _patched(order: _Order, went: set[str], came: dict[str, Any]) -> _Order | No
             i < len(order.keys) and order.keys[i] == item[0]
         ):
             return None
-        order.digests.insert(i, digest)
-        order.keys.insert(i, item[0])
-        order.texts.insert(i, item[1])
+        order.insert(i, digest, item)
     return order
 
 
@@ -485,11 +530,18 @@ def _sorted(items: list[Any], digests: list[str]) -> _Order:
     pairs = sorted(zip(items, digests, strict=True), key=_key)
     keys = [item[0] for item, _ in pairs]
     ties = any(a == b for a, b in pairwise(keys))
-    return _Order([d for _, d in pairs], keys, [item[1] for item, _ in pairs], ties)
+    texts = [item[1] for item, _ in pairs]
+    sections = list(map(item_sections, texts))
+    odd = sections.count(None)
+    return _Order([d for _, d in pairs], keys, texts, sections, ties, odd=odd)
 
 
 def _key(pair: tuple[Any, str]) -> Any:
     return pair[0][0]
+
+
+def _first(item: list[Any]) -> Any:
+    return item[0]
 
 
 class _Moved(Exception):

@@ -27,10 +27,12 @@ VIEW_FILES: dict[Kind, str] = {"patterns": "patterns.md", "mistakes": "mistakes.
 HEADING_FIELD: dict[Kind, str] = {"patterns": "name", "mistakes": "title"}
 HEADER_RE = re.compile(
     r"^(?:<!-- |> )?planning-memory view=(?P<view>\S+) source-hash=(?P<source>sha256:[0-9a-f]{64})"
-    r" body-hash=(?P<body>sha256:[0-9a-f]{64})(?:\s.*)?$"
+    r" body-hash=(?P<body>sha256(?:-sections)?:[0-9a-f]{64})(?:\s.*)?$"
 )
 HASH_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
-SOURCE_HASH_VERSION = "planning-memory source-hash 2"
+SOURCE_HASH_VERSION = "planning-memory source-hash 3"
+BODY_HASH = "sha256-sections"  # what ``body_hash`` writes; ``sha256`` in older headers
+_SECTION = b"\n## "  # a section starts at the top of the body and at each line starting "## "
 
 # Item grammar: labels per view, the field-line and heading patterns, the id marker.
 LABELS: dict[Kind, tuple[str, ...]] = {
@@ -134,9 +136,21 @@ def fill_template(template: str, **values: str) -> str:
 
 def digests_hash(digests: Iterable[tuple[str, str]], *extra: str) -> str:
     """``sha256:<hex>`` of ``(record id, record_digest)`` pairs (in any order) and ``extra``
-    strings (the template): a rendered file's ``source-hash``. Built from one digest per
-    record, so a cache of the digests gives the same value as the records themselves."""
-    return pairs_hash("".join([pair_text(i, d) for i, d in sorted(digests)]), *extra)
+    strings (the template): a rendered file's ``source-hash``. The pairs go in buckets by the
+    first two characters of their digest (``bucket_of``: 256 buckets of hex digests, about
+    even); a bucket's hash is the sha256 of its pairs' texts in order of id, then digest
+    (``bucket_hash``), and the source hash the sha256 of the buckets' hashes in order of
+    bucket (``buckets_hash``). So a cache that keeps the buckets hashes again only the few a
+    change touched, not every pair of 10k records. Built from one digest per record, so a
+    cache of the digests gives the same value as the records themselves."""
+    buckets: dict[str, list[tuple[str, str]]] = {}
+    for record_id, digest in digests:
+        buckets.setdefault(bucket_of(digest), []).append((record_id, digest))
+    hashes = {
+        key: bucket_hash("".join([pair_text(i, d) for i, d in sorted(pairs)]))
+        for key, pairs in buckets.items()
+    }
+    return buckets_hash(hashes, *extra)
 
 
 def pair_text(record_id: str, digest: str) -> str:
@@ -144,10 +158,31 @@ def pair_text(record_id: str, digest: str) -> str:
     return f"{len(record_id)}:{record_id}{digest}"
 
 
-def pairs_hash(pairs: str, *extra: str) -> str:
-    """``digests_hash`` from its pairs' texts joined in order (of id, then digest)."""
+def bucket_of(digest: str) -> str:
+    """The bucket of a pair with this record digest in a source hash."""
+    return digest[:2]
+
+
+def bucket_hash(pairs: str) -> str:
+    """The hash of a source hash's bucket whose pairs' texts, in order, are ``pairs``."""
+    return hashlib.sha256(pairs.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def buckets_hash(hashes: Mapping[str, str], *extra: str) -> str:
+    """``digests_hash`` from the hashes of its buckets (``bucket_of`` -> ``bucket_hash``)."""
+    buckets = "".join([f"{len(key)}:{key}{hashes[key]}" for key in sorted(hashes)])
     texts = "".join(f"\n{len(text)}:{text}" for text in extra)
-    data = f"{SOURCE_HASH_VERSION}\n{pairs}{texts}".encode("utf-8", "surrogatepass")
+    data = f"{SOURCE_HASH_VERSION}\n{buckets}{texts}".encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def previous_source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str:
+    """The ``source-hash`` as version 2 recorded it: the sha256 of every pair's text, sorted,
+    in one piece (a view edited by hand before is still "edited", not a conflict)."""
+    pairs = sorted((str(r.get("id", "")), record_digest(r)) for r in records)
+    texts = "".join(f"\n{len(text)}:{text}" for text in extra)
+    joined = "".join([pair_text(i, d) for i, d in pairs])
+    data = f"planning-memory source-hash 2\n{joined}{texts}".encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -157,9 +192,8 @@ def source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str:
 
 
 def legacy_source_hash(records: Iterable[Mapping[str, Any]], *extra: str) -> str:
-    """The ``source-hash`` as headers recorded it before ``SOURCE_HASH_VERSION`` (the canonical
-    JSON of every record): a view edited by hand before the change is still "edited", not a
-    conflict."""
+    """The ``source-hash`` as version 1 recorded it (the canonical JSON of every record): a
+    view edited by hand before is still "edited", not a conflict."""
     ordered = sorted(records, key=lambda r: str(r.get("id", "")))
     data = compact_json({"records": ordered, "extra": list(extra)})
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -178,19 +212,23 @@ def header_view(text: str) -> str | None:
 
 
 def body_hash(text: str, *, quiet: bool = False) -> str:
-    """``sha256:<hex>`` of the text below the header line, ignoring editor noise: a BOM, CRLF,
-    trailing spaces and tabs on a line, and blank lines at the end. ``quiet``: the caller
-    vouches that ``text`` holds no such noise but the blank lines at its end (a render)."""
+    """The ``body-hash`` of the text below the header line, ignoring editor noise: a BOM,
+    CRLF, trailing spaces and tabs on a line, and blank lines at the end. By the definition
+    the header line names when ``text`` has one (``sha256:`` in a file rendered before
+    ``sha256-sections:``), so a file is checked against its own header; else the current
+    one (``hash_body``). ``quiet``: the caller vouches that ``text`` holds no such noise but
+    the blank lines at its end (a render)."""
     if quiet or not _noisy(text):  # what a render writes: only blank lines at the end to ignore
         return quiet_body_hash(text.encode("utf-8", "surrogatepass"))
     lines = normalize_newlines(text).split("\n")
-    if lines and HEADER_RE.match(lines[0]):
+    match = HEADER_RE.match(lines[0]) if lines else None
+    if match:
         lines = lines[1:]
     lines = [line.rstrip(" \t") for line in lines]
     while lines and not lines[-1]:
         lines.pop()
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return hash_body(data, _scheme(match))
 
 
 def quiet_body_hash(data: bytes) -> str:
@@ -198,11 +236,49 @@ def quiet_body_hash(data: bytes) -> str:
     sliced, not copied (views are megabytes)."""
     cut = data.find(b"\n")
     first = data if cut < 0 else data[:cut]
-    start = (len(data) if cut < 0 else cut + 1) if HEADER_RE.match(first.decode()) else 0
+    match = HEADER_RE.match(first.decode("utf-8", "surrogatepass"))
+    start = (len(data) if cut < 0 else cut + 1) if match else 0
     end = len(data)
     while end > start and data[end - 1] == 0x0A:
         end -= 1
-    return "sha256:" + hashlib.sha256(memoryview(data)[start:end]).hexdigest()
+    return hash_body(data, _scheme(match), start, end)
+
+
+def _scheme(header: re.Match[str] | None) -> str:
+    """The body hash a header line names (the current one without a header)."""
+    return header["body"].partition(":")[0] if header else BODY_HASH
+
+
+def hash_body(data: bytes, scheme: str = BODY_HASH, start: int = 0, end: int = -1) -> str:
+    """``<scheme>:<hex>`` of the body ``data[start:end]`` (noise already removed). The
+    current scheme, ``sha256-sections``: the body cut into sections, each starting at its top
+    or at a line starting with ``## `` (an item's heading), is the sha256 of the sha256
+    digests of its sections in order (``sections_hash``); so a render whose items are kept
+    with their digests is hashed without hashing its megabytes again. ``sha256``: the sha256
+    of the body, as older headers recorded it."""
+    end = len(data) if end < 0 else end
+    if scheme == "sha256":
+        return "sha256:" + hashlib.sha256(memoryview(data)[start:end]).hexdigest()
+    return sections_hash(section_digests(data, start, end))
+
+
+def section_digests(data: bytes, start: int = 0, end: int = -1) -> bytes:
+    """The sha256 digests of the sections of ``data[start:end]`` (see ``hash_body``), joined:
+    those of a text that starts a section and ends with a newline are the same within any
+    body it is part of."""
+    end = len(data) if end < 0 else end
+    view, digests, at = memoryview(data), [], start
+    while at < end:
+        cut = data.find(_SECTION, at, end)
+        cut = end if cut < 0 else cut + 1
+        digests.append(hashlib.sha256(view[at:cut]).digest())
+        at = cut
+    return b"".join(digests)
+
+
+def sections_hash(digests: bytes) -> str:
+    """The ``sha256-sections`` body hash of a body whose sections' digests are ``digests``."""
+    return f"{BODY_HASH}:" + hashlib.sha256(digests).hexdigest()
 
 
 def _noisy(text: str) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from planning_memory.views.fileformat import (
+    HEADER_RE,
     HEADING_LIKE_RE,
     MARKER_HINT_RE,
     VIEW_FILES,
@@ -32,6 +33,8 @@ from planning_memory.views.fileformat import (
     json_string_list,
     normalize_newlines,
     quiet_body_hash,
+    section_digests,
+    sections_hash,
 )
 
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
@@ -40,6 +43,7 @@ _ITEMS_MARK = "\x00items\x00"
 # (sort key, item text): one record's item in a view; keys are lists so a cached copy (JSON)
 # sorts the same as a fresh one
 Item = tuple[list[Any], str]
+Sections = list[bytes] | None  # ``item_sections`` of a view's item texts, in their order
 
 
 # --- one value --------------------------------------------------------------------------
@@ -223,20 +227,53 @@ class Rendered(NamedTuple):
     data: bytes
 
 
-def assemble_texts(texts: list[str], kind: Kind, template: str, *, source_hash: str) -> Rendered:
-    """``assemble_view`` of the item texts ``texts``, in the view's order, with its bytes."""
+def assemble_texts(
+    texts: list[str], kind: Kind, template: str, *, source_hash: str, sections: Sections = None
+) -> Rendered:
+    """``assemble_view`` of the item texts ``texts``, in the view's order, with its bytes.
+    ``sections``: ``item_sections`` of each text, when the caller keeps them: the body hash
+    is then worked out from them and the last text's, not from the megabytes of the body."""
     _check_items_last(template)
     head = view_head(template)
-    if texts and texts[-1].strip("\n"):  # an item ends with a line of text: strip only the last
-        body = "\n".join([head + "\n", *texts[:-1], texts[-1].rstrip("\n") + "\n"])
-    else:
+    if not (texts and texts[-1].strip("\n")):  # no items, or only blank ones
         text = "\n".join(texts)
         body = (head + "\n\n" + text).rstrip("\n") + "\n" if text else head + "\n"
+        return _with_header(body, kind, head, source_hash)
+    last = texts[-1].rstrip("\n")  # an item ends with a line of text: strip only the last
+    first = _head_sections(head)
+    if sections is None or first is None:
+        return _with_header(
+            "\n".join([head + "\n", *texts[:-1], last + "\n"]), kind, head, source_hash
+        )
+    ends = (first, *sections[:-1], section_digests(last.encode("utf-8")))
+    header = hashed_header_line(VIEW_FILES[kind], source_hash, sections_hash(b"".join(ends)))
+    text = "\n".join([header, head + "\n", *texts[:-1], last + "\n"])  # one copy of the megabytes
+    return Rendered(text, text.encode("utf-8"))
+
+
+def _with_header(body: str, kind: Kind, head: str, source_hash: str) -> Rendered:
+    """The view of ``body``, its header line hashing it whole."""
     data = body.encode("utf-8")
     # an item never holds editor noise (a value that would is written as a JSON literal)
     hashed = quiet_body_hash(data) if _quiet(head) else body_hash(body)
     header = hashed_header_line(VIEW_FILES[kind], source_hash, hashed)
     return Rendered(header + "\n" + body, header.encode("utf-8") + b"\n" + data)
+
+
+def item_sections(text: str) -> bytes | None:
+    """The section digests (``fileformat.section_digests``) ``text`` gives a view's body as an
+    item other than the last, the same wherever it stands: an item starts a section (with its
+    heading) and is followed by a newline. None for a text that does not start one."""
+    return section_digests((text + "\n").encode("utf-8")) if text.startswith("## ") else None
+
+
+@functools.cache
+def _head_sections(head: str) -> bytes | None:
+    """The section digests of a view's ``head`` and the blank line after it, as its body
+    starts; None when ``head`` holds editor noise or starts like a header line."""
+    if not _quiet(head) or HEADER_RE.match(head.partition("\n")[0]):
+        return None
+    return section_digests((head + "\n\n").encode("utf-8"))
 
 
 def _first(item: Item) -> list[Any]:

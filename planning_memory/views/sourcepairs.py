@@ -1,20 +1,22 @@
 """What a view's source hash is built from, kept in order: its records' (id, digest) pairs.
 
 ``SortedPairs`` holds the pairs of the records a view's ``source-hash`` covers
-(``fileformat.digests_hash``), sorted by id, then digest, with each pair's text
-(``fileformat.pair_text``). It is built once from a ``Table`` and then patched with the rows
-that changed (``Table.patch``'s arguments), so a save that changes one record of 10k moves
-one pair instead of sorting them all again. Pure: no file I/O.
+(``fileformat.digests_hash``) in their buckets, each sorted by id, then digest, with each
+pair's text (``fileformat.pair_text``) and the bucket's hash. It is built once from a
+``Table`` and then patched with the rows that changed (``Table.patch``'s arguments), so a save
+that changes one record of 10k moves one pair and hashes again the one or two buckets it
+left or joined (about 40 pairs each), instead of sorting and hashing them all. Pure: no file
+I/O.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from planning_memory.views.fileformat import pair_text
+from planning_memory.views.fileformat import bucket_hash, bucket_of, pair_text
 from planning_memory.views.table import Table
 
 _TYPES = {"patterns": "pattern", "mistakes": "mistake"}  # a view's memo -> its records' type
@@ -30,20 +32,47 @@ def covers(memo: str, type_: str, live: bool, shown: bool) -> bool:
 
 
 @dataclass
-class SortedPairs:
-    """The (id, digest) pairs a view's source hash covers, sorted, with their texts."""
+class Bucket:
+    """The pairs of one bucket, sorted, with their texts and (once asked) their hash."""
 
-    keys: list[tuple[str, str]]
-    texts: list[str]
+    keys: list[tuple[str, str]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    hashed: str | None = field(default=None, compare=False)  # None: not worked out since
+
+    def add(self, record_id: str, digest: str) -> None:
+        at = bisect_right(self.keys, (record_id, digest))
+        self.keys.insert(at, (record_id, digest))
+        self.texts.insert(at, pair_text(record_id, digest))
+        self.hashed = None
+
+    def drop(self, record_id: str, digest: str) -> None:
+        at = bisect_left(self.keys, (record_id, digest))
+        del self.keys[at], self.texts[at]
+        self.hashed = None
+
+    def hash(self) -> str:
+        if self.hashed is None:
+            self.hashed = bucket_hash("".join(self.texts))
+        return self.hashed
+
+
+@dataclass
+class SortedPairs:
+    """The (id, digest) pairs a view's source hash covers, by bucket, each sorted."""
+
+    buckets: dict[str, Bucket]
 
     @classmethod
     def of(cls, table: Table, memo: str) -> SortedPairs:
         """The pairs of the rows of ``table`` the source hash of ``memo`` covers."""
         every = zip(table.type, table.live, table.shown, strict=True)
         rows = [i for i, fields in enumerate(every) if covers(memo, *fields)]
-        rows.sort(key=lambda i: (table.id[i], table.digest[i]))
-        keys = [(table.id[i], table.digest[i]) for i in rows]
-        return cls(keys, [table.pairs[i] for i in rows])
+        buckets: dict[str, Bucket] = {}
+        for record_id, digest in sorted((table.id[i], table.digest[i]) for i in rows):
+            bucket = buckets.setdefault(bucket_of(digest), Bucket())
+            bucket.keys.append((record_id, digest))
+            bucket.texts.append(pair_text(record_id, digest))
+        return cls(buckets)
 
     def patch(
         self, before: Table, rows: Sequence[Sequence[Any]], gone: Sequence[str], memo: str
@@ -52,14 +81,22 @@ class SortedPairs:
         (called before that)."""
         for i in before.replaced(rows, gone):
             if covers(memo, before.type[i], before.live[i], before.shown[i]):
-                at = bisect_left(self.keys, (before.id[i], before.digest[i]))
-                del self.keys[at], self.texts[at]
+                key = bucket_of(before.digest[i])
+                self.buckets[key].drop(before.id[i], before.digest[i])
+                if not self.buckets[key].keys:
+                    del self.buckets[key]
         for _file, _ctime, _size, digest, record_id, type_, live, shown in rows:
             if covers(memo, type_, live, shown):
-                at = bisect_right(self.keys, (record_id, digest))
-                self.keys.insert(at, (record_id, digest))
-                self.texts.insert(at, pair_text(record_id, digest))
+                self.buckets.setdefault(bucket_of(digest), Bucket()).add(record_id, digest)
 
-    def text(self) -> str:
-        """The pairs' texts joined in order: ``fileformat.pairs_hash``'s input."""
-        return "".join(self.texts)
+    def hashes(self, *more: tuple[str, str]) -> dict[str, str]:
+        """Each bucket's hash (``fileformat.buckets_hash``'s input), with ``more`` pairs in
+        their buckets (CLAUDE.md's preferences)."""
+        found = {key: bucket.hash() for key, bucket in self.buckets.items()}
+        for record_id, digest in more:
+            key = bucket_of(digest)
+            bucket = self.buckets.get(key, Bucket())
+            added = Bucket(list(bucket.keys), list(bucket.texts))
+            added.add(record_id, digest)
+            found[key] = added.hash()
+        return found

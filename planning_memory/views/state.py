@@ -23,11 +23,13 @@ from planning_memory.store import Store
 from planning_memory.views import claude, render
 from planning_memory.views.cache import RenderCache
 from planning_memory.views.fileformat import (
+    HEADER_RE,
     VIEW_FILES,
     Kind,
     body_hash,
     header_hashes,
     legacy_source_hash,
+    previous_source_hash,
 )
 from planning_memory.views.inert import extract_managed_block, replace_managed_block
 from planning_memory.views.templates import load_template
@@ -173,9 +175,11 @@ class Views:
                 source_hash=self.source_hash(name),
             )
         kind = KINDS[name]
-        texts = self.cache.texts_in_order(kind)
+        texts, sections = self.cache.in_order(kind)
         source = self.source_hash(name)
-        rendered = render.assemble_texts(texts, kind, template, source_hash=source)
+        rendered = render.assemble_texts(
+            texts, kind, template, source_hash=source, sections=sections
+        )
         self._data[name] = rendered.data
         return rendered.text
 
@@ -220,6 +224,22 @@ class Views:
             self.remember(found, fresh.encode("utf-8"), same=True)
         return found
 
+    def base_text(self, name: str) -> str | None:
+        """The render patterns.md or mistakes.md last got, as written (redacted): the base a
+        hand edit of it is imported against. Rebuilt from the render cache's items and what
+        changed since (``base.Since``); None when that is not known or does not give back the
+        header line it was written with."""
+        found = self.cache.base(MEMOS[name])
+        recorded = HEADER_RE.match(found[0]) if found else None
+        if found is None or recorded is None:
+            return None
+        texts = [item[-1] for item in found[1]]
+        template = load_template(name)
+        text = render.assemble_texts(texts, KINDS[name], template, source_hash=recorded["source"])
+        if not text.text.startswith(found[0] + "\n"):
+            return None
+        return privacy.redact(text.text)
+
     def redacted(self, state: ViewState) -> str:
         """``state.fresh`` as ``Store.write_text`` writes it: redacted. Of patterns.md or
         mistakes.md rendered in this run from items the render cache found clean
@@ -260,7 +280,7 @@ class Views:
             return ViewState.of(name, path, "conflict", fresh, on_disk)
         json_changed = recorded[0] != new[0]
         md_changed = recorded[1] != body_hash(on_disk)
-        if legacy and json_changed and md_changed and recorded[0] == self._legacy_hash(name):
+        if legacy and json_changed and md_changed and recorded[0] in self._legacy_hashes(name):
             json_changed = False  # edited before the source hash changed its definition
         state = {
             (True, True): "conflict",
@@ -270,11 +290,13 @@ class Views:
         }[(json_changed, md_changed)]
         return ViewState.of(name, path, state, fresh, on_disk)
 
-    def _legacy_hash(self, name: str) -> str | None:
+    def _legacy_hashes(self, name: str) -> tuple[str, ...]:
+        """The source hashes of ``name`` as earlier versions recorded them (versions 1, 2)."""
         kind = name.removesuffix(".md")
         if kind not in VIEWS:
-            return None
-        return legacy_source_hash(self.records(kind), load_template(name))
+            return ()
+        records, template = self.records(kind), load_template(name)
+        return legacy_source_hash(records, template), previous_source_hash(records, template)
 
     def target_states(self) -> list[ViewState]:
         """The managed blocks of the repository's own CLAUDE.md / AGENTS.md, when configured."""

@@ -113,8 +113,30 @@ def _apply_changes(views: Views, kind: str, changes: Changes, now: datetime) -> 
 
 
 def base_path(layout: Layout, name: str) -> Path:
-    """The last render of a view (derived, gitignored): the base of a three-way import."""
+    """Where a view's last render was once kept whole (derived, gitignored): read as the base
+    of a three-way import when the render cache cannot rebuild it, removed when it is stale."""
     return layout.contextual / "views" / name
+
+
+def _base(views: Views, state: ViewState) -> str | None:
+    """The render ``state``'s file was last written with, when its header is the one on disk
+    (``Views.base_text``, else a copy kept whole by an earlier version), else None."""
+    recorded = header_hashes(state.on_disk or "")
+    if recorded is None:
+        return None
+    found = views.base_text(state.name)
+    if found is not None and header_hashes(found) == recorded:
+        return found
+    path = base_path(views.layout, state.name)
+    if not path.is_file():
+        return None
+    try:
+        found = views.store.read_bytes(path).decode("utf-8", "replace")
+    except UnsafePathError:
+        raise
+    except PlanningMemoryError:  # a FIFO, too large...: derived, so as if there were none
+        return None
+    return found if header_hashes(found) == recorded else None
 
 
 def _against_base(views: Views, state: ViewState, changes: Changes, edited: ParsedView) -> Changes:
@@ -122,17 +144,8 @@ def _against_base(views: Views, state: ViewState, changes: Changes, edited: Pars
     from the edit but absent from that render too (a record added to JSON since) is not a
     deletion, and an item equal to its rendered form (its record changed in JSON since) is not
     an update. Without a matching base render, every difference counts."""
-    path = base_path(views.layout, state.name)
-    on_disk = state.on_disk or ""
-    if not path.is_file() or header_hashes(on_disk) is None:
-        return changes
-    try:
-        base_text = views.store.read_bytes(path).decode("utf-8", "replace")
-    except UnsafePathError:
-        raise
-    except PlanningMemoryError:  # a FIFO, too large...: derived, so as if there were none
-        return changes
-    if header_hashes(base_text) != header_hashes(on_disk):
+    base_text = _base(views, state)
+    if base_text is None:
         return changes
     from planning_memory.views.parse import parse_view
 
@@ -169,27 +182,17 @@ def _import(views: Views, state: ViewState, now: datetime, report: SyncReport) -
     report.imported[state.name] = sum(counts.values())
 
 
-def _keep_base(views: Views, state: ViewState) -> None:
-    """Remember a current view as the base of later three-way imports."""
-    if state.path.parent == views.layout.planning and state.name != "CLAUDE.md":
-        path = base_path(views.layout, state.name)
-        if not path.is_file():
-            with contextlib.suppress(StorageError):  # derived: without it, a two-way import
-                views.store.write_text(path, state.fresh)
-
-
 def _write(views: Views, state: ViewState, report: SyncReport) -> None:
     if state.state == "current":
-        _keep_base(views, state)
         return
     if state.path.parent == views.layout.planning:
         text = views.redacted(state)
         data = views.encoded(state, text)
         changed = views.store.write_bytes(state.path, data)
-        if state.name != "CLAUDE.md":  # derived, and checked by its header before use: no fsync
-            with contextlib.suppress(StorageError):
-                views.store.write_bytes(base_path(views.layout, state.name), data, durable=False)
-        views.remember(state, data, same=text is state.fresh)
+        views.remember(state, data, same=text is state.fresh)  # its base from now on
+        if changed and state.name != "CLAUDE.md":
+            with contextlib.suppress(PlanningMemoryError):  # derived: stale once it changed
+                views.store.delete(base_path(views.layout, state.name))
     else:
         changed = views.store.write_repo_file(state.path, state.fresh)
     if changed:

@@ -9,14 +9,16 @@ to trust, a corrupt or foreign cache, kept items missing) and the work it must n
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,12 @@ from planning_memory.longterm import Catalog, load_all
 from planning_memory.memory import Memory
 from planning_memory.views import cache, claude, render
 from planning_memory.views.cache import cache_dir
-from planning_memory.views.fileformat import body_hash, legacy_source_hash, source_hash
+from planning_memory.views.fileformat import (
+    body_hash,
+    legacy_source_hash,
+    previous_source_hash,
+    source_hash,
+)
 from planning_memory.views.templates import load_template
 
 NAMES = ("patterns.md", "mistakes.md", "CLAUDE.md")
@@ -321,14 +328,23 @@ def test_a_record_claude_md_does_not_show_leaves_it_alone(mem: Memory) -> None:
 # -- the source hash changed its definition ----------------------------------------------------
 
 
-def test_a_view_edited_before_the_upgrade_is_imported_not_a_conflict(mem: Memory) -> None:
-    """A header written with the old source hash, then a hand edit: `pmem sync` imports it."""
+@pytest.mark.parametrize("whole_body", [False, True])
+@pytest.mark.parametrize("older", [legacy_source_hash, previous_source_hash])
+def test_a_view_edited_before_the_upgrade_is_imported_not_a_conflict(
+    mem: Memory, older: Callable[..., str], whole_body: bool
+) -> None:
+    """A header written with an older source hash (and ``whole_body``: with the sha256 of
+    the whole body as its body hash, as versions before ``sha256-sections`` wrote it), then a
+    hand edit: `pmem sync` imports it."""
     path = mem.layout.patterns_md
     records = mem.views().records("patterns")
     template = load_template("patterns.md")
     text = path.read_text("utf-8")
     head, body = text.split("\n", 1)
-    old = head.replace(source_hash(records, template), legacy_source_hash(records, template))
+    old = head.replace(source_hash(records, template), older(records, template))
+    if whole_body:
+        digest = hashlib.sha256(body.rstrip("\n").encode()).hexdigest()
+        old = re.sub(r"body-hash=\S+", f"body-hash=sha256:{digest}", old)
     assert old != head
     edited = body.replace("Siempre usar try-catch", "Usar siempre try-catch")
     assert edited != body

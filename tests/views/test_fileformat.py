@@ -4,6 +4,7 @@ source hash is built from one digest per record."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,24 +18,38 @@ from planning_memory.views.fileformat import (
     source_hash,
 )
 
-HEADER = (
+LEGACY = (
     "<!-- planning-memory view=patterns.md source-hash=sha256:" + "0" * 64
     + " body-hash=sha256:" + "1" * 64 + " -->"
 )  # fmt: skip
-PIECES = st.sampled_from(["a", "b c", " ", "\t", "\n", "\r", "\r\n", "\ufeff", HEADER, "\n\n"])
+HEADER = LEGACY.replace("body-hash=sha256:", "body-hash=sha256-sections:")
+PIECES = st.sampled_from(
+    ["a", "b c", " ", "\t", "\n", "\r", "\r\n", "\ufeff", HEADER, LEGACY, "\n\n", "## ", "#"]
+)
 
 
 def _by_lines(text: str) -> str:
     """body_hash by its definition: header line dropped, every line right-stripped, trailing
-    blank lines dropped."""
+    blank lines dropped; then, as the header says (``sha256-sections`` without one), the
+    sha256 of the text, or of the sha256 digests of its sections (each starting at the top or
+    at a line that starts with "## ")."""
     lines = normalize_newlines(text).split("\n")
-    if lines and HEADER_RE.match(lines[0]):
+    scheme = "sha256-sections"
+    header = HEADER_RE.match(lines[0])
+    if header:
+        scheme = "sha256" if header["body"].startswith("sha256:") else scheme
         lines = lines[1:]
     lines = [line.rstrip(" \t") for line in lines]
     while lines and not lines[-1]:
         lines.pop()
-    data = "\n".join(lines).encode("utf-8", "surrogatepass")
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    body = "\n".join(lines)
+    if scheme == "sha256":
+        return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    sections = [s for s in re.split(r"(?<=\n)(?=## )", body) if s]
+    digests = b"".join(
+        hashlib.sha256(s.encode("utf-8", "surrogatepass")).digest() for s in sections
+    )
+    return "sha256-sections:" + hashlib.sha256(digests).hexdigest()
 
 
 @given(st.lists(st.one_of(PIECES, st.text(max_size=5)), max_size=12).map("".join))

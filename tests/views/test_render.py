@@ -18,7 +18,12 @@ from planning_memory.views.diff import diff_view
 from planning_memory.views.fileformat import body_hash, editable_fields, header_hashes, source_hash
 from planning_memory.views.inert import active_injections
 from planning_memory.views.parse import parse_patterns, parse_view
-from planning_memory.views.render import render_mistakes, render_patterns
+from planning_memory.views.render import (
+    assemble_texts,
+    item_sections,
+    render_mistakes,
+    render_patterns,
+)
 from planning_memory.views.templates import TEMPLATE_NAMES, load_template
 
 NOW = "2024-02-01T10:00:00Z"
@@ -547,3 +552,59 @@ def test_claude_md_has_what_a_person_taught_from_the_first_time() -> None:
         assert needle in cut
     allowed = {*CLAUDE_SECTIONS.values(), "Project memory"}
     assert active_injections(text, allowed_headings=allowed) == []
+
+
+# -- the body hash from kept section digests ------------------------------------------------
+
+ITEM_LINES = st.sampled_from(["## a <!-- id: x -->", "## b", "text", "", "```", "## c d", "##x", "é"])
+ITEM_TEXTS = st.lists(ITEM_LINES, min_size=1, max_size=6).map(lambda lines: "\n".join(lines) + "\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ITEM_TEXTS, max_size=8), st.sampled_from(["patterns.md", "mistakes.md"]))
+def test_a_view_hashed_from_its_sections_is_the_view_hashed_whole(
+    texts: list[str], name: str
+) -> None:
+    """``assemble_texts`` given each item's section digests gives the bytes it gives without
+    them, and its header's body hash is ``body_hash`` of the text (items that do not start a
+    section, or a blank last one, included)."""
+    kind = name.removesuffix(".md")
+    template, source = load_template(name), "sha256:" + "0" * 64
+    whole = assemble_texts(texts, kind, template, source_hash=source)  # type: ignore[arg-type]
+    sections = [item_sections(text) for text in texts]
+    if all(s is not None for s in sections):
+        kept = assemble_texts(texts, kind, template, source_hash=source, sections=sections)  # type: ignore[arg-type]
+        assert kept == whole
+    recorded = header_hashes(whole.text)
+    assert recorded is not None and recorded[1] == body_hash(whole.text)
+    assert whole.data == whole.text.encode("utf-8")
+
+
+def test_any_edit_of_a_rendered_body_changes_its_hash() -> None:
+    """A byte changed, two sections swapped, a line moved from one item to another: each is a
+    different body hash (the sections are hashed in order)."""
+    texts = ["## a <!-- id: x -->\n\n```\n## one\n## two\n```\n", "## b <!-- id: y -->\n\nb\n"]
+    sections = [item_sections(text) for text in texts]
+    template = load_template("patterns.md")
+    text = assemble_texts(texts, "patterns", template, source_hash="sha256:" + "0" * 64).text
+    assert (
+        assemble_texts(
+            texts,
+            "patterns",
+            template,
+            source_hash="sha256:" + "0" * 64,
+            sections=sections,  # type: ignore[arg-type]
+        ).text
+        == text
+    )
+    recorded = header_hashes(text)
+    assert recorded is not None and recorded[1] == body_hash(text)
+    for edited in (
+        text.replace("## two", "## twO"),
+        text.replace("## one\n## two", "## two\n## one"),
+        text.replace("\n\nb\n", "\n\n## two\nb\n").replace("## one\n## two\n", "## one\n"),
+        text.replace("## a <!-- id: x -->", "## b <!-- id: y -->", 1).replace(
+            "## b <!-- id: y -->\n\nb", "## a <!-- id: x -->\n\nb"
+        ),
+    ):
+        assert edited != text and body_hash(edited) != recorded[1]

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_memory.views.fileformat import digests_hash, pair_text, pairs_hash
+from planning_memory.views.fileformat import buckets_hash, digests_hash
 from planning_memory.views.sourcepairs import SortedPairs, covers
 from planning_memory.views.table import Table
 
@@ -65,12 +65,20 @@ def test_patched_pairs_are_the_pairs_from_scratch(
         for memo, pairs in kept.items():
             pairs.patch(before, changed, gone, memo)
             assert pairs == SortedPairs.of(table, memo)
-            assert pairs_hash(pairs.text(), "t") == digests_hash(_covered(table, memo), "t")
+            hashes = pairs.hashes()  # kept from the step before for the buckets not touched
+            assert buckets_hash(hashes, "t") == digests_hash(_covered(table, memo), "t")
+            more = pairs.hashes(("", "d1"))
+            assert buckets_hash(more, "t") == digests_hash(
+                [*_covered(table, memo), ("", "d1")], "t"
+            )
 
 
-def test_claude_pairs_put_the_preferences_first() -> None:
-    """The preferences' pair (empty id) goes before every record's, as ``digests_hash``
-    sorts them."""
-    table = Table.of([("patterns/a.json", 1, 1, "d", "id", "pattern", True, False)])
-    pairs = pair_text("", "p") + SortedPairs.of(table, "claude").text()
-    assert pairs_hash(pairs, "t") == digests_hash([("id", "d"), ("", "p")], "t")
+def test_claude_pairs_take_the_preferences_in_their_bucket() -> None:
+    """The preferences' pair (empty id) goes where ``digests_hash`` puts it: in the bucket of
+    its digest, before every record's there."""
+    table = Table.of([("patterns/a.json", 1, 1, "dd", "id", "pattern", True, False)])
+    pairs = SortedPairs.of(table, "claude")
+    for prefs in ("dd", "p"):
+        found = buckets_hash(pairs.hashes(("", prefs)), "t")
+        assert found == digests_hash([("id", "dd"), ("", prefs)], "t")
+    assert pairs.hashes() == {"dd": pairs.buckets["dd"].hash()}
