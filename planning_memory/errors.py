@@ -16,7 +16,7 @@ and the exit code given by ``exit_code``. Anything else is a bug.
     ├── ConflictError                   the file changed under us; hand edit vs render (exit 6)
     ├── LockError(TimeoutError)         the memory lock could not be taken       (exit 7)
     ├── ExternalCommandError            a configured external command failed     (exit 8)
-    └── StorageError(OSError)           a write the disk refused: full, quota    (exit 74)
+    └── StorageError(OSError)           a write refused: full, quota, read-only  (exit 74)
 
     BrokenFileWarning(UserWarning)      a broken file a reading command skipped (a warning)
     └── UnmappedFileWarning             a source file the code map leaves out
@@ -134,8 +134,9 @@ class ExternalCommandError(PlanningMemoryError):
 
 
 # SQLite's primary result codes that mean the disk refused a write
+_SQLITE_READONLY = 8
 _SQLITE_STORAGE = {
-    8: "read-only database",
+    _SQLITE_READONLY: "read-only database",
     10: "disk I/O error (a full disk?)",
     13: "database or disk is full",
 }
@@ -143,13 +144,24 @@ _SQLITE_STORAGE = {
 
 class StorageError(PlanningMemoryError, OSError):
     """The file system refused a write: the disk is full, a quota is reached, the file system
-    is read-only or failing. Raised before the file it names changed (a write goes to a temp
+    is read-only or failing, or this user may not write the tree (a checkout owned by another
+    user: ``read_only``). Raised before the file it names changed (a write goes to a temp
     file first, a database rolls back), so running the command again once there is room
     finishes the job. ``of`` says whether an ``OSError`` or a SQLite error is one."""
 
     exit_code = 74  # EX_IOERR of sysexits.h
     ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+    READ_ONLY = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
     HINT = "free some disk space or quota, then run the command again"
+    READ_ONLY_HINT = (
+        "reading commands work here; run this one as the tree's owner or in a writable clone"
+    )
+
+    @classmethod
+    def read_only(cls, path: str | None) -> StorageError:
+        """``path``, which this process may not write (a read-only mount, another user's
+        checkout)."""
+        return cls("cannot write: read-only", path=path, hint=cls.READ_ONLY_HINT)
 
     @classmethod
     def of(cls, exc: BaseException, path: str | None) -> StorageError | None:
@@ -159,6 +171,8 @@ class StorageError(PlanningMemoryError, OSError):
         if isinstance(exc, StorageError):
             return exc
         if isinstance(exc, OSError):
+            if exc.errno in cls.READ_ONLY:
+                return cls.read_only(path)
             if exc.errno not in cls.ERRNOS:
                 return None
             reason = exc.strerror or errno.errorcode.get(exc.errno or 0, "I/O error")
@@ -166,6 +180,8 @@ class StorageError(PlanningMemoryError, OSError):
             code = getattr(exc, "sqlite_errorcode", None)  # sqlite3 is not imported here
             if not isinstance(code, int) or code & 0xFF not in _SQLITE_STORAGE:
                 return None
+            if code & 0xFF == _SQLITE_READONLY:
+                return cls.read_only(path)
             reason = _SQLITE_STORAGE[code & 0xFF]
         return cls(f"cannot write: {reason}", path=path, hint=cls.HINT)
 

@@ -4,7 +4,8 @@ A cloned repository may carry a symbolic link that points at ``~/.bashrc``, a FI
 block a reader, or ``/dev/zero``: ``inside_tree`` is the one check for every path opened under
 a tree (no ``..`` out, no link out), ``read_regular`` reads a regular file only (never
 blocking, never past a size limit), ``open_inside`` opens one in place without following a
-link, and ``check_database`` vouches for a SQLite file and its journals. ``Store`` uses them
+link, ``check_database`` vouches for a SQLite file and its journals, and ``writable`` says
+whether a folder may be written (a read-only checkout may only be read). ``Store`` uses them
 for every file it touches; the index and the scanners use them directly.
 """
 
@@ -191,6 +192,21 @@ def check_database(path: Path, *, name: str) -> Path:
             hint=f"remove it with `rm {printable(name + suffix)}`: it is derived and rebuilt",
         )
     return path
+
+
+# -- a tree this process may only read ---------------------------------------------------------
+def writable(folder: Path | str) -> bool:
+    """Whether this process may make files in ``folder``: asked of the nearest part of it that
+    exists (a missing folder is made by the writer), by ``access`` (file modes, ACLs, a
+    read-only mount). False in a checkout owned by another user or mounted read-only, where
+    reading commands keep their derived databases in memory instead (``readonly``)."""
+    here = os.fspath(folder)
+    while not os.path.lexists(here):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+    return os.access(here, os.W_OK | os.X_OK)
 
 
 def valid_name(name: str) -> bool:

@@ -62,6 +62,7 @@ from planning_memory.paths import inside_tree as inside_tree
 from planning_memory.paths import open_inside as open_inside
 from planning_memory.paths import read_regular as read_regular
 from planning_memory.paths import valid_name as valid_name
+from planning_memory.paths import writable as writable
 
 ABSENT = "absent"
 REPO_FILES = frozenset({"CLAUDE.md", "AGENTS.md"})  # ``expect`` value: the file must not exist yet
@@ -136,14 +137,29 @@ class Store:
         """A descriptor of the regular file ``path`` in the tree, for a file used in place
         rather than replaced whole (a lock, a log): opened with ``flags`` plus ``O_NOFOLLOW``
         and without blocking, its folder made first when ``flags`` has ``O_CREAT``. A
-        symlink, a FIFO or a folder there is refused (``InputError`` naming it);
+        symlink, a FIFO or a folder there is refused (``InputError`` naming it), and
+        ``O_CREAT`` in a folder this process may not write (``check_writable``);
         ``FileNotFoundError`` when it is absent and not created."""
         path = self.check_inside(Path(path))
         if flags & os.O_CREAT:
+            self.check_writable(path.parent)
             self._mkdirs(path.parent)
         if mode is None:
             mode = 0o600 if self.private else 0o666 & ~current_umask()
         return open_inside(path, flags, mode, name=self.rel(path))
+
+    @property
+    def read_only(self) -> bool:
+        """True when this process may not write the tree (the folder of its lock): another
+        user's checkout, a read-only mount. Reading commands still work; writes are refused."""
+        return not writable(self.layout.lock_file.parent)
+
+    def check_writable(self, folder: Path) -> None:
+        """Refuse a tree this process may only read (another user's checkout, a read-only
+        mount) before anything is written: ``StorageError.read_only`` naming ``folder``. Every
+        write takes the lock first, so each asks this."""
+        if not writable(folder):
+            raise StorageError.read_only(self.rel(folder))
 
     def check_database(self, path: Path) -> Path:
         """``path`` for ``sqlite3.connect``, checked like every other path, with its journal
@@ -177,6 +193,7 @@ class Store:
     def _acquire(self) -> None:
         lock_file = self.layout.lock_file
         self.check_inside(lock_file)
+        self.check_writable(lock_file.parent)
         self._mkdirs(self.layout.lock_file.parent)
         while True:
             fd = lockfile.wait_for(

@@ -26,6 +26,7 @@ TOP_LEVEL = {"__init__", "__main__", "errors", "store", "memory", "manager", "va
 STORE_HELPERS = ("paths", "atomic", "lockfile")  # the store's own: path checks, replace, lock
 TOP_LEVEL |= set(STORE_HELPERS)
 TOP_LEVEL |= {"background"}  # detached work: the hook server, summaries, index builds
+TOP_LEVEL |= {"readonly"}  # the derived databases of a tree that may only be read, in memory
 PARTS = ("core", "longterm", "sessions", "entity", "search", "context", "views", "transfer")
 PARTS += ("gitops",)
 ENTRYPOINTS = ("cli", "agents", "watch", "viewer")
@@ -35,7 +36,7 @@ WRITERS_OUTSIDE_STORE = {
     "planning_memory.atomic": "the store's atomic replace; an agent's config file outside any tree",
     "planning_memory.lockfile": "the memory's lock file, replaced when its holder died",
     "planning_memory.search.database": "the SQLite index file, its journal, its build lock",
-    "planning_memory.longterm.catalog": "the SQLite catalog of records and its journal (derived)",
+    "planning_memory.readonly": "the SQLite catalog or index and its journals, when unusable",
     "planning_memory.watch.process": "the daemon's pid, log and status (never wait for the lock)",
     "planning_memory.gitops.integration": "git's own files: hooks, attributes, conflict fixes",
     "planning_memory.gitops.project": "the project's first commit, kept in git's own directory",

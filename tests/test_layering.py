@@ -138,8 +138,9 @@ def test_core_ignore_is_pure() -> None:
 
 def test_only_the_index_imports_sqlite3() -> None:
     # the search index, and the catalog of the record files (kept by catalog.py, asked by
-    # lookups.py)
+    # lookups.py), and their in-memory stand-ins in a tree that may only be read (readonly.py)
     assert users_of("sqlite3") <= {
+        "planning_memory.readonly",
         "planning_memory.search.database",
         "planning_memory.longterm.catalog",
         "planning_memory.longterm.lookups",

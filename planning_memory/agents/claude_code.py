@@ -32,6 +32,10 @@
 Sessions live on the channel ``claude-code``, one of ours per Claude session
 (``agents.claude_map``: the map files, the transcript capture, the sessions left behind).
 
+In a tree this process may only read (another user's checkout, a read-only mount),
+``SessionStart`` and ``UserPromptSubmit`` answer from memory and keep no session, and the
+other events do nothing.
+
 A hook never blocks the agent: any error becomes one line on stderr and exit code 0. The hook
 path imports only the facade; the index, the context packer and the summariser are loaded by
 the events that need them.
@@ -112,10 +116,10 @@ def last_ended_summary(mem: Memory, exclude: str | None = None) -> dict[str, Any
     return {**summary, "ended_at": info.ended_at or info.updated_at}
 
 
-def _task_hint(mem: Memory, session_id: str, last: Mapping[str, Any] | None) -> str:
+def _task_hint(mem: Memory, session_id: str | None, last: Mapping[str, Any] | None) -> str:
     """What to search memory for at session start: the session's goal and latest prompts,
     else the last session's goal and next steps."""
-    data = mem.store.read_json(mem.layout.session_path(session_id))
+    data = None if session_id is None else mem.store.read_json(mem.layout.session_path(session_id))
     parts = [str(data.get("goal") or "")] if isinstance(data, dict) else []
     messages = (data.get("messages") or []) if isinstance(data, dict) else []
     parts += [str(m.get("content") or "") for m in messages if m.get("role") == "user"][-3:]
@@ -128,9 +132,10 @@ def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
     """Inject the context block (at startup, resume, clear and after compaction), within
     ``injectBudgetTokens``: the unfinished work of the other open sessions (crashed, or
     running elsewhere), what a person taught, pinned memories, preferences, the last session
-    (when it ended, its open next steps), then what the session's task matches."""
-    sid = ensure_session(mem, payload)
-    if payload.get("source") == "compact":  # what was just compacted: its decisions stay
+    (when it ended, its open next steps), then what the session's task matches. In a tree
+    this process may only read, the same block, and no session is kept."""
+    sid = None if mem.store.read_only else ensure_session(mem, payload)
+    if payload.get("source") == "compact" and sid is not None:  # its decisions stay
         keep_decisions(mem, payload)
     elsewhere = _unfinished_lines(mem, sid)
     last = last_ended_summary(mem, exclude=sid)
@@ -141,13 +146,14 @@ def session_start(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | N
         task, session_id=sid, agent=CHANNEL, quick=True, budget=max(MIN_BUDGET, budget - spent)
     )
     text = _with_section(pack.text, elsewhere)
-    mem.sessions.record_injection(sid, "SessionStart", task, {**pack.as_dict(), "text": text})
+    if sid is not None:
+        mem.sessions.record_injection(sid, "SessionStart", task, {**pack.as_dict(), "text": text})
     if mem.contextual.pending:  # a fresh clone: the memories are indexed, the code comes after
         detach("planning_memory", "-C", str(mem.layout.repo_root), "reindex", "--finish")
     return _context_output("SessionStart", text)
 
 
-def _unfinished_lines(mem: Memory, sid: str) -> list[str]:
+def _unfinished_lines(mem: Memory, sid: str | None) -> list[str]:
     """The section on the other open sessions: a heading and one line each, or none."""
     found = unfinished(mem, sid)
     if not found:
@@ -169,10 +175,13 @@ def _with_section(text: str, lines: list[str]) -> str:
 
 def user_prompt(mem: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Log the prompt, learn from its trigger phrases, and answer with what was learned and
-    the few memories relevant to the prompt (a taught rule it touches, its best matches)."""
+    the few memories relevant to the prompt (a taught rule it touches, its best matches); in a
+    tree this process may only read, the memories alone."""
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
+    if mem.store.read_only:  # a tree this process may only read: nothing logged or learned
+        return _context_output("UserPromptSubmit", mem.recall(clip(prompt)).text.strip())
     sid = ensure_session(mem, payload)
     logged = mem.log(clip(prompt), role="user", session_id=sid)
     lesson = mem.learn_utterance(clip(prompt), source=f"session:{sid}")
@@ -319,6 +328,10 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+# the events that answer with memory; the others only keep what happened in the session
+ANSWERING = ("SessionStart", "UserPromptSubmit")
+
+
 def event_name(name: str) -> str | None:
     """``SessionStart`` or ``session-start`` (any case) to the canonical event name."""
     wanted = name.replace("-", "").replace("_", "").lower()
@@ -384,6 +397,8 @@ def handle(
     mem = Memory.open(root or (cwd if isinstance(cwd, str) and cwd else None))
     if not mem.settings("agents")["enabled"]:
         return None  # turned off in memory-config.json: the hooks do nothing
+    if mem.store.read_only and name not in ANSWERING:
+        return None  # a tree this process may only read: nothing of the session is kept
     mem.channel = CHANNEL
     mem.store.lock_timeout = LOCK_WAIT  # a long `pmem scan` costs one answer, not a timeout
     return HANDLERS[name](mem, payload)

@@ -283,16 +283,19 @@ def _said(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def unfinished(mem: Memory, session_id: str) -> list[Unfinished]:
+def unfinished(mem: Memory, session_id: str | None) -> list[Unfinished]:
     """The other open sessions (a crash a moment ago, or one running elsewhere), the
-    ``claude-code`` ones with their transcript captured first so that their last words
-    count, each with when it was last active (its transcript's last write, when newer)."""
+    ``claude-code`` ones with their transcript captured first (not in a tree this process may
+    only read) so that their last words count, each with when it was last active (its
+    transcript's last write, when newer)."""
     infos = [i for i in mem.sessions.list() if i.status in ("active", "paused")]
     active_at: dict[str, datetime] = {}
     for info, state, last in _hooked(mem, infos):
         if info.id != session_id:
             active_at[info.id] = last
-            if state is not None:
+            if state is not None and not mem.store.read_only:
                 capture(mem, str(state["claude_session_id"]))
     ids = [i.id for i in infos]
-    return mem.sessions.unfinished(exclude=[session_id], active_at=active_at, among=ids)
+    return mem.sessions.unfinished(
+        exclude=[session_id] if session_id else [], active_at=active_at, among=ids
+    )

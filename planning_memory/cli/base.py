@@ -209,7 +209,7 @@ def _run(argv: list[str] | None) -> None:
     except OSError as exc:  # the file system said no: permissions, a full disk, ...
         where = f"{exc.filename}: " if exc.filename else ""
         click.echo(f"pmem: error: {where}{exc.strerror or exc}", err=True)
-        refused = StorageError.of(exc, None) is not None
+        refused = exc.errno in StorageError.ERRNOS
         sys.exit(StorageError.exit_code if refused else InputError.exit_code)
     except Exception:
         import traceback  # only for a bug: a command that works never loads it

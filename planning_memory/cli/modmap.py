@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("paths.py", "the store's path checks: inside the tree, regular files only"),
     ("atomic.py", "the store's whole-file replace, and the umask"),
     ("lockfile.py", "the store's lock file: its holder, and taking over a dead one's"),
+    ("readonly.py", "the derived databases of a tree this process may only read, in memory"),
     ("validate.py", "whole-tree validation (reads only)"),
     ("core", "pure building blocks: values in, values out, no I/O"),
     ("errors.py", "the exception tree"),

@@ -59,7 +59,8 @@ class Contextual:
         self._require()
         index = search.Index.open(self.layout)
         if quick:
-            self.pending = search.ensure_memories(index, self.layout, self.store, self._config())
+            pending = search.ensure_memories(index, self.layout, self.store, self._config())
+            self.pending = pending and not index.in_memory  # in memory: no one else finishes it
         else:
             search.ensure_ready(index, self.layout, self.store, self._config())
             self.pending = False
@@ -67,8 +68,10 @@ class Contextual:
 
     def finish_index(self) -> bool:
         """Index what a quick build left pending (the code map and the code): resumable, a
-        batch of files at a time. False when another process is already at it."""
+        batch of files at a time. False when another process is already at it; refused in a
+        tree this process may only read."""
         self._require()
+        self.store.check_writable(search.index_path(self.layout).parent)
         with search.Index.open(self.layout) as index, index.build_guard() as mine:
             if mine:
                 search.ensure_ready(index, self.layout, self.store, self._config())
@@ -116,8 +119,10 @@ class Contextual:
                     personal.close()
 
     def reindex(self, *, code: bool = True) -> IndexReport:
-        """Rebuild the search index from the files (safe at any time)."""
+        """Rebuild the search index from the files (safe at any time); refused in a tree
+        this process may only read (``Store.check_writable``)."""
         self._require()
+        self.store.check_writable(search.index_path(self.layout).parent)
         with search.Index.open(self.layout) as index:
             return search.rebuild(index, self.layout, self.store, self._config(), code=code)
 

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from planning_memory import readonly
 from planning_memory.core import (
     LONG_TERM_DIRS,
     Layout,
@@ -54,6 +55,7 @@ from planning_memory.longterm.lookups import (
     terms_of,
     text_of,
 )
+from planning_memory.paths import writable
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
@@ -131,7 +133,9 @@ class Catalog(Lookups):
         self._folders = {
             folder: str(layout.long_term / folder) for folder in set(LONG_TERM_DIRS.values())
         }
-        store.make_dirs(self.path.parent)
+        self.in_memory = not writable(self.path.parent)  # a read-only tree (``readonly``)
+        if not self.in_memory:
+            store.make_dirs(self.path.parent)
         try:
             self.conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -151,7 +155,7 @@ class Catalog(Lookups):
         key = (str(path_of(layout)), os.getpid(), threading.get_ident())
         with _OPEN_LOCK:
             found = _OPEN.pop(key, None)
-            if found is not None and not found._held and not found.path.is_file():
+            if found is not None and not (found._held or found.in_memory or found.path.is_file()):
                 found.close()  # deleted: start a new one
                 found = None
             if found is None:
@@ -164,7 +168,7 @@ class Catalog(Lookups):
 
     def _connect(self) -> sqlite3.Connection:
         path = self.store.check_database(self.path)  # SQLite follows symlinks: never one
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = readonly.connect(path, in_memory=self.in_memory)
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -180,18 +184,16 @@ class Catalog(Lookups):
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("SELECT count(*) FROM meta").fetchone()
         except BaseException:
-            conn.close()
+            readonly.close(conn)
             raise
         return conn
 
     def _discard(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")
+        readonly.discard(self.path, in_memory=self.in_memory)
 
     def close(self) -> None:
         self._commit_batch()
-        self.conn.close()
+        readonly.close(self.conn)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:

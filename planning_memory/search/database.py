@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planning_memory import readonly
 from planning_memory.core import Layout
 from planning_memory.errors import StorageError
 from planning_memory.search import vectors
 from planning_memory.search.documents import Doc
 from planning_memory.search.rows import COLUMNS, Row, doc_values, read_row, select_columns, varints
 from planning_memory.search.schema import DROP, LISTS, SCHEMA, SCHEMA_VERSION, UPGRADES
-from planning_memory.store import check_database, inside_tree, open_inside
+from planning_memory.store import check_database, inside_tree, open_inside, writable
 
 INDEX_NAME = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
@@ -150,7 +151,10 @@ class Index:
         # as one project sees it: the records of others rank at ``AWAY_WEIGHT`` and list after
         # (``weight``); None: every project alike
         self.home: tuple[str, ...] | None = None
-        inside_tree(self.tree, self.path).parent.mkdir(parents=True, exist_ok=True)
+        folder = inside_tree(self.tree, self.path).parent
+        self.in_memory = not writable(folder)  # a read-only tree: kept in memory (``readonly``)
+        if not self.in_memory:
+            folder.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -174,7 +178,7 @@ class Index:
 
     def _connect(self) -> sqlite3.Connection:
         path = check_database(inside_tree(self.tree, self.path), name=self._name(self.path))
-        conn = sqlite3.connect(path, timeout=self.timeout, isolation_level=None)
+        conn = readonly.connect(path, in_memory=self.in_memory, timeout=self.timeout)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -184,21 +188,19 @@ class Index:
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 _migrate(conn)
             conn.execute("SELECT count(*) FROM meta").fetchone()
-            if _HOLDING[0]:
+            if _HOLDING[0] and not self.in_memory:
                 with contextlib.suppress(OSError, sqlite3.Error):  # only an optimisation
                     _hold(path, self.timeout)
         except BaseException:
-            conn.close()
+            readonly.close(conn)
             raise
         return conn
 
     def _discard(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")
+        readonly.discard(self.path, in_memory=self.in_memory)
 
     def close(self) -> None:
-        self.conn.close()
+        readonly.close(self.conn)
 
     def __enter__(self) -> Index:
         return self
@@ -239,6 +241,9 @@ class Index:
         (a lock on ``<index>.build`` beside the database), False while another holds it."""
         import fcntl
 
+        if self.in_memory:  # this process's own copy: nobody else builds it
+            yield True
+            return
         build = inside_tree(self.tree, Path(f"{self.path}.build"))
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         with os.fdopen(open_inside(build, flags, 0o666, name=self._name(build)), "a") as guard:

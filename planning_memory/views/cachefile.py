@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_memory.errors import PlanningMemoryError
-from planning_memory.store import Store
+from planning_memory.store import Store, writable
 
 VERSION = 2
 _MAX_BYTES = 1 << 30
@@ -116,7 +116,10 @@ class CacheFiles:
     ) -> None:
         """Keep ``changes`` (entries set or dropped since the last save) and ``head``: in the
         delta while it stays small and its base is the one read, else as a new base (packed
-        by ``whole``) with an empty delta."""
+        by ``whole``) with an empty delta. Nothing in a tree this process may only read: the
+        cache then lives in this process alone."""
+        if not writable(self.folder):
+            return
         delta = {**self.deltas.get(name, {}), **changes}
         serial = self.serials.get(name, "")
         if serial and len(delta) <= limit(entries):
