@@ -1,11 +1,12 @@
 """Derived SQLite databases of a tree this process may only read: kept in memory, not on disk.
 
 A checkout owned by another user, a read-only mount or a CI cache can be read but not written
-(``paths.writable``). A reading command there still needs the search index and the catalog
-of the record files: each is an in-memory database of this process instead, a copy of the
-file on disk when one is there and readable (else empty), that its owner's freshness rules
-bring up to date with the files, in memory. It is kept for the later handles of this process
-and thread on the same file, and nothing is written under the tree.
+(``paths.writable``), and a database another user left in a tree may be read but not written
+(``wanted``). A reading command still needs the search index and the catalog of the record
+files: each is then an in-memory database of this process, a copy of the file on disk when
+one is there and readable (else empty), that its owner's freshness rules bring up to date
+with the files, in memory. It is kept for the later handles of this process and thread on
+the same file, and nothing is written under the tree.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections import OrderedDict
 from pathlib import Path
 from urllib.parse import quote
 
+from planning_memory.paths import writable
+
 KEPT_MAX = 8  # in-memory databases kept per process (one per file and thread)
 # read-only opens of the file to copy: with SQLite's locking (needs the WAL's shared-memory
 # file, which a tree that was closed cleanly no longer has), else as a file nobody changes
@@ -28,6 +31,17 @@ _KEPT: OrderedDict[tuple[str, int, int], sqlite3.Connection] = OrderedDict()
 
 def _key(path: Path | str) -> tuple[str, int, int]:
     return os.fspath(path), os.getpid(), threading.get_ident()
+
+
+def wanted(path: Path | str) -> bool:
+    """True when this process cannot keep the derived database ``path`` on disk: its folder
+    may not be written (``paths.writable``), or the file or one of its journals is there and
+    may not be (left by another user, or by a command run with ``sudo``)."""
+    text = os.fspath(path)
+    if not writable(os.path.dirname(text)):
+        return True
+    files = [text + suffix for suffix in ("", "-wal", "-shm")]
+    return any(os.path.lexists(f) and not os.access(f, os.W_OK) for f in files)
 
 
 def connect(path: Path | str, *, in_memory: bool, timeout: float = 5.0) -> sqlite3.Connection:

@@ -254,7 +254,7 @@ def test_a_writing_command_says_why_in_one_line_and_changes_nothing(
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
     assert re.fullmatch(
-        r"pmem: error: \.planning(/memory/contextual)?: cannot write: read-only "
+        r"pmem: error: \.planning(/memory/contextual(/index\.sqlite3)?)?: cannot write: read-only "
         r"\(reading commands work here; run this one as the tree's owner or in a writable "
         r"clone\)",
         line,
@@ -275,6 +275,37 @@ def test_init_where_the_repository_may_only_be_read(tmp_path: Path) -> None:
         assert list(repo.iterdir()) == []
     finally:
         set_writable(repo, True)
+
+
+def test_a_database_another_user_left_is_read_in_memory_and_never_written(
+    built: Path, tmp_path: Path
+) -> None:
+    """A writable tree whose derived databases this user may not write (a `sudo pmem` left
+    them): reading commands answer from copies in memory, a save still works, a rebuild of
+    the index is refused; the files are never touched."""
+    rw, left = tmp_path / "writable" / "repo", tmp_path / "left" / "repo"
+    for repo in (rw, left):
+        shutil.copytree(built, repo, symlinks=True)
+    databases = sorted((left / ".planning" / "memory" / "contextual").glob("*.sqlite3*"))
+    assert {p.name for p in databases} >= {"index.sqlite3", "longterm.sqlite3"}
+    for path in databases:
+        _chmod(path, False)
+    kept = {path: path.read_bytes() for path in databases}
+    if run(left, "--version").returncode == 77:
+        pytest.skip("cannot drop root's CAP_DAC_OVERRIDE here")
+    for args in (["show"], ["search", "--json", "zod"]):
+        got, want = run(left, *args), run(rw, *args)
+        assert (got.returncode, same(got.stdout, left)) == (want.returncode, same(want.stdout, rw))
+        assert got.stderr == want.stderr == ""
+    done = run(left, "reindex")
+    assert (done.returncode, done.stderr) == (
+        74,
+        "pmem: error: .planning/memory/contextual/index.sqlite3: cannot write: read-only "
+        "(reading commands work here; run this one as the tree's owner or in a writable clone)\n",
+    )
+    assert run(left, "save", "Use pnpm", "-t", "pattern").returncode == 0
+    assert "Use pnpm" in run(left, "patterns").stdout
+    assert {path: path.read_bytes() for path in databases} == kept
 
 
 # -- the helpers, in this process ----------------------------------------------------------------

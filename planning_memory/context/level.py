@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from planning_memory import search
+from planning_memory import readonly, search
 from planning_memory.core import legacy_id
+from planning_memory.errors import StorageError
 
 if TYPE_CHECKING:
     from planning_memory.context.items import ContextPack
@@ -71,7 +72,7 @@ class Contextual:
         batch of files at a time. False when another process is already at it; refused in a
         tree this process may only read."""
         self._require()
-        self.store.check_writable(search.index_path(self.layout).parent)
+        self._check_writable()
         with search.Index.open(self.layout) as index, index.build_guard() as mine:
             if mine:
                 search.ensure_ready(index, self.layout, self.store, self._config())
@@ -118,11 +119,18 @@ class Contextual:
                 if personal is not None:
                     personal.close()
 
+    def _check_writable(self) -> None:
+        """Refuse to build an index this process could keep only in memory (a tree it may
+        only read, an index file another user left: ``readonly.wanted``), before any work."""
+        path = search.index_path(self.layout)
+        if readonly.wanted(path):
+            raise StorageError.read_only(self.store.rel(path))
+
     def reindex(self, *, code: bool = True) -> IndexReport:
         """Rebuild the search index from the files (safe at any time); refused in a tree
-        this process may only read (``Store.check_writable``)."""
+        this process may only read (``_check_writable``)."""
         self._require()
-        self.store.check_writable(search.index_path(self.layout).parent)
+        self._check_writable()
         with search.Index.open(self.layout) as index:
             return search.rebuild(index, self.layout, self.store, self._config(), code=code)
 

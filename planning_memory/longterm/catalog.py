@@ -55,7 +55,6 @@ from planning_memory.longterm.lookups import (
     terms_of,
     text_of,
 )
-from planning_memory.paths import writable
 from planning_memory.store import Store
 
 CATALOG_NAME = "longterm.sqlite3"
@@ -133,7 +132,7 @@ class Catalog(Lookups):
         self._folders = {
             folder: str(layout.long_term / folder) for folder in set(LONG_TERM_DIRS.values())
         }
-        self.in_memory = not writable(self.path.parent)  # a read-only tree (``readonly``)
+        self.in_memory = readonly.wanted(self.path)  # a read-only tree
         if not self.in_memory:
             store.make_dirs(self.path.parent)
         try:

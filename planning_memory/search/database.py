@@ -32,7 +32,7 @@ from planning_memory.search import vectors
 from planning_memory.search.documents import Doc
 from planning_memory.search.rows import COLUMNS, Row, doc_values, read_row, select_columns, varints
 from planning_memory.search.schema import DROP, LISTS, SCHEMA, SCHEMA_VERSION, UPGRADES
-from planning_memory.store import check_database, inside_tree, open_inside, writable
+from planning_memory.store import check_database, inside_tree, open_inside
 
 INDEX_NAME = "index.sqlite3"
 BUSY_TIMEOUT_S = 10.0
@@ -151,10 +151,10 @@ class Index:
         # as one project sees it: the records of others rank at ``AWAY_WEIGHT`` and list after
         # (``weight``); None: every project alike
         self.home: tuple[str, ...] | None = None
-        folder = inside_tree(self.tree, self.path).parent
-        self.in_memory = not writable(folder)  # a read-only tree: kept in memory (``readonly``)
+        inside_tree(self.tree, self.path)
+        self.in_memory = readonly.wanted(self.path)  # a read-only tree: kept in memory
         if not self.in_memory:
-            folder.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._connect()
         except sqlite3.DatabaseError as exc:
