@@ -24,9 +24,10 @@ near-ties but never lift a poor match over a good one. Pinned long-term records 
 filters are always returned (after the ranked hits, not counted in ``limit``, reason
 ``pinned``) when they match the query; soft-deleted records are never in the index at all.
 With an embedder (``hybrid``: the default when the index holds vectors), that BM25 list and
-the documents closest to the query's vector are fused by reciprocal rank (code and docs with
-strong BM25 evidence standing in the vector list: ``hybrid.strong_rows``), and the normalised
-score is the fused one.
+the documents closest to the query's vector are fused by reciprocal rank, each vote counting
+by the strength of its evidence (code and docs with strong BM25 evidence standing in the
+vector list: ``hybrid.strong_rows``; a near memory that matches about as well as a chunk
+ranks above it: ``hybrid.memory_first``), and the normalised score is the fused one.
 """
 
 from __future__ import annotations
@@ -299,13 +300,7 @@ def search(
     translated = hybrid.translated_rows(indexes, terms, filters) if match != "all" else []
     if near or related or translated:
         strong = hybrid.strong_rows(scored, terms, matched_terms) if near else []
-        lists = (
-            (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, near),
-            (hybrid.VECTOR_WEIGHT, hybrid.VECTOR, strong),
-            (hybrid.RELATED_WEIGHT if near else hybrid.RELATED_ALONE, hybrid.RELATED, related),
-            (hybrid.TRANSLATED_WEIGHT, hybrid.TRANSLATED, translated),
-        )
-        scored = hybrid.fuse(scored, *lists)
+        scored = hybrid.combine(scored, near, strong, related, translated)
     best = max((s for s, _r, _m, _rel in scored), default=1.0)
     hits = []
     for rank, (score, found, how, relevance) in enumerate(scored[:limit], start=1):

@@ -56,10 +56,12 @@ _MATRICES: dict[str, tuple[str, list[str], Any]] = {}
 
 @dataclass(frozen=True)
 class Near:
-    """A document close to the query: its key and cosine similarity."""
+    """A document close to the query: its key, its cosine similarity, and how far that
+    stands above the query's typical cosine (``lift``)."""
 
     key: str
     cosine: float
+    lift: float = 0.0
 
 
 def text_of(title: str, body: str, tags: str = "") -> str:
@@ -191,5 +193,9 @@ def nearest(index: Index, query: Any, n: int, margin: float) -> list[Near]:
     cosines = matrix @ np.asarray(query, dtype=np.float32)
     typical = float(np.median(cosines)) if len(keys) >= MEDIAN_FROM else TYPICAL
     top = np.argpartition(-cosines, n)[:n] if len(keys) > n else range(len(keys))
-    found = [Near(keys[i], float(cosines[i])) for i in top if cosines[i] >= typical + margin]
+    found = [
+        Near(keys[i], float(cosines[i]), float(cosines[i]) - typical)
+        for i in top
+        if cosines[i] >= typical + margin
+    ]
     return sorted(found, key=lambda near: (-near.cosine, near.key))

@@ -74,13 +74,36 @@ def row(key: str) -> Row:
     return Row(Doc(key=key, source="record", type="pattern", title=key, body=""), 0.0, 0, "")
 
 
-def test_fuse_counts_each_list_by_rank_and_weight() -> None:
+def test_fuse_counts_each_list_by_rank_weight_and_share() -> None:
     scored = [(2.0, row("a"), "all", 2.0), (1.0, row("b"), "any", 1.0)]
-    fused = hybrid.fuse(scored, (1.0, hybrid.VECTOR, [row("c"), row("b")]))
+    fused = hybrid.fuse(scored, (1.0, hybrid.VECTOR, [(row("c"), 1.0), (row("b"), 1.0)]))
     assert [r.doc.key for _s, r, _h, _rel in fused] == ["b", "a", "c"]
     assert [h for _s, _r, h, _rel in fused] == ["any", "all", "vector"]
     assert fused[2][3] == 0.0  # found by the vectors alone: no BM25 relevance
-    assert hybrid.fuse(scored) == [(1 / 61, scored[0][1], "all", 2.0), (1 / 62, *scored[1][1:])]
+    # BM25's vote counts the relevance over the best (b: half, so 0.25 + 0.75 * 0.5 of a
+    # vote, BM25_FLOOR being the least), a further list's vote its share
+    b_vote = hybrid.BM25_FLOOR + (1 - hybrid.BM25_FLOOR) * 0.5
+    assert hybrid.fuse(scored) == [
+        (1 / 61, scored[0][1], "all", 2.0),
+        (b_vote / 62, *scored[1][1:]),
+    ]
+    plain = hybrid.fuse(scored, by_share=False)  # BM25 without the vectors: rank alone
+    assert [s for s, _r, _h, _rel in plain] == [1 / 61, 1 / 62]
+    weak = hybrid.fuse(scored, (1.0, hybrid.VECTOR, [(row("c"), 0.25)]))
+    assert [r.doc.key for _s, r, _h, _rel in weak] == ["a", "b", "c"]
+    assert weak[2][0] == 0.25 / 61
+
+
+def test_related_words_vote_by_their_share_only_beside_the_vectors() -> None:
+    """Beside the vectors a record the related words hold weakly votes its share (at least
+    RELATED_FLOOR), as a weak BM25 match does; without them every related vote is whole."""
+    related = [(row("r1"), 1.0), (row("r2"), 0.6)]
+    fused = {
+        r.doc.key: s for s, r, _h, _rel in hybrid.combine([], [(row("m"), 1.0)], [], related, [])
+    }
+    assert fused["r2"] == hybrid.RELATED_WEIGHT * 0.6 / 62
+    alone = {r.doc.key: s for s, r, _h, _rel in hybrid.combine([], [], [], related, [])}
+    assert alone["r2"] == hybrid.RELATED_ALONE / 62
 
 
 def test_related_words_find_a_rule_without_its_words(tmp_path: Path) -> None:
@@ -272,10 +295,11 @@ def test_a_matching_pattern_comes_before_code_in_the_context(tmp_path: Path) -> 
     pack = mem.context("make reservations atomic across warehouses", budget=600)
     assert "Reservations are all-or-nothing" in pack.text
     # in search, six files holding the task's words verbatim are what it names: the first
-    # ones stand in the vector list (hybrid.strong_rows), and the memory comes right after
+    # ones stand in the vector list (hybrid.strong_rows), and the memory, which holds one of
+    # the four words, comes right after them, before the sixth file
     titles = [h.title for h in mem.search("make reservations atomic across warehouses")]
-    assert "Reservations are all-or-nothing" in titles[: hybrid.STRONG_POOL]
-    assert titles[0].startswith("src/stock")
+    assert titles.index("Reservations are all-or-nothing") <= hybrid.STRONG_POOL
+    assert titles[0].startswith("src/stock") and "src/stock5.py:1-4" in titles
 
 
 @needs_model
@@ -299,6 +323,55 @@ def test_code_a_query_names_keeps_its_place_above_a_memory_close_in_meaning(
     # a question that names no code still finds its memory first, by meaning alone
     hits = mem.search("what package manager should I use here?", semantic=True)
     assert hits[0].title == PNPM
+
+
+STRIP_ANSI = '''def should_strip_ansi(stream=None, color=None):
+    """Whether to strip colour codes: the NO_COLOR environment variable (NO_COLOR=1) turns
+    colour off, as does a stream that is not a terminal."""
+    if color is None:
+        return bool(os.environ.get("NO_COLOR")) or not isatty(stream)
+    return not color
+'''
+
+
+@needs_model
+def test_a_memory_that_matches_as_well_as_code_comes_first(tmp_path: Path) -> None:
+    """Memory first: the rule and the function both hold "NO_COLOR environment variable"
+    (the rule's BM25 relevance 0.97 of the code's) and the vectors put the rule close, so
+    the rule comes first; the agent can grep the code. A question about what the code does
+    still finds the code first."""
+    mem = _store_with_rules(tmp_path)
+    rule = "Status lines use click.style in green, yellow or red, and respect the NO_COLOR "
+    rule += "environment variable: with NO_COLOR set they are plain."
+    mem.save("Coloured status lines", "pattern", description=rule, tags=["ux", "output"])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "term.py").write_text(STRIP_ANSI)
+    mem.reindex()
+    hits = mem.search("NO_COLOR environment variable", semantic=True)
+    assert [hits[0].title, hits[1].path] == ["Coloured status lines", "src/term.py"]
+    assert hybrid.MEMORY_FIRST * -hits[1].bm25 <= -hits[0].bm25 < -hits[1].bm25
+    code = mem.search("strip colour codes when the stream is not a terminal", semantic=True)
+    assert code[0].path == "src/term.py" and code[1].title == "Coloured status lines"
+
+
+def test_memory_first_raises_a_near_memory_over_a_chunk_it_matches_as_well() -> None:
+    def scored(key: str, source: str, fused: float, relevance: float) -> hybrid.Scored:
+        found = Row(Doc(key=key, source=source, type="chunk", title=key, body=""), 0.0, 0, "")
+        return (fused, found, "all", relevance)
+
+    fused = [
+        scored("code-a", "code", 0.040, 10.0),
+        scored("doc-b", "doc", 0.035, 9.0),
+        scored("near", "record", 0.030, 9.6),  # 0.96 of code-a's relevance, 1.07 of doc-b's
+        scored("close", "record", 0.029, 9.5),  # 0.95 of code-a's: as well, by the rule
+        scored("far", "record", 0.028, 9.9),  # the vectors do not count it near
+        scored("weak", "record", 0.027, 5.0),  # near, but half the code's relevance
+    ]
+    near = [(r, 1.0) for _f, r, _h, _rel in fused if r.doc.key in ("near", "close", "weak")]
+    ranked = [r.doc.key for _f, r, _h, _rel in hybrid.memory_first(fused, near)]
+    assert ranked == ["near", "close", "code-a", "doc-b", "far", "weak"]
+    alone = [r.doc.key for _f, r, _h, _rel in hybrid.memory_first(fused, [])]
+    assert alone == [r.doc.key for _f, r, _h, _rel in fused]  # no vectors: BM25's order
 
 
 def test_strong_rows_are_the_documents_without_a_vector_that_bm25_matches_well() -> None:
