@@ -12,6 +12,7 @@ record (``fileformat.source_hash``). No file I/O. CLAUDE.md is rendered by ``cla
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -264,7 +265,10 @@ def item_sections(text: str) -> bytes | None:
     """The section digests (``fileformat.section_digests``) ``text`` gives a view's body as an
     item other than the last, the same wherever it stands: an item starts a section (with its
     heading) and is followed by a newline. None for a text that does not start one."""
-    return section_digests((text + "\n").encode("utf-8")) if text.startswith("## ") else None
+    if not text.startswith("## "):
+        return None
+    data = (text + "\n").encode("utf-8")
+    return section_digests(data) if b"\n## " in data else hashlib.sha256(data).digest()
 
 
 @functools.cache
