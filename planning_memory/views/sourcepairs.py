@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from planning_memory.views.fileformat import bucket_hash, bucket_of, pair_text
@@ -67,11 +68,14 @@ class SortedPairs:
         """The pairs of the rows of ``table`` the source hash of ``memo`` covers."""
         every = zip(table.type, table.live, table.shown, strict=True)
         rows = [i for i, fields in enumerate(every) if covers(memo, *fields)]
-        buckets: dict[str, Bucket] = {}
-        for record_id, digest in sorted((table.id[i], table.digest[i]) for i in rows):
-            bucket = buckets.setdefault(bucket_of(digest), Bucket())
-            bucket.keys.append((record_id, digest))
-            bucket.texts.append(pair_text(record_id, digest))
+        ids, digests, texts = table.id, table.digest, table.pairs
+        rows.sort(key=lambda i: (ids[i], digests[i]))
+        heads = list(map(bucket_of, [digests[i] for i in rows]))
+        by_bucket = sorted(range(len(rows)), key=heads.__getitem__)  # stable: in order within
+        buckets = {}
+        for key, group in groupby(by_bucket, key=heads.__getitem__):
+            found = [rows[at] for at in group]
+            buckets[key] = Bucket([(ids[i], digests[i]) for i in found], [texts[i] for i in found])
         return cls(buckets)
 
     def patch(
