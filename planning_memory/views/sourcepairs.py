@@ -34,11 +34,19 @@ def covers(memo: str, type_: str, live: bool, shown: bool) -> bool:
 
 @dataclass
 class Bucket:
-    """The pairs of one bucket, sorted, with their texts and (once asked) their hash."""
+    """The pairs of one bucket, sorted, by their texts, with (once asked) their hash."""
 
-    keys: list[tuple[str, str]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     hashed: str | None = field(default=None, compare=False)  # None: not worked out since
+    keys_of: list[tuple[str, str]] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def keys(self) -> list[tuple[str, str]]:
+        """The (id, digest) of each text, read back from it once a patch needs them (a new
+        process only hashes the pairs)."""
+        if self.keys_of is None:
+            self.keys_of = list(map(_pair_of, self.texts))
+        return self.keys_of
 
     def add(self, record_id: str, digest: str) -> None:
         at = bisect_right(self.keys, (record_id, digest))
@@ -55,6 +63,12 @@ class Bucket:
         if self.hashed is None:
             self.hashed = bucket_hash("".join(self.texts))
         return self.hashed
+
+
+def _pair_of(text: str) -> tuple[str, str]:
+    """The (id, digest) ``fileformat.pair_text`` wrote as ``text`` (its id length-prefixed)."""
+    size, _, rest = text.partition(":")
+    return rest[: int(size)], rest[int(size) :]
 
 
 @dataclass
@@ -74,8 +88,7 @@ class SortedPairs:
         by_bucket = sorted(range(len(rows)), key=heads.__getitem__)  # stable: in order within
         buckets = {}
         for key, group in groupby(by_bucket, key=heads.__getitem__):
-            found = [rows[at] for at in group]
-            buckets[key] = Bucket([(ids[i], digests[i]) for i in found], [texts[i] for i in found])
+            buckets[key] = Bucket([texts[rows[at]] for at in group])
         return cls(buckets)
 
     def patch(
@@ -100,7 +113,7 @@ class SortedPairs:
         for record_id, digest in more:
             key = bucket_of(digest)
             bucket = self.buckets.get(key, Bucket())
-            added = Bucket(list(bucket.keys), list(bucket.texts))
+            added = Bucket(list(bucket.texts), keys_of=list(bucket.keys))
             added.add(record_id, digest)
             found[key] = added.hash()
         return found
