@@ -200,7 +200,7 @@ def writable(folder: Path | str) -> bool:
     exists (a missing folder is made by the writer), by ``access`` (file modes, ACLs, a
     read-only mount). False in a checkout owned by another user or mounted read-only, where
     reading commands keep their derived databases in memory instead (``readonly``)."""
-    here = os.fspath(folder)
+    here = os.path.abspath(folder)  # a relative path climbs to the working folder, not to ""
     while not os.path.lexists(here):
         parent = os.path.dirname(here)
         if parent == here:

@@ -236,3 +236,15 @@ def test_save_of_an_unknown_type_is_one_clear_error_naming_the_types(empty_repo:
     with pytest.raises(InputError):
         mem.for_scope("personal").save("x", "nonsense")
     assert mem.records() == []
+
+
+def test_a_tree_named_by_a_relative_path_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Memory.init(Path("."))`` and a save through it: the writable check climbs a relative
+    path to the working folder (it once climbed to "" and took the tree for read-only)."""
+    monkeypatch.chdir(tmp_path)
+    mem = Memory.init(Path("."))
+    mem.save("Use pnpm for installs", "pattern", description="never npm")
+    found = Memory(Path(".")).get_relevant_patterns("pnpm installs")
+    assert [p["description"] for p in found] == ["never npm"]
