@@ -180,6 +180,20 @@ def _matrix(index: Index) -> tuple[list[str], Any]:
     return keys, matrix
 
 
+def median(values: Any) -> float:
+    """The median of a 1-D float array, as ``numpy.median`` gives it, by a partition (numpy's
+    own median imports ``numpy.ma``, 17-28 ms of CPU in a command's own process)."""
+    np = semantic.numpy()
+    count = len(values)
+    if not count:
+        raise ValueError("the median of no values")
+    middle = count // 2
+    if count % 2:
+        return float(np.partition(values, middle)[middle])
+    low, high = np.partition(values, (middle - 1, middle))[middle - 1 : middle + 1]
+    return float((low + high) / 2)
+
+
 def nearest(index: Index, query: Any, n: int, margin: float) -> list[Near]:
     """The ``n`` documents whose vectors are closest to ``query``, closest first, among those
     whose cosine passes the query's typical one by ``margin``: the median cosine over the
@@ -191,7 +205,7 @@ def nearest(index: Index, query: Any, n: int, margin: float) -> list[Near]:
     if not keys:
         return []
     cosines = matrix @ np.asarray(query, dtype=np.float32)
-    typical = float(np.median(cosines)) if len(keys) >= MEDIAN_FROM else TYPICAL
+    typical = median(cosines) if len(keys) >= MEDIAN_FROM else TYPICAL
     top = np.argpartition(-cosines, n)[:n] if len(keys) > n else range(len(keys))
     found = [
         Near(keys[i], float(cosines[i]), float(cosines[i]) - typical)
